@@ -1,0 +1,372 @@
+"""The books' working state: the fold of the erp realm that command handlers read.
+
+``Books`` is kept in memory by the single writer (``erp.ledger.Ledger``) and
+evolved by ``apply`` with every event the ledger appends, or folded from the log
+when a ledger opens. Handlers only read it. It is independent of the projections
+(which answer queries), so that a bug in one cannot hide in the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+
+from erp import events as ev
+from erp.errors import CommandRejected, UnknownEntity
+
+
+@dataclass(slots=True)
+class PeriodState:
+    """An accounting period."""
+
+    period: str
+    start: date
+    end: date
+    closed: bool = False
+
+
+@dataclass(slots=True)
+class CustomerState:
+    """A customer and what it owes us."""
+
+    customer_id: str
+    name: str
+    terms_days: int
+    credit_limit: int | None
+    open_ar: int = 0
+
+
+@dataclass(slots=True)
+class VendorState:
+    """A vendor, its approved bank details and the invoice numbers it has billed."""
+
+    vendor_id: str
+    name: str
+    terms_days: int
+    bank: ev.BankDetails | None
+    invoice_numbers: set[str] = field(default_factory=set)
+    credit_numbers: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class InvoiceState:
+    """An invoice's open balance."""
+
+    invoice_id: str
+    customer_id: str
+    total: int
+    open: int
+    ar_account: str
+    entry_date: date
+
+
+@dataclass(slots=True)
+class ReceiptState:
+    """A receipt, what is left unapplied and where it went."""
+
+    receipt_id: str
+    customer_id: str | None
+    bank_account_id: str
+    amount: int
+    unapplied: int
+    applied: dict[str, int] = field(default_factory=dict)
+    matched_line: str | None = None
+
+
+@dataclass(slots=True)
+class BillState:
+    """A bill's open balance and approval."""
+
+    bill_id: str
+    vendor_id: str
+    total: int
+    open: int
+    ap_account: str
+    due_on: date
+    approved: bool = False
+
+
+@dataclass(slots=True)
+class VendorCreditState:
+    """A vendor credit and what is left of it."""
+
+    credit_id: str
+    vendor_id: str
+    amount: int
+    open: int
+    ap_account: str
+
+
+@dataclass(slots=True)
+class BankDocState:
+    """A book document that moved a bank account (payment, refund, fee, interest)."""
+
+    kind: str
+    doc_id: str
+    bank_account_id: str
+    amount: int  # signed as the bank sees it: deposits positive
+    matched_line: str | None = None
+
+
+@dataclass(slots=True)
+class StatementLineState:
+    """An imported bank statement line and its match."""
+
+    line_id: str
+    bank_account_id: str
+    amount: int
+    targets: tuple[ev.MatchTarget, ...] = ()
+
+
+@dataclass(slots=True)
+class JournalState:
+    """A journal entry and whether it was reversed."""
+
+    entry_id: str
+    lines: tuple[ev.JournalLine, ...]
+    is_reversal: bool = False
+    reversed_by: str | None = None
+
+
+@dataclass(slots=True)
+class BankChangeState:
+    """A vendor bank-detail change request."""
+
+    request_id: str
+    vendor_id: str
+    new_bank: ev.BankDetails
+    requested_by_role: str
+    status: str = "pending"
+
+
+@dataclass(slots=True)
+class BankAccountState:
+    """A company bank account."""
+
+    bank_account_id: str
+    gl_account: str
+    number: str
+
+
+class Books:
+    """The in-memory state of the company's books, evolved event by event."""
+
+    def __init__(self) -> None:
+        self.company: ev.CompanySetUp | None = None
+        self.policies: ev.Policies = ev.Policies()
+        self.accounts: dict[str, ev.AccountOpened] = {}
+        self.periods: dict[str, PeriodState] = {}
+        self._period_of: dict[date, PeriodState | None] = {}
+        self.customers: dict[str, CustomerState] = {}
+        self.vendors: dict[str, VendorState] = {}
+        self.bank_accounts: dict[str, BankAccountState] = {}
+        self.bank_changes: dict[str, BankChangeState] = {}
+        self.invoices: dict[str, InvoiceState] = {}
+        self.credit_memos: set[str] = set()
+        self.receipts: dict[str, ReceiptState] = {}
+        self.bills: dict[str, BillState] = {}
+        self.vendor_credits: dict[str, VendorCreditState] = {}
+        self.payment_runs: set[str] = set()
+        self.bank_docs: dict[tuple[str, str], BankDocState] = {}
+        self.statement_lines: dict[str, StatementLineState] = {}
+        self.journal: dict[str, JournalState] = {}
+        self.versions: dict[str, int] = {}
+
+    # --- lookups that raise what a handler would report -------------------------
+
+    def account(self, code: str, field: str = "account") -> ev.AccountOpened:
+        """The account with this code, or ``unknown_account``."""
+        acct = self.accounts.get(code)
+        if acct is None:
+            raise UnknownEntity("account", code, field)
+        return acct
+
+    def customer(self, customer_id: str, field: str = "customer_id") -> CustomerState:
+        """The customer, or ``unknown_customer``."""
+        c = self.customers.get(customer_id)
+        if c is None:
+            raise UnknownEntity("customer", customer_id, field)
+        return c
+
+    def vendor(self, vendor_id: str, field: str = "vendor_id") -> VendorState:
+        """The vendor, or ``unknown_vendor``."""
+        v = self.vendors.get(vendor_id)
+        if v is None:
+            raise UnknownEntity("vendor", vendor_id, field)
+        return v
+
+    def invoice(self, invoice_id: str, field: str = "invoice_id") -> InvoiceState:
+        """The invoice, or ``unknown_invoice``."""
+        i = self.invoices.get(invoice_id)
+        if i is None:
+            raise UnknownEntity("invoice", invoice_id, field)
+        return i
+
+    def receipt(self, receipt_id: str, field: str = "receipt_id") -> ReceiptState:
+        """The receipt, or ``unknown_receipt``."""
+        r = self.receipts.get(receipt_id)
+        if r is None:
+            raise UnknownEntity("receipt", receipt_id, field)
+        return r
+
+    def bill(self, bill_id: str, field: str = "bill_id") -> BillState:
+        """The bill, or ``unknown_bill``."""
+        b = self.bills.get(bill_id)
+        if b is None:
+            raise UnknownEntity("bill", bill_id, field)
+        return b
+
+    def bank_account(self, bank_account_id: str, field: str = "bank_account_id") -> BankAccountState:
+        """The bank account, or ``unknown_bank_account``."""
+        b = self.bank_accounts.get(bank_account_id)
+        if b is None:
+            raise UnknownEntity("bank_account", bank_account_id, field)
+        return b
+
+    def period_of(self, day: date) -> PeriodState | None:
+        """The accounting period containing ``day``, if one was opened."""
+        try:
+            return self._period_of[day]
+        except KeyError:
+            found = next((p for p in self.periods.values() if p.start <= day <= p.end), None)
+            self._period_of[day] = found
+            return found
+
+    def require_company(self) -> ev.CompanySetUp:
+        """The company set-up, or ``company_not_set_up``."""
+        if self.company is None:
+            raise CommandRejected("company_not_set_up",
+                                  "the company is not set up yet (run SetUpCompany first)")
+        return self.company
+
+    def next_id(self, prefix: str, taken: object) -> str:
+        """The next free id ``PREFIX-000001`` for a collection (deterministic)."""
+        n = len(taken) + 1  # type: ignore[arg-type]
+        while True:
+            candidate = f"{prefix}-{n:06d}"
+            if candidate not in taken:  # type: ignore[operator]
+                return candidate
+            n += 1
+
+    # --- evolution --------------------------------------------------------------
+
+    def apply(self, e: ev.Event) -> None:  # noqa: C901 - one arm per event type
+        """Evolve the state by one event of the erp realm."""
+        match e:
+            case ev.InvoiceIssued():
+                self.invoices[e.invoice_id] = InvoiceState(
+                    e.invoice_id, e.customer_id, e.total, e.total, e.ar_account, e.entry_date)
+                self.customers[e.customer_id].open_ar += e.total
+            case ev.ReceiptRecorded():
+                self.receipts[e.receipt_id] = ReceiptState(
+                    e.receipt_id, e.customer_id, e.bank_account_id, e.amount, e.amount)
+            case ev.ReceiptApplied():
+                r = self.receipts[e.receipt_id]
+                r.unapplied -= e.amount
+                r.applied[e.invoice_id] = r.applied.get(e.invoice_id, 0) + e.amount
+                self._reduce_invoice(e.invoice_id, e.amount)
+            case ev.BillEntered():
+                self.bills[e.bill_id] = BillState(
+                    e.bill_id, e.vendor_id, e.total, e.total, e.ap_account, e.due_on)
+                self.vendors[e.vendor_id].invoice_numbers.add(e.vendor_invoice_number)
+            case ev.BillApproved():
+                self.bills[e.bill_id].approved = True
+            case ev.VendorPaid():
+                for a in e.applications:
+                    self.bills[a.bill_id].open -= a.amount
+                self.bank_docs[("payment", e.payment_id)] = BankDocState(
+                    "payment", e.payment_id, e.bank_account_id, -e.amount)
+            case ev.StatementLineImported():
+                self.statement_lines[e.line_id] = StatementLineState(
+                    e.line_id, e.bank_account_id, e.amount)
+            case ev.StatementLineMatched():
+                self.statement_lines[e.line_id].targets = e.targets
+                for t in e.targets:
+                    self._bank_doc_match(t, e.line_id)
+            case ev.StatementLineUnmatched():
+                self.statement_lines[e.line_id].targets = ()
+                for t in e.targets:
+                    self._bank_doc_match(t, None)
+            case ev.JournalEntryPosted():
+                self.journal[e.entry_id] = JournalState(e.entry_id, e.lines)
+            case ev.JournalEntryReversed():
+                self.journal[e.entry_id].reversed_by = e.reversal_id
+                self.journal[e.reversal_id] = JournalState(e.reversal_id, e.lines, is_reversal=True)
+            case ev.CreditMemoIssued():
+                self.credit_memos.add(e.credit_memo_id)
+                self._reduce_invoice(e.invoice_id, e.amount)
+            case ev.InvoiceWrittenOff() | ev.FeeAllowanceGranted():
+                self._reduce_invoice(e.invoice_id, e.amount)
+            case ev.ApplicationReversed():
+                r = self.receipts[e.receipt_id]
+                r.unapplied += e.amount
+                left = r.applied[e.invoice_id] - e.amount
+                if left:
+                    r.applied[e.invoice_id] = left
+                else:
+                    del r.applied[e.invoice_id]
+                self._reduce_invoice(e.invoice_id, -e.amount)
+            case ev.ReceiptCustomerAssigned():
+                self.receipts[e.receipt_id].customer_id = e.customer_id
+            case ev.CustomerRefunded():
+                self.receipts[e.receipt_id].unapplied -= e.amount
+                self.bank_docs[("refund", e.refund_id)] = BankDocState(
+                    "refund", e.refund_id, e.bank_account_id, -e.amount)
+            case ev.VendorCreditRecorded():
+                self.vendor_credits[e.credit_id] = VendorCreditState(
+                    e.credit_id, e.vendor_id, e.amount, e.amount, e.ap_account)
+                self.vendors[e.vendor_id].credit_numbers.add(e.vendor_credit_number)
+            case ev.VendorCreditApplied():
+                self.vendor_credits[e.credit_id].open -= e.amount
+                self.bills[e.bill_id].open -= e.amount
+            case ev.PaymentRunCreated():
+                self.payment_runs.add(e.run_id)
+            case ev.BankFeeRecorded():
+                self.bank_docs[("fee", e.fee_id)] = BankDocState(
+                    "fee", e.fee_id, e.bank_account_id, -e.amount)
+            case ev.InterestRecorded():
+                self.bank_docs[("interest", e.interest_id)] = BankDocState(
+                    "interest", e.interest_id, e.bank_account_id, e.amount)
+            case ev.CustomerRegistered():
+                self.customers[e.customer_id] = CustomerState(
+                    e.customer_id, e.name, e.terms_days, e.credit_limit)
+            case ev.VendorRegistered():
+                self.vendors[e.vendor_id] = VendorState(e.vendor_id, e.name, e.terms_days, e.bank)
+            case ev.VendorBankChangeRequested():
+                self.bank_changes[e.request_id] = BankChangeState(
+                    e.request_id, e.vendor_id, e.new_bank, e.requested_by_role)
+            case ev.VendorBankChangeApproved():
+                self.bank_changes[e.request_id].status = "approved"
+                self.vendors[e.vendor_id].bank = e.new_bank
+            case ev.VendorBankChangeRejected():
+                self.bank_changes[e.request_id].status = "rejected"
+            case ev.BankAccountOpened():
+                self.bank_accounts[e.bank_account_id] = BankAccountState(
+                    e.bank_account_id, e.gl_account, e.number)
+            case ev.AccountOpened():
+                self.accounts[e.code] = e
+            case ev.PeriodOpened():
+                self.periods[e.period] = PeriodState(e.period, e.start, e.end)
+                self._period_of.clear()
+            case ev.PeriodClosed():
+                self.periods[e.period].closed = True
+            case ev.PeriodReopened():
+                self.periods[e.period].closed = False
+            case ev.CompanySetUp():
+                self.company = e
+                self.policies = e.policies
+            case ev.PoliciesChanged():
+                self.policies = e.policies
+            case _:
+                raise TypeError(f"Books.apply: no rule for event type {type(e).__name__}")
+
+    def _reduce_invoice(self, invoice_id: str, amount: int) -> None:
+        inv = self.invoices[invoice_id]
+        inv.open -= amount
+        self.customers[inv.customer_id].open_ar -= amount
+
+    def _bank_doc_match(self, t: ev.MatchTarget, line_id: str | None) -> None:
+        if t.kind == "receipt":
+            self.receipts[t.doc_id].matched_line = line_id
+        else:
+            self.bank_docs[(t.kind, t.doc_id)].matched_line = line_id

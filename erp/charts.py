@@ -1,0 +1,44 @@
+"""Chart-of-accounts templates shipped with the books."""
+
+from __future__ import annotations
+
+from erp.commands import OpenAccount
+
+_STANDARD_SERVICES: tuple[tuple[str, str, str, str | None], ...] = (
+    ("1000", "Operating bank account", "asset", "bank"),
+    ("1010", "Savings bank account", "asset", "bank"),
+    ("1200", "Accounts receivable", "asset", "ar"),
+    ("1300", "Prepaid expenses", "asset", None),
+    ("1500", "Equipment", "asset", None),
+    ("2000", "Accounts payable", "liability", "ap"),
+    ("2100", "Accrued liabilities", "liability", None),
+    ("2150", "Unapplied cash", "liability", "unapplied_cash"),
+    ("2200", "Sales tax payable", "liability", None),
+    ("3000", "Owner's equity", "equity", None),
+    ("3900", "Opening balance equity", "equity", None),
+    ("4000", "Service revenue", "revenue", None),
+    ("4050", "Sales returns and allowances", "revenue", None),
+    ("4900", "Interest income", "revenue", None),
+    ("6000", "General expenses", "expense", None),
+    ("6100", "Rent", "expense", None),
+    ("6200", "Software subscriptions", "expense", None),
+    ("6300", "Contractors", "expense", None),
+    ("6800", "Bank fees", "expense", None),
+    ("6810", "Card processing fees", "expense", None),
+    ("6900", "Bad debt expense", "expense", None),
+)
+
+CHARTS: dict[str, tuple[tuple[str, str, str, str | None], ...]] = {
+    "standard-services": _STANDARD_SERVICES,
+}
+
+
+def chart_commands(name: str) -> list[OpenAccount]:
+    """The ``OpenAccount`` commands of a chart template (``standard-services``)."""
+    try:
+        rows = CHARTS[name]
+    except KeyError:
+        raise KeyError(f"unknown chart {name!r} (expected one of: {', '.join(sorted(CHARTS))})"
+                       ) from None
+    return [OpenAccount(code=code, name=title, account_type=kind, control=control)  # type: ignore[arg-type]
+            for code, title, kind, control in rows]

@@ -1,0 +1,447 @@
+"""Commands: what a caller asks the books to do.
+
+A command is a pydantic model with ``extra="forbid"``; its handler (``erp.handlers``)
+decides whether the books accept it and which events record it. Money fields take
+integer cents or a decimal string (``"1240.50"``); floats are refused. Ids left out
+are assigned by the books from deterministic counters.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from erp.events import (
+    AccountType,
+    BankDetails,
+    CompanyAccounts,
+    ControlKind,
+    MatchKind,
+    Policies,
+    Side,
+)
+from erp.money import Cents
+
+Id = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")]
+Code = Annotated[str, StringConstraints(min_length=1, max_length=16, pattern=r"^[A-Za-z0-9.-]+$")]
+Text = Annotated[str, StringConstraints(max_length=500)]
+
+
+class Command(BaseModel):
+    """Base of every command."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- master data -----------------------------------------------------------------
+
+
+class SetUpCompany(Command):
+    """Set up the company: name, currency, posting accounts and policies."""
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] = "USD"
+    accounts: CompanyAccounts = CompanyAccounts()
+    policies: Policies = Policies()
+
+
+class ChangePolicies(Command):
+    """Replace the company's policies."""
+
+    policies: Policies
+
+
+class OpenAccount(Command):
+    """Add an account to the chart of accounts."""
+
+    code: Code
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    account_type: AccountType
+    normal_side: Side | None = None
+    control: ControlKind | None = None
+
+
+class OpenPeriod(Command):
+    """Open an accounting period; ``period`` is ``YYYY-MM`` unless start and end are given."""
+
+    period: Annotated[str, StringConstraints(min_length=1, max_length=16)]
+    start: date | None = None
+    end: date | None = None
+
+
+class ClosePeriod(Command):
+    """Close an accounting period (controller only)."""
+
+    period: str
+
+
+class ReopenPeriod(Command):
+    """Reopen a closed accounting period (controller only)."""
+
+    period: str
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+
+
+class RegisterCustomer(Command):
+    """Add a customer with payment terms and an optional credit limit."""
+
+    customer_id: Id | None = None
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    terms_days: Annotated[int, Field(ge=0, le=365)] = 30
+    credit_limit: Cents | None = None
+
+
+class RegisterVendor(Command):
+    """Add a vendor with payment terms and bank details."""
+
+    vendor_id: Id | None = None
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    terms_days: Annotated[int, Field(ge=0, le=365)] = 30
+    bank: BankDetails | None = None
+
+
+class RequestVendorBankChange(Command):
+    """Ask to change where a vendor is paid; takes effect only once another role approves."""
+
+    request_id: Id | None = None
+    vendor_id: Id
+    new_bank: BankDetails
+    reason: Text = ""
+
+
+class ApproveVendorBankChange(Command):
+    """Approve a pending bank-detail change (a role other than the requester's)."""
+
+    request_id: Id
+
+
+class RejectVendorBankChange(Command):
+    """Refuse a pending bank-detail change."""
+
+    request_id: Id
+    reason: Text = ""
+
+
+class OpenBankAccount(Command):
+    """Add a company bank account with its GL account and opening balance."""
+
+    bank_account_id: Id
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    number: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    gl_account: Code
+    entry_date: date
+    opening_balance: Cents = 0
+
+
+# --- receivables -----------------------------------------------------------------
+
+
+class InvoiceLineIn(Command):
+    """A line of an invoice to issue."""
+
+    description: Text
+    quantity: Annotated[int, Field(ge=1, le=1_000_000)] = 1
+    unit_price: Cents
+    account: Code | None = None
+
+
+class IssueInvoice(Command):
+    """Issue a customer invoice; due date defaults to the customer's terms."""
+
+    invoice_id: Id | None = None
+    customer_id: Id
+    entry_date: date
+    due_on: date | None = None
+    lines: Annotated[tuple[InvoiceLineIn, ...], Field(min_length=1, max_length=500)]
+    tax_rate_bp: Annotated[int, Field(ge=0, le=5000)] = 0
+    reference: Text = ""
+
+
+class IssueCreditMemo(Command):
+    """Credit part of an invoice back to the customer."""
+
+    credit_memo_id: Id | None = None
+    invoice_id: Id
+    amount: Cents
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    entry_date: date | None = None
+    account: Code | None = None
+
+
+class RecordReceipt(Command):
+    """Record cash received into a bank account, unapplied until applied."""
+
+    receipt_id: Id | None = None
+    customer_id: Id | None = None
+    bank_account_id: Id
+    entry_date: date
+    amount: Cents
+    method: Text = ""
+    reference: Text = ""
+    payer: Text = ""
+
+
+class AssignReceiptCustomer(Command):
+    """Name the customer of a receipt recorded without one."""
+
+    receipt_id: Id
+    customer_id: Id
+
+
+class ApplyReceipt(Command):
+    """Apply part of a receipt to an open invoice of the same customer."""
+
+    receipt_id: Id
+    invoice_id: Id
+    amount: Cents
+    entry_date: date | None = None
+
+
+class ReverseApplication(Command):
+    """Undo (part of) an earlier application of a receipt to an invoice."""
+
+    receipt_id: Id
+    invoice_id: Id
+    amount: Cents
+    entry_date: date | None = None
+
+
+class WriteOffInvoice(Command):
+    """Write off part of an invoice as uncollectible."""
+
+    invoice_id: Id
+    amount: Cents
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    entry_date: date | None = None
+    account: Code | None = None
+
+
+class GrantFeeAllowance(Command):
+    """Accept a payment processor's fee as paid on an invoice."""
+
+    invoice_id: Id
+    amount: Cents
+    reason: Text = "card processor fee"
+    entry_date: date | None = None
+    account: Code | None = None
+
+
+class RefundCustomer(Command):
+    """Pay unapplied cash of a receipt back to its customer."""
+
+    refund_id: Id | None = None
+    receipt_id: Id
+    amount: Cents
+    entry_date: date | None = None
+
+
+# --- payables --------------------------------------------------------------------
+
+
+class BillLineIn(Command):
+    """A line of a vendor bill to enter."""
+
+    description: Text
+    amount: Cents
+    account: Code | None = None
+
+
+class EnterBill(Command):
+    """Enter a vendor's invoice; its number must be new for that vendor."""
+
+    bill_id: Id | None = None
+    vendor_id: Id
+    vendor_invoice_number: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    entry_date: date
+    due_on: date | None = None
+    lines: Annotated[tuple[BillLineIn, ...], Field(min_length=1, max_length=500)]
+    tax: Cents = 0
+
+
+class ApproveBill(Command):
+    """Approve a bill for payment."""
+
+    bill_id: Id
+
+
+class RecordVendorCredit(Command):
+    """Record a vendor's credit note."""
+
+    credit_id: Id | None = None
+    vendor_id: Id
+    vendor_credit_number: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    entry_date: date
+    amount: Cents
+    account: Code | None = None
+
+
+class ApplyVendorCredit(Command):
+    """Apply part of a vendor credit to one of that vendor's open bills."""
+
+    credit_id: Id
+    bill_id: Id
+    amount: Cents
+    entry_date: date | None = None
+
+
+class BillPayment(Command):
+    """An amount of a payment for one bill."""
+
+    bill_id: Id
+    amount: Cents
+
+
+class PayVendor(Command):
+    """Pay a vendor's approved bills from a bank account, to its approved bank details."""
+
+    payment_id: Id | None = None
+    vendor_id: Id
+    bank_account_id: Id
+    entry_date: date | None = None
+    applications: Annotated[tuple[BillPayment, ...], Field(min_length=1, max_length=500)]
+
+
+class RunPayments(Command):
+    """Pay every approved open bill due by a date (or the listed bills), one payment per vendor."""
+
+    run_id: Id | None = None
+    bank_account_id: Id
+    entry_date: date | None = None
+    due_by: date | None = None
+    bill_ids: tuple[Id, ...] | None = None
+
+
+# --- bank ------------------------------------------------------------------------
+
+
+class StatementLineIn(Command):
+    """A bank statement line to import; ``amount`` is signed (deposits positive)."""
+
+    line_id: Id | None = None
+    entry_date: date
+    amount: Cents
+    description: Text = ""
+    reference: Text = ""
+    counterparty: Text = ""
+    bank_ref: Text = ""
+
+
+class ImportStatementLines(Command):
+    """Import lines of a bank statement into the books."""
+
+    bank_account_id: Id
+    lines: Annotated[tuple[StatementLineIn, ...], Field(min_length=1, max_length=10_000)]
+
+
+class MatchRef(Command):
+    """A book document to match a statement line to."""
+
+    kind: MatchKind
+    doc_id: Id
+
+
+class MatchStatementLine(Command):
+    """Match a statement line to the documents that explain it; amounts must agree."""
+
+    line_id: Id
+    targets: Annotated[tuple[MatchRef, ...], Field(min_length=1, max_length=500)]
+
+
+class UnmatchStatementLine(Command):
+    """Undo a statement line's match."""
+
+    line_id: Id
+
+
+class RecordBankFee(Command):
+    """Record a bank fee, optionally matching it to its statement line."""
+
+    fee_id: Id | None = None
+    bank_account_id: Id
+    entry_date: date
+    amount: Cents
+    memo: Text = ""
+    line_id: Id | None = None
+    account: Code | None = None
+
+
+class RecordInterest(Command):
+    """Record interest the bank paid, optionally matching it to its statement line."""
+
+    interest_id: Id | None = None
+    bank_account_id: Id
+    entry_date: date
+    amount: Cents
+    memo: Text = ""
+    line_id: Id | None = None
+    account: Code | None = None
+
+
+# --- general ledger --------------------------------------------------------------
+
+
+class JournalLineIn(Command):
+    """A journal line: exactly one of debit or credit, positive."""
+
+    account: Code
+    debit: Cents | None = None
+    credit: Cents | None = None
+    party: Id | None = None
+    memo: Text = ""
+
+    @model_validator(mode="after")
+    def _one_side(self) -> JournalLineIn:
+        if (self.debit is None) == (self.credit is None):
+            raise ValueError("a journal line needs exactly one of debit or credit")
+        return self
+
+    @property
+    def signed(self) -> int:
+        """Debit positive, credit negative."""
+        return self.debit if self.debit is not None else -(self.credit or 0)
+
+
+class PostJournalEntry(Command):
+    """Post a balanced manual journal entry."""
+
+    entry_id: Id | None = None
+    entry_date: date
+    memo: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    lines: Annotated[tuple[JournalLineIn, ...], Field(min_length=2, max_length=1000)]
+
+
+class PostOpeningBalances(Command):
+    """Post opening balances of non-control accounts (controller or system)."""
+
+    entry_id: Id | None = None
+    entry_date: date
+    memo: Text = "opening balances"
+    lines: Annotated[tuple[JournalLineIn, ...], Field(min_length=2, max_length=5000)]
+
+
+class ReverseJournalEntry(Command):
+    """Reverse a journal entry with an entry of every line negated."""
+
+    entry_id: Id
+    reversal_id: Id | None = None
+    entry_date: date
+    memo: Text = ""
+
+
+COMMANDS: dict[str, type[Command]] = {
+    cls.__name__: cls
+    for cls in (
+        SetUpCompany, ChangePolicies, OpenAccount, OpenPeriod, ClosePeriod, ReopenPeriod,
+        RegisterCustomer, RegisterVendor, RequestVendorBankChange, ApproveVendorBankChange,
+        RejectVendorBankChange, OpenBankAccount, IssueInvoice, IssueCreditMemo, RecordReceipt,
+        AssignReceiptCustomer, ApplyReceipt, ReverseApplication, WriteOffInvoice,
+        GrantFeeAllowance, RefundCustomer, EnterBill, ApproveBill, RecordVendorCredit,
+        ApplyVendorCredit, PayVendor, RunPayments, ImportStatementLines, MatchStatementLine,
+        UnmatchStatementLine, RecordBankFee, RecordInterest, PostJournalEntry,
+        PostOpeningBalances, ReverseJournalEntry,
+    )
+}
+"""Every command by class name (the API and the audit trail use these names)."""
+

@@ -1,0 +1,682 @@
+"""Events of the company's books (the ``erp`` realm).
+
+An event is a frozen pydantic model named in the past tense, with a snake_case
+``type`` literal used as the discriminator. It carries business facts only; the
+envelope (position, stream, version, actor, dates, hashes) belongs to the store.
+Every event that moves money carries the accounts it posts to, so that posting
+rules are pure functions of the event. A stored ``type`` is never renamed; a
+changed shape bumps ``schema_version`` and registers an upcaster in ``UPCASTERS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+Role = Literal["clerk", "controller", "system"]
+AccountType = Literal["asset", "liability", "equity", "revenue", "expense"]
+Side = Literal["debit", "credit"]
+ControlKind = Literal["ar", "ap", "unapplied_cash", "bank"]
+MatchKind = Literal["receipt", "payment", "refund", "fee", "interest"]
+
+
+class Record(BaseModel):
+    """A frozen value inside an event."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class BankDetails(Record):
+    """Where money to a vendor is sent."""
+
+    account_name: str
+    routing: str
+    account_number: str
+
+    def masked(self) -> str:
+        """The account number with all but the last four digits hidden."""
+        return f"{self.routing}/****{self.account_number[-4:]}"
+
+
+class CompanyAccounts(Record):
+    """The accounts the company's automatic postings use."""
+
+    ar: str = "1200"
+    unapplied_cash: str = "2150"
+    ap: str = "2000"
+    tax_payable: str = "2200"
+    revenue: str = "4000"
+    expense: str = "6000"
+    bad_debt: str = "6900"
+    card_fees: str = "6810"
+    bank_fees: str = "6800"
+    interest_income: str = "4900"
+    sales_returns: str = "4050"
+    opening_equity: str = "3900"
+
+
+class Policies(Record):
+    """Company policies the ledger enforces."""
+
+    clerk_may_post_to_control_accounts: bool = False
+    clerk_may_approve_bills: bool = True
+    clerk_write_off_limit: int = 0
+    enforce_credit_limits: bool = True
+
+
+class InvoiceLine(Record):
+    """One line of a customer invoice."""
+
+    description: str
+    quantity: int
+    unit_price: int
+    amount: int
+    account: str
+
+
+class BillLine(Record):
+    """One line of a vendor bill."""
+
+    description: str
+    amount: int
+    account: str
+
+
+class JournalLine(Record):
+    """One line of a journal entry; ``amount`` is signed (debit positive)."""
+
+    account: str
+    amount: int
+    party: str | None = None
+    memo: str = ""
+
+
+class BillApplication(Record):
+    """Part of a payment or credit applied to one bill."""
+
+    bill_id: str
+    amount: int
+
+
+class MatchTarget(Record):
+    """A book document a statement line is matched to, with its signed bank amount."""
+
+    kind: MatchKind
+    doc_id: str
+    amount: int
+
+
+class PaymentRef(Record):
+    """One vendor payment made by a payment run."""
+
+    payment_id: str
+    vendor_id: str
+    amount: int
+
+
+class Event(Record):
+    """Base of every event of the books."""
+
+    schema_version: ClassVar[int] = 1
+    stream_kind: ClassVar[str]
+    stream_key: ClassVar[str]
+
+    @property
+    def stream(self) -> str:
+        """The stream this event belongs to (``invoice:INV-000001``)."""
+        return f"{self.stream_kind}:{getattr(self, self.stream_key)}"
+
+
+# --- master data -----------------------------------------------------------------
+
+
+class CompanySetUp(Event):
+    """The company, its posting accounts and its policies were set up."""
+
+    type: Literal["company_set_up"] = "company_set_up"
+    stream_kind: ClassVar[str] = "company"
+    stream_key: ClassVar[str] = "company_id"
+    company_id: str = "main"
+    name: str
+    currency: str = "USD"
+    accounts: CompanyAccounts
+    policies: Policies
+
+
+class PoliciesChanged(Event):
+    """The company's policies were changed."""
+
+    type: Literal["policies_changed"] = "policies_changed"
+    stream_kind: ClassVar[str] = "company"
+    stream_key: ClassVar[str] = "company_id"
+    company_id: str = "main"
+    policies: Policies
+
+
+class AccountOpened(Event):
+    """An account was added to the chart of accounts."""
+
+    type: Literal["account_opened"] = "account_opened"
+    stream_kind: ClassVar[str] = "account"
+    stream_key: ClassVar[str] = "code"
+    code: str
+    name: str
+    account_type: AccountType
+    normal_side: Side
+    control: ControlKind | None = None
+
+
+class PeriodOpened(Event):
+    """An accounting period was opened for posting."""
+
+    type: Literal["period_opened"] = "period_opened"
+    stream_kind: ClassVar[str] = "period"
+    stream_key: ClassVar[str] = "period"
+    period: str
+    start: date
+    end: date
+
+
+class PeriodClosed(Event):
+    """An accounting period was closed; nothing more posts into it."""
+
+    type: Literal["period_closed"] = "period_closed"
+    stream_kind: ClassVar[str] = "period"
+    stream_key: ClassVar[str] = "period"
+    period: str
+
+
+class PeriodReopened(Event):
+    """A closed accounting period was reopened."""
+
+    type: Literal["period_reopened"] = "period_reopened"
+    stream_kind: ClassVar[str] = "period"
+    stream_key: ClassVar[str] = "period"
+    period: str
+    reason: str
+
+
+class CustomerRegistered(Event):
+    """A customer was added."""
+
+    type: Literal["customer_registered"] = "customer_registered"
+    stream_kind: ClassVar[str] = "customer"
+    stream_key: ClassVar[str] = "customer_id"
+    customer_id: str
+    name: str
+    terms_days: int
+    credit_limit: int | None = None
+
+
+class VendorRegistered(Event):
+    """A vendor was added."""
+
+    type: Literal["vendor_registered"] = "vendor_registered"
+    stream_kind: ClassVar[str] = "vendor"
+    stream_key: ClassVar[str] = "vendor_id"
+    vendor_id: str
+    name: str
+    terms_days: int
+    bank: BankDetails | None = None
+
+
+class VendorBankChangeRequested(Event):
+    """Someone asked to change where a vendor is paid; not in effect yet."""
+
+    type: Literal["vendor_bank_change_requested"] = "vendor_bank_change_requested"
+    stream_kind: ClassVar[str] = "bank-change"
+    stream_key: ClassVar[str] = "request_id"
+    request_id: str
+    vendor_id: str
+    new_bank: BankDetails
+    reason: str
+    requested_by_role: Role
+
+
+class VendorBankChangeApproved(Event):
+    """A bank-detail change was approved by a different role and is now in effect."""
+
+    type: Literal["vendor_bank_change_approved"] = "vendor_bank_change_approved"
+    stream_kind: ClassVar[str] = "bank-change"
+    stream_key: ClassVar[str] = "request_id"
+    request_id: str
+    vendor_id: str
+    new_bank: BankDetails
+    approved_by_role: Role
+
+
+class VendorBankChangeRejected(Event):
+    """A bank-detail change was refused; the vendor's details are unchanged."""
+
+    type: Literal["vendor_bank_change_rejected"] = "vendor_bank_change_rejected"
+    stream_kind: ClassVar[str] = "bank-change"
+    stream_key: ClassVar[str] = "request_id"
+    request_id: str
+    vendor_id: str
+    reason: str
+
+
+class BankAccountOpened(Event):
+    """A company bank account was opened, with its GL account and opening balance."""
+
+    type: Literal["bank_account_opened"] = "bank_account_opened"
+    stream_kind: ClassVar[str] = "bank-account"
+    stream_key: ClassVar[str] = "bank_account_id"
+    bank_account_id: str
+    name: str
+    number: str
+    gl_account: str
+    entry_date: date
+    opening_balance: int
+    equity_account: str
+
+
+# --- receivables -----------------------------------------------------------------
+
+
+class InvoiceIssued(Event):
+    """A customer invoice was posted to receivables."""
+
+    type: Literal["invoice_issued"] = "invoice_issued"
+    stream_kind: ClassVar[str] = "invoice"
+    stream_key: ClassVar[str] = "invoice_id"
+    invoice_id: str
+    customer_id: str
+    entry_date: date
+    due_on: date
+    lines: tuple[InvoiceLine, ...]
+    subtotal: int
+    tax: int
+    total: int
+    ar_account: str
+    tax_account: str
+    reference: str = ""
+
+
+class CreditMemoIssued(Event):
+    """A credit memo reduced what a customer owes on an invoice."""
+
+    type: Literal["credit_memo_issued"] = "credit_memo_issued"
+    stream_kind: ClassVar[str] = "credit-memo"
+    stream_key: ClassVar[str] = "credit_memo_id"
+    credit_memo_id: str
+    invoice_id: str
+    customer_id: str
+    entry_date: date
+    amount: int
+    account: str
+    ar_account: str
+    reason: str
+
+
+class ReceiptRecorded(Event):
+    """Cash from a customer was recorded; it sits as unapplied cash until applied."""
+
+    type: Literal["receipt_recorded"] = "receipt_recorded"
+    stream_kind: ClassVar[str] = "receipt"
+    stream_key: ClassVar[str] = "receipt_id"
+    receipt_id: str
+    customer_id: str | None
+    bank_account_id: str
+    entry_date: date
+    amount: int
+    bank_gl_account: str
+    unapplied_account: str
+    method: str = ""
+    reference: str = ""
+    payer: str = ""
+
+
+class ReceiptCustomerAssigned(Event):
+    """A receipt recorded without a known payer was assigned to a customer."""
+
+    type: Literal["receipt_customer_assigned"] = "receipt_customer_assigned"
+    stream_kind: ClassVar[str] = "receipt"
+    stream_key: ClassVar[str] = "receipt_id"
+    receipt_id: str
+    customer_id: str
+
+
+class ReceiptApplied(Event):
+    """Part of a receipt was applied to an open invoice."""
+
+    type: Literal["receipt_applied"] = "receipt_applied"
+    stream_kind: ClassVar[str] = "receipt"
+    stream_key: ClassVar[str] = "receipt_id"
+    receipt_id: str
+    invoice_id: str
+    customer_id: str
+    entry_date: date
+    amount: int
+    unapplied_account: str
+    ar_account: str
+
+
+class ApplicationReversed(Event):
+    """An earlier application of a receipt to an invoice was undone."""
+
+    type: Literal["application_reversed"] = "application_reversed"
+    stream_kind: ClassVar[str] = "receipt"
+    stream_key: ClassVar[str] = "receipt_id"
+    receipt_id: str
+    invoice_id: str
+    customer_id: str
+    entry_date: date
+    amount: int
+    unapplied_account: str
+    ar_account: str
+
+
+class InvoiceWrittenOff(Event):
+    """Part of an invoice was written off as uncollectible."""
+
+    type: Literal["invoice_written_off"] = "invoice_written_off"
+    stream_kind: ClassVar[str] = "invoice"
+    stream_key: ClassVar[str] = "invoice_id"
+    invoice_id: str
+    customer_id: str
+    entry_date: date
+    amount: int
+    account: str
+    ar_account: str
+    reason: str
+
+
+class FeeAllowanceGranted(Event):
+    """A payment processor's fee was accepted as paid on an invoice."""
+
+    type: Literal["fee_allowance_granted"] = "fee_allowance_granted"
+    stream_kind: ClassVar[str] = "invoice"
+    stream_key: ClassVar[str] = "invoice_id"
+    invoice_id: str
+    customer_id: str
+    entry_date: date
+    amount: int
+    account: str
+    ar_account: str
+    reason: str
+
+
+class CustomerRefunded(Event):
+    """Unapplied cash was paid back to a customer."""
+
+    type: Literal["customer_refunded"] = "customer_refunded"
+    stream_kind: ClassVar[str] = "receipt"
+    stream_key: ClassVar[str] = "receipt_id"
+    refund_id: str
+    receipt_id: str
+    customer_id: str
+    bank_account_id: str
+    entry_date: date
+    amount: int
+    bank_gl_account: str
+    unapplied_account: str
+
+
+# --- payables --------------------------------------------------------------------
+
+
+class BillEntered(Event):
+    """A vendor's invoice was entered into payables."""
+
+    type: Literal["bill_entered"] = "bill_entered"
+    stream_kind: ClassVar[str] = "bill"
+    stream_key: ClassVar[str] = "bill_id"
+    bill_id: str
+    vendor_id: str
+    vendor_invoice_number: str
+    entry_date: date
+    due_on: date
+    lines: tuple[BillLine, ...]
+    tax: int
+    total: int
+    ap_account: str
+    tax_account: str
+
+
+class BillApproved(Event):
+    """A bill was approved for payment."""
+
+    type: Literal["bill_approved"] = "bill_approved"
+    stream_kind: ClassVar[str] = "bill"
+    stream_key: ClassVar[str] = "bill_id"
+    bill_id: str
+    vendor_id: str
+
+
+class VendorCreditRecorded(Event):
+    """A vendor's credit note was recorded against payables."""
+
+    type: Literal["vendor_credit_recorded"] = "vendor_credit_recorded"
+    stream_kind: ClassVar[str] = "vendor-credit"
+    stream_key: ClassVar[str] = "credit_id"
+    credit_id: str
+    vendor_id: str
+    vendor_credit_number: str
+    entry_date: date
+    amount: int
+    account: str
+    ap_account: str
+
+
+class VendorCreditApplied(Event):
+    """Part of a vendor credit was applied to one of that vendor's bills."""
+
+    type: Literal["vendor_credit_applied"] = "vendor_credit_applied"
+    stream_kind: ClassVar[str] = "vendor-credit"
+    stream_key: ClassVar[str] = "credit_id"
+    credit_id: str
+    bill_id: str
+    vendor_id: str
+    entry_date: date
+    amount: int
+    ap_account: str
+
+
+class PaymentRunCreated(Event):
+    """A payment run paid a set of approved bills, one payment per vendor."""
+
+    type: Literal["payment_run_created"] = "payment_run_created"
+    stream_kind: ClassVar[str] = "payment-run"
+    stream_key: ClassVar[str] = "run_id"
+    run_id: str
+    bank_account_id: str
+    entry_date: date
+    payments: tuple[PaymentRef, ...]
+    total: int
+
+
+class VendorPaid(Event):
+    """A payment left the bank for a vendor, applied to its bills."""
+
+    type: Literal["vendor_paid"] = "vendor_paid"
+    stream_kind: ClassVar[str] = "payment"
+    stream_key: ClassVar[str] = "payment_id"
+    payment_id: str
+    vendor_id: str
+    run_id: str | None
+    bank_account_id: str
+    entry_date: date
+    amount: int
+    paid_to: BankDetails
+    applications: tuple[BillApplication, ...]
+    bank_gl_account: str
+    ap_account: str
+
+
+# --- bank ------------------------------------------------------------------------
+
+
+class StatementLineImported(Event):
+    """A line of the bank's statement was imported; ``amount`` is signed (deposit +)."""
+
+    type: Literal["statement_line_imported"] = "statement_line_imported"
+    stream_kind: ClassVar[str] = "statement-line"
+    stream_key: ClassVar[str] = "line_id"
+    line_id: str
+    bank_account_id: str
+    entry_date: date
+    amount: int
+    description: str = ""
+    reference: str = ""
+    counterparty: str = ""
+    bank_ref: str = ""
+
+
+class StatementLineMatched(Event):
+    """A statement line was matched to the book documents that explain it."""
+
+    type: Literal["statement_line_matched"] = "statement_line_matched"
+    stream_kind: ClassVar[str] = "statement-line"
+    stream_key: ClassVar[str] = "line_id"
+    line_id: str
+    bank_account_id: str
+    targets: tuple[MatchTarget, ...]
+
+
+class StatementLineUnmatched(Event):
+    """A statement line's match was undone."""
+
+    type: Literal["statement_line_unmatched"] = "statement_line_unmatched"
+    stream_kind: ClassVar[str] = "statement-line"
+    stream_key: ClassVar[str] = "line_id"
+    line_id: str
+    bank_account_id: str
+    targets: tuple[MatchTarget, ...]
+
+
+class BankFeeRecorded(Event):
+    """A fee the bank charged was recorded."""
+
+    type: Literal["bank_fee_recorded"] = "bank_fee_recorded"
+    stream_kind: ClassVar[str] = "bank-fee"
+    stream_key: ClassVar[str] = "fee_id"
+    fee_id: str
+    bank_account_id: str
+    entry_date: date
+    amount: int
+    account: str
+    bank_gl_account: str
+    memo: str = ""
+
+
+class InterestRecorded(Event):
+    """Interest the bank paid was recorded."""
+
+    type: Literal["interest_recorded"] = "interest_recorded"
+    stream_kind: ClassVar[str] = "interest"
+    stream_key: ClassVar[str] = "interest_id"
+    interest_id: str
+    bank_account_id: str
+    entry_date: date
+    amount: int
+    account: str
+    bank_gl_account: str
+    memo: str = ""
+
+
+# --- general ledger --------------------------------------------------------------
+
+
+class JournalEntryPosted(Event):
+    """A journal entry was posted (manual or opening balances)."""
+
+    type: Literal["journal_entry_posted"] = "journal_entry_posted"
+    stream_kind: ClassVar[str] = "journal"
+    stream_key: ClassVar[str] = "entry_id"
+    entry_id: str
+    entry_date: date
+    kind: Literal["manual", "opening"]
+    memo: str
+    lines: tuple[JournalLine, ...]
+
+
+class JournalEntryReversed(Event):
+    """A journal entry was reversed by an entry with every line negated."""
+
+    type: Literal["journal_entry_reversed"] = "journal_entry_reversed"
+    stream_kind: ClassVar[str] = "journal"
+    stream_key: ClassVar[str] = "entry_id"
+    entry_id: str
+    reversal_id: str
+    entry_date: date
+    memo: str
+    lines: tuple[JournalLine, ...]
+
+
+ErpEvent = Annotated[
+    CompanySetUp
+    | PoliciesChanged
+    | AccountOpened
+    | PeriodOpened
+    | PeriodClosed
+    | PeriodReopened
+    | CustomerRegistered
+    | VendorRegistered
+    | VendorBankChangeRequested
+    | VendorBankChangeApproved
+    | VendorBankChangeRejected
+    | BankAccountOpened
+    | InvoiceIssued
+    | CreditMemoIssued
+    | ReceiptRecorded
+    | ReceiptCustomerAssigned
+    | ReceiptApplied
+    | ApplicationReversed
+    | InvoiceWrittenOff
+    | FeeAllowanceGranted
+    | CustomerRefunded
+    | BillEntered
+    | BillApproved
+    | VendorCreditRecorded
+    | VendorCreditApplied
+    | PaymentRunCreated
+    | VendorPaid
+    | StatementLineImported
+    | StatementLineMatched
+    | StatementLineUnmatched
+    | BankFeeRecorded
+    | InterestRecorded
+    | JournalEntryPosted
+    | JournalEntryReversed,
+    Field(discriminator="type"),
+]
+
+EVENT_CLASSES: dict[str, type[Event]] = {
+    cls.model_fields["type"].default: cls
+    for cls in Event.__subclasses__()
+}
+
+_ADAPTER: TypeAdapter[Event] = TypeAdapter(ErpEvent)
+
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+UPCASTERS: dict[tuple[str, int], Upcaster] = {}
+"""(type, stored schema_version) -> function turning that payload into the next version."""
+
+
+def decode_event(type_: str, schema_version: int, payload: str | bytes) -> Event:
+    """Decode a stored payload into its event class, upcasting old shapes first."""
+    cls = EVENT_CLASSES.get(type_)
+    if cls is None:
+        raise KeyError(f"unknown event type {type_!r}")
+    if schema_version == cls.schema_version:
+        return _ADAPTER.validate_json(payload)
+    import orjson
+
+    data = orjson.loads(payload)
+    version = schema_version
+    while version < cls.schema_version:
+        step = UPCASTERS.get((type_, version))
+        if step is None:
+            raise KeyError(f"no upcaster for {type_!r} from schema_version {version}")
+        data = step(data)
+        version += 1
+    return _ADAPTER.validate_python(data)
+
+
+def encode_event(event: Event) -> bytes:
+    """The stored payload of an event: its JSON in field order (deterministic)."""
+    return event.__pydantic_serializer__.to_json(event)

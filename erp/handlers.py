@@ -1,0 +1,977 @@
+"""Command handlers: read the books, decide, return events.
+
+A handler is a plain function named with a verb. It does no I/O and appends
+nothing; it raises ``CommandRejected`` when a command breaks an invariant, before
+anything is written. ``handle`` dispatches a command to its handler.
+"""
+
+from __future__ import annotations
+
+import calendar
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from erp import commands as c
+from erp import events as ev
+from erp.books import Books
+from erp.errors import CommandRejected
+from erp.money import display_cents, pct_of
+
+MANAGERS = ("controller", "system")
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Who asks, in which role, on which business date."""
+
+    actor: str
+    role: ev.Role
+    business_date: date
+
+
+Handler = Callable[[c.Command, Books, Context], list[ev.Event]]
+HANDLERS: dict[type[c.Command], Handler] = {}
+
+
+def handles(command_type: type[c.Command]) -> Callable[[Handler], Handler]:
+    """Register a handler for a command type (refusing a second one)."""
+
+    def register(fn: Handler) -> Handler:
+        if command_type in HANDLERS:
+            raise ValueError(f"a handler for {command_type.__name__} is already registered")
+        HANDLERS[command_type] = fn
+        return fn
+
+    return register
+
+
+def handle(command: c.Command, books: Books, ctx: Context) -> list[ev.Event]:
+    """Decide a command against the books: its events, or ``CommandRejected``."""
+    fn = HANDLERS.get(type(command))
+    if fn is None:
+        raise TypeError(f"no handler for command {type(command).__name__}")
+    return fn(command, books, ctx)
+
+
+# --- shared rules ----------------------------------------------------------------
+
+
+def _fmt(cents: int) -> str:
+    return display_cents(cents)
+
+
+def require_role(ctx: Context, allowed: Iterable[str], action: str) -> None:
+    """Reject unless the caller's role is one of ``allowed``."""
+    allowed = tuple(allowed)
+    if ctx.role not in allowed:
+        raise CommandRejected(
+            "forbidden_for_role",
+            f"{ctx.actor} (role {ctx.role}) may not {action}; needs role "
+            + " or ".join(allowed),
+        )
+
+
+def require_positive(amount: int, field: str = "amount") -> None:
+    """Reject an amount that is zero or negative."""
+    if amount <= 0:
+        raise CommandRejected("non_positive_amount",
+                              f"{field} must be greater than zero (got {_fmt(amount)})", field)
+
+
+def require_open_period(books: Books, day: date, field: str = "entry_date") -> None:
+    """Reject a posting dated outside an open accounting period."""
+    period = books.period_of(day)
+    if period is None:
+        raise CommandRejected("no_open_period",
+                              f"{field} {day.isoformat()} falls in no accounting period "
+                              "(a controller must open one first)", field)
+    if period.closed:
+        raise CommandRejected("period_closed",
+                              f"{field} {day.isoformat()} falls in period {period.period}, "
+                              "which is closed; post in an open period or ask a controller "
+                              "to reopen it", field)
+
+
+def new_id(given: str | None, taken: object, prefix: str, kind: str, books: Books,
+           field: str) -> str:
+    """The caller's id if it is new (else ``duplicate_id``), or the next free one."""
+    if given is None:
+        return books.next_id(prefix, taken)
+    if given in taken:  # type: ignore[operator]
+        raise CommandRejected("duplicate_id", f"{kind} {given!r} already exists", field)
+    return given
+
+
+def require_account(books: Books, code: str, field: str) -> ev.AccountOpened:
+    """The account, or ``unknown_account``."""
+    return books.account(code, field)
+
+
+def _due(entry_date: date, terms_days: int, due_on: date | None) -> date:
+    due = due_on if due_on is not None else entry_date + timedelta(days=terms_days)
+    if due < entry_date:
+        raise CommandRejected("invalid_due_date",
+                              f"due_on {due.isoformat()} is before the document date "
+                              f"{entry_date.isoformat()}", "due_on")
+    return due
+
+
+# --- master data -----------------------------------------------------------------
+
+
+@handles(c.SetUpCompany)
+def set_up_company(cmd: c.SetUpCompany, books: Books, ctx: Context) -> list[ev.Event]:
+    """Set up the company once."""
+    require_role(ctx, MANAGERS, "set up the company")
+    if books.company is not None:
+        raise CommandRejected("already_set_up", "the company is already set up; "
+                              "use ChangePolicies to change its policies")
+    return [ev.CompanySetUp(name=cmd.name, currency=cmd.currency, accounts=cmd.accounts,
+                            policies=cmd.policies)]
+
+
+@handles(c.ChangePolicies)
+def change_policies(cmd: c.ChangePolicies, books: Books, ctx: Context) -> list[ev.Event]:
+    """Replace the company's policies."""
+    require_role(ctx, MANAGERS, "change company policies")
+    books.require_company()
+    return [ev.PoliciesChanged(policies=cmd.policies)]
+
+
+_NORMAL: dict[str, ev.Side] = {"asset": "debit", "expense": "debit", "liability": "credit",
+                              "equity": "credit", "revenue": "credit"}
+
+
+@handles(c.OpenAccount)
+def open_account(cmd: c.OpenAccount, books: Books, ctx: Context) -> list[ev.Event]:
+    """Add an account to the chart."""
+    require_role(ctx, MANAGERS, "change the chart of accounts")
+    if cmd.code in books.accounts:
+        raise CommandRejected("duplicate_id", f"account {cmd.code!r} already exists", "code")
+    expected_type = {"ar": "asset", "bank": "asset", "ap": "liability",
+                     "unapplied_cash": "liability"}
+    if cmd.control is not None and expected_type[cmd.control] != cmd.account_type:
+        raise CommandRejected("invalid_control_account",
+                              f"a {cmd.control} control account must be of type "
+                              f"{expected_type[cmd.control]} (got {cmd.account_type})", "control")
+    return [ev.AccountOpened(code=cmd.code, name=cmd.name, account_type=cmd.account_type,
+                             normal_side=cmd.normal_side or _NORMAL[cmd.account_type],
+                             control=cmd.control)]
+
+
+def _month_bounds(period: str) -> tuple[date, date]:
+    try:
+        year, month = (int(x) for x in period.split("-"))
+        return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+    except (ValueError, TypeError):
+        raise CommandRejected("invalid_period",
+                              f"period {period!r} is not YYYY-MM; give start and end for "
+                              "other periods", "period") from None
+
+
+@handles(c.OpenPeriod)
+def open_period(cmd: c.OpenPeriod, books: Books, ctx: Context) -> list[ev.Event]:
+    """Open an accounting period that overlaps no other."""
+    require_role(ctx, MANAGERS, "open an accounting period")
+    if cmd.period in books.periods:
+        raise CommandRejected("duplicate_id", f"period {cmd.period!r} already exists", "period")
+    if (cmd.start is None) != (cmd.end is None):
+        raise CommandRejected("invalid_period", "give both start and end, or neither", "start")
+    start, end = (cmd.start, cmd.end) if cmd.start and cmd.end else _month_bounds(cmd.period)
+    if end < start:
+        raise CommandRejected("invalid_period", f"period end {end} is before its start {start}",
+                              "end")
+    for p in books.periods.values():
+        if p.start <= end and start <= p.end:
+            raise CommandRejected("overlapping_period",
+                                  f"period {cmd.period} ({start}..{end}) overlaps {p.period} "
+                                  f"({p.start}..{p.end})", "period")
+    return [ev.PeriodOpened(period=cmd.period, start=start, end=end)]
+
+
+def _period(books: Books, period: str) -> object:
+    p = books.periods.get(period)
+    if p is None:
+        raise CommandRejected("unknown_period", f"no accounting period {period!r}", "period")
+    return p
+
+
+@handles(c.ClosePeriod)
+def close_period(cmd: c.ClosePeriod, books: Books, ctx: Context) -> list[ev.Event]:
+    """Close an open period."""
+    require_role(ctx, MANAGERS, "close an accounting period")
+    p = _period(books, cmd.period)
+    if p.closed:  # type: ignore[attr-defined]
+        raise CommandRejected("period_closed", f"period {cmd.period} is already closed", "period")
+    return [ev.PeriodClosed(period=cmd.period)]
+
+
+@handles(c.ReopenPeriod)
+def reopen_period(cmd: c.ReopenPeriod, books: Books, ctx: Context) -> list[ev.Event]:
+    """Reopen a closed period."""
+    require_role(ctx, MANAGERS, "reopen an accounting period")
+    p = _period(books, cmd.period)
+    if not p.closed:  # type: ignore[attr-defined]
+        raise CommandRejected("period_not_closed", f"period {cmd.period} is not closed", "period")
+    return [ev.PeriodReopened(period=cmd.period, reason=cmd.reason)]
+
+
+@handles(c.RegisterCustomer)
+def register_customer(cmd: c.RegisterCustomer, books: Books, ctx: Context) -> list[ev.Event]:
+    """Add a customer."""
+    require_role(ctx, MANAGERS + ("clerk",), "register customers")
+    cid = new_id(cmd.customer_id, books.customers, "C", "customer", books, "customer_id")
+    if cmd.credit_limit is not None and cmd.credit_limit < 0:
+        raise CommandRejected("non_positive_amount", "credit_limit cannot be negative",
+                              "credit_limit")
+    return [ev.CustomerRegistered(customer_id=cid, name=cmd.name, terms_days=cmd.terms_days,
+                                  credit_limit=cmd.credit_limit)]
+
+
+@handles(c.RegisterVendor)
+def register_vendor(cmd: c.RegisterVendor, books: Books, ctx: Context) -> list[ev.Event]:
+    """Add a vendor."""
+    vid = new_id(cmd.vendor_id, books.vendors, "V", "vendor", books, "vendor_id")
+    return [ev.VendorRegistered(vendor_id=vid, name=cmd.name, terms_days=cmd.terms_days,
+                                bank=cmd.bank)]
+
+
+@handles(c.RequestVendorBankChange)
+def request_vendor_bank_change(cmd: c.RequestVendorBankChange, books: Books,
+                               ctx: Context) -> list[ev.Event]:
+    """Record a request to change a vendor's bank details (not in effect yet)."""
+    books.vendor(cmd.vendor_id)
+    rid = new_id(cmd.request_id, books.bank_changes, "BCR", "bank-change request", books,
+                 "request_id")
+    return [ev.VendorBankChangeRequested(request_id=rid, vendor_id=cmd.vendor_id,
+                                         new_bank=cmd.new_bank, reason=cmd.reason,
+                                         requested_by_role=ctx.role)]
+
+
+def _pending_change(books: Books, request_id: str) -> object:
+    req = books.bank_changes.get(request_id)
+    if req is None:
+        raise CommandRejected("unknown_bank_change", f"no bank-change request {request_id!r}",
+                              "request_id")
+    if req.status != "pending":
+        raise CommandRejected("not_pending",
+                              f"bank-change request {request_id} is already {req.status}",
+                              "request_id")
+    return req
+
+
+@handles(c.ApproveVendorBankChange)
+def approve_vendor_bank_change(cmd: c.ApproveVendorBankChange, books: Books,
+                               ctx: Context) -> list[ev.Event]:
+    """Approve a pending change; the approver's role must differ from the requester's."""
+    require_role(ctx, MANAGERS, "approve a vendor bank-detail change")
+    req = _pending_change(books, cmd.request_id)
+    if req.requested_by_role == ctx.role:  # type: ignore[attr-defined]
+        raise CommandRejected(
+            "same_role_approval",
+            f"bank-change request {cmd.request_id} was requested by role {ctx.role}; "
+            "a different role must approve it", "request_id")
+    return [ev.VendorBankChangeApproved(request_id=cmd.request_id,
+                                        vendor_id=req.vendor_id,  # type: ignore[attr-defined]
+                                        new_bank=req.new_bank,  # type: ignore[attr-defined]
+                                        approved_by_role=ctx.role)]
+
+
+@handles(c.RejectVendorBankChange)
+def reject_vendor_bank_change(cmd: c.RejectVendorBankChange, books: Books,
+                              ctx: Context) -> list[ev.Event]:
+    """Refuse a pending change."""
+    require_role(ctx, MANAGERS, "reject a vendor bank-detail change")
+    req = _pending_change(books, cmd.request_id)
+    return [ev.VendorBankChangeRejected(request_id=cmd.request_id,
+                                        vendor_id=req.vendor_id,  # type: ignore[attr-defined]
+                                        reason=cmd.reason)]
+
+
+@handles(c.OpenBankAccount)
+def open_bank_account(cmd: c.OpenBankAccount, books: Books, ctx: Context) -> list[ev.Event]:
+    """Add a bank account tied to a bank control account."""
+    require_role(ctx, MANAGERS, "open a bank account")
+    company = books.require_company()
+    if cmd.bank_account_id in books.bank_accounts:
+        raise CommandRejected("duplicate_id", f"bank account {cmd.bank_account_id!r} already "
+                              "exists", "bank_account_id")
+    acct = require_account(books, cmd.gl_account, "gl_account")
+    if acct.control != "bank":
+        raise CommandRejected("not_a_bank_account",
+                              f"account {acct.code} ({acct.name}) is not a bank control "
+                              "account", "gl_account")
+    if any(b.gl_account == cmd.gl_account for b in books.bank_accounts.values()):
+        raise CommandRejected("duplicate_id", f"account {cmd.gl_account} already belongs to "
+                              "another bank account", "gl_account")
+    if cmd.opening_balance:
+        require_open_period(books, cmd.entry_date)
+    return [ev.BankAccountOpened(bank_account_id=cmd.bank_account_id, name=cmd.name,
+                                 number=cmd.number, gl_account=cmd.gl_account,
+                                 entry_date=cmd.entry_date, opening_balance=cmd.opening_balance,
+                                 equity_account=company.accounts.opening_equity)]
+
+
+# --- receivables -----------------------------------------------------------------
+
+
+@handles(c.IssueInvoice)
+def issue_invoice(cmd: c.IssueInvoice, books: Books, ctx: Context) -> list[ev.Event]:
+    """Issue a customer invoice within the customer's credit limit."""
+    company = books.require_company()
+    cust = books.customer(cmd.customer_id)
+    require_open_period(books, cmd.entry_date)
+    iid = new_id(cmd.invoice_id, books.invoices, "INV", "invoice", books, "invoice_id")
+    lines = []
+    for n, line in enumerate(cmd.lines):
+        account = line.account or company.accounts.revenue
+        acct = require_account(books, account, f"lines[{n}].account")
+        if acct.control is not None:
+            raise CommandRejected("control_account_restricted",
+                                  f"lines[{n}].account {account} is a control account",
+                                  f"lines[{n}].account")
+        require_positive(line.unit_price, f"lines[{n}].unit_price")
+        lines.append(ev.InvoiceLine(description=line.description, quantity=line.quantity,
+                                    unit_price=line.unit_price,
+                                    amount=line.quantity * line.unit_price, account=account))
+    subtotal = sum(line.amount for line in lines)
+    tax = pct_of(subtotal, cmd.tax_rate_bp)
+    total = subtotal + tax
+    if (books.policies.enforce_credit_limits and cust.credit_limit is not None
+            and cust.open_ar + total > cust.credit_limit):
+        raise CommandRejected(
+            "credit_limit_exceeded",
+            f"customer {cust.customer_id} owes {_fmt(cust.open_ar)}; this invoice of "
+            f"{_fmt(total)} would exceed its credit limit of {_fmt(cust.credit_limit)}",
+            "customer_id")
+    return [ev.InvoiceIssued(invoice_id=iid, customer_id=cmd.customer_id,
+                             entry_date=cmd.entry_date,
+                             due_on=_due(cmd.entry_date, cust.terms_days, cmd.due_on),
+                             lines=tuple(lines), subtotal=subtotal, tax=tax, total=total,
+                             ar_account=company.accounts.ar,
+                             tax_account=company.accounts.tax_payable,
+                             reference=cmd.reference)]
+
+
+def _reduce_open_invoice(books: Books, invoice_id: str, amount: int) -> object:
+    inv = books.invoice(invoice_id)
+    require_positive(amount)
+    if amount > inv.open:
+        raise CommandRejected("exceeds_open_balance",
+                              f"invoice {invoice_id} has {_fmt(inv.open)} open, cannot reduce "
+                              f"it by {_fmt(amount)}", "amount")
+    return inv
+
+
+@handles(c.IssueCreditMemo)
+def issue_credit_memo(cmd: c.IssueCreditMemo, books: Books, ctx: Context) -> list[ev.Event]:
+    """Credit part of an open invoice."""
+    company = books.require_company()
+    inv = _reduce_open_invoice(books, cmd.invoice_id, cmd.amount)
+    day = cmd.entry_date or ctx.business_date
+    require_open_period(books, day)
+    account = cmd.account or company.accounts.sales_returns
+    require_account(books, account, "account")
+    mid = new_id(cmd.credit_memo_id, books.credit_memos, "CM", "credit memo", books,
+                 "credit_memo_id")
+    return [ev.CreditMemoIssued(credit_memo_id=mid, invoice_id=cmd.invoice_id,
+                                customer_id=inv.customer_id,  # type: ignore[attr-defined]
+                                entry_date=day, amount=cmd.amount, account=account,
+                                ar_account=inv.ar_account,  # type: ignore[attr-defined]
+                                reason=cmd.reason)]
+
+
+@handles(c.RecordReceipt)
+def record_receipt(cmd: c.RecordReceipt, books: Books, ctx: Context) -> list[ev.Event]:
+    """Record cash received into a bank account as unapplied cash."""
+    company = books.require_company()
+    bank = books.bank_account(cmd.bank_account_id)
+    if cmd.customer_id is not None:
+        books.customer(cmd.customer_id)
+    require_positive(cmd.amount)
+    require_open_period(books, cmd.entry_date)
+    rid = new_id(cmd.receipt_id, books.receipts, "RCT", "receipt", books, "receipt_id")
+    return [ev.ReceiptRecorded(receipt_id=rid, customer_id=cmd.customer_id,
+                               bank_account_id=cmd.bank_account_id, entry_date=cmd.entry_date,
+                               amount=cmd.amount, bank_gl_account=bank.gl_account,
+                               unapplied_account=company.accounts.unapplied_cash,
+                               method=cmd.method, reference=cmd.reference, payer=cmd.payer)]
+
+
+@handles(c.AssignReceiptCustomer)
+def assign_receipt_customer(cmd: c.AssignReceiptCustomer, books: Books,
+                            ctx: Context) -> list[ev.Event]:
+    """Name the customer of a receipt recorded without one."""
+    r = books.receipt(cmd.receipt_id)
+    books.customer(cmd.customer_id)
+    if r.customer_id is not None:
+        raise CommandRejected("customer_already_assigned",
+                              f"receipt {r.receipt_id} already belongs to customer "
+                              f"{r.customer_id}", "customer_id")
+    return [ev.ReceiptCustomerAssigned(receipt_id=cmd.receipt_id, customer_id=cmd.customer_id)]
+
+
+@handles(c.ApplyReceipt)
+def apply_receipt(cmd: c.ApplyReceipt, books: Books, ctx: Context) -> list[ev.Event]:
+    """Apply part of a receipt to an open invoice of the same customer."""
+    company = books.require_company()
+    receipt = books.receipt(cmd.receipt_id)
+    inv = books.invoice(cmd.invoice_id)
+    require_positive(cmd.amount)
+    if receipt.customer_id is None:
+        raise CommandRejected("receipt_unassigned",
+                              f"receipt {receipt.receipt_id} has no customer; assign one with "
+                              "AssignReceiptCustomer first", "receipt_id")
+    if receipt.customer_id != inv.customer_id:
+        raise CommandRejected("customer_mismatch",
+                              f"receipt {receipt.receipt_id} is from customer "
+                              f"{receipt.customer_id}, invoice {inv.invoice_id} belongs to "
+                              f"{inv.customer_id}", "invoice_id")
+    if cmd.amount > receipt.unapplied:
+        raise CommandRejected("over_application",
+                              f"receipt {receipt.receipt_id} has {_fmt(receipt.unapplied)} "
+                              f"unapplied, cannot apply {_fmt(cmd.amount)}", "amount")
+    if cmd.amount > inv.open:
+        raise CommandRejected("exceeds_open_balance",
+                              f"invoice {inv.invoice_id} has {_fmt(inv.open)} open, cannot "
+                              f"apply {_fmt(cmd.amount)}", "amount")
+    day = cmd.entry_date or ctx.business_date
+    require_open_period(books, day)
+    return [ev.ReceiptApplied(receipt_id=cmd.receipt_id, invoice_id=cmd.invoice_id,
+                              customer_id=inv.customer_id, entry_date=day, amount=cmd.amount,
+                              unapplied_account=company.accounts.unapplied_cash,
+                              ar_account=inv.ar_account)]
+
+
+@handles(c.ReverseApplication)
+def reverse_application(cmd: c.ReverseApplication, books: Books, ctx: Context) -> list[ev.Event]:
+    """Undo (part of) an application."""
+    company = books.require_company()
+    receipt = books.receipt(cmd.receipt_id)
+    inv = books.invoice(cmd.invoice_id)
+    require_positive(cmd.amount)
+    applied = receipt.applied.get(cmd.invoice_id, 0)
+    if cmd.amount > applied:
+        raise CommandRejected("exceeds_applied",
+                              f"receipt {receipt.receipt_id} has {_fmt(applied)} applied to "
+                              f"invoice {cmd.invoice_id}, cannot reverse {_fmt(cmd.amount)}",
+                              "amount")
+    day = cmd.entry_date or ctx.business_date
+    require_open_period(books, day)
+    return [ev.ApplicationReversed(receipt_id=cmd.receipt_id, invoice_id=cmd.invoice_id,
+                                   customer_id=inv.customer_id, entry_date=day,
+                                   amount=cmd.amount,
+                                   unapplied_account=company.accounts.unapplied_cash,
+                                   ar_account=inv.ar_account)]
+
+
+@handles(c.WriteOffInvoice)
+def write_off_invoice(cmd: c.WriteOffInvoice, books: Books, ctx: Context) -> list[ev.Event]:
+    """Write off part of an invoice; clerks only up to the policy's limit."""
+    company = books.require_company()
+    inv = _reduce_open_invoice(books, cmd.invoice_id, cmd.amount)
+    if ctx.role == "clerk" and cmd.amount > books.policies.clerk_write_off_limit:
+        raise CommandRejected("write_off_limit",
+                              f"a clerk may write off at most "
+                              f"{_fmt(books.policies.clerk_write_off_limit)} (asked "
+                              f"{_fmt(cmd.amount)}); a controller must approve more", "amount")
+    day = cmd.entry_date or ctx.business_date
+    require_open_period(books, day)
+    account = cmd.account or company.accounts.bad_debt
+    require_account(books, account, "account")
+    return [ev.InvoiceWrittenOff(invoice_id=cmd.invoice_id,
+                                 customer_id=inv.customer_id,  # type: ignore[attr-defined]
+                                 entry_date=day, amount=cmd.amount, account=account,
+                                 ar_account=inv.ar_account,  # type: ignore[attr-defined]
+                                 reason=cmd.reason)]
+
+
+@handles(c.GrantFeeAllowance)
+def grant_fee_allowance(cmd: c.GrantFeeAllowance, books: Books, ctx: Context) -> list[ev.Event]:
+    """Accept a processor's fee as paid on an invoice."""
+    company = books.require_company()
+    inv = _reduce_open_invoice(books, cmd.invoice_id, cmd.amount)
+    day = cmd.entry_date or ctx.business_date
+    require_open_period(books, day)
+    account = cmd.account or company.accounts.card_fees
+    require_account(books, account, "account")
+    return [ev.FeeAllowanceGranted(invoice_id=cmd.invoice_id,
+                                   customer_id=inv.customer_id,  # type: ignore[attr-defined]
+                                   entry_date=day, amount=cmd.amount, account=account,
+                                   ar_account=inv.ar_account,  # type: ignore[attr-defined]
+                                   reason=cmd.reason)]
+
+
+@handles(c.RefundCustomer)
+def refund_customer(cmd: c.RefundCustomer, books: Books, ctx: Context) -> list[ev.Event]:
+    """Pay unapplied cash back to the receipt's customer."""
+    company = books.require_company()
+    receipt = books.receipt(cmd.receipt_id)
+    require_positive(cmd.amount)
+    if receipt.customer_id is None:
+        raise CommandRejected("receipt_unassigned",
+                              f"receipt {receipt.receipt_id} has no customer to refund",
+                              "receipt_id")
+    if cmd.amount > receipt.unapplied:
+        raise CommandRejected("over_application",
+                              f"receipt {receipt.receipt_id} has {_fmt(receipt.unapplied)} "
+                              f"unapplied, cannot refund {_fmt(cmd.amount)}", "amount")
+    day = cmd.entry_date or ctx.business_date
+    require_open_period(books, day)
+    taken = {k[1] for k in books.bank_docs if k[0] == "refund"}
+    fid = new_id(cmd.refund_id, taken, "RF", "refund", books, "refund_id")
+    bank = books.bank_accounts[receipt.bank_account_id]
+    return [ev.CustomerRefunded(refund_id=fid, receipt_id=cmd.receipt_id,
+                                customer_id=receipt.customer_id,
+                                bank_account_id=receipt.bank_account_id, entry_date=day,
+                                amount=cmd.amount, bank_gl_account=bank.gl_account,
+                                unapplied_account=company.accounts.unapplied_cash)]
+
+
+# --- payables --------------------------------------------------------------------
+
+
+@handles(c.EnterBill)
+def enter_bill(cmd: c.EnterBill, books: Books, ctx: Context) -> list[ev.Event]:
+    """Enter a vendor invoice; its number must be new for that vendor."""
+    company = books.require_company()
+    vendor = books.vendor(cmd.vendor_id)
+    require_open_period(books, cmd.entry_date)
+    number = cmd.vendor_invoice_number.strip()
+    if number in vendor.invoice_numbers:
+        raise CommandRejected("duplicate_vendor_invoice",
+                              f"vendor {vendor.vendor_id} invoice {number!r} is already "
+                              "entered", "vendor_invoice_number")
+    bid = new_id(cmd.bill_id, books.bills, "BILL", "bill", books, "bill_id")
+    lines = []
+    for n, line in enumerate(cmd.lines):
+        account = line.account or company.accounts.expense
+        acct = require_account(books, account, f"lines[{n}].account")
+        if acct.control is not None:
+            raise CommandRejected("control_account_restricted",
+                                  f"lines[{n}].account {account} is a control account",
+                                  f"lines[{n}].account")
+        require_positive(line.amount, f"lines[{n}].amount")
+        lines.append(ev.BillLine(description=line.description, amount=line.amount,
+                                 account=account))
+    if cmd.tax < 0:
+        raise CommandRejected("non_positive_amount", "tax cannot be negative", "tax")
+    total = sum(line.amount for line in lines) + cmd.tax
+    return [ev.BillEntered(bill_id=bid, vendor_id=cmd.vendor_id, vendor_invoice_number=number,
+                           entry_date=cmd.entry_date,
+                           due_on=_due(cmd.entry_date, vendor.terms_days, cmd.due_on),
+                           lines=tuple(lines), tax=cmd.tax, total=total,
+                           ap_account=company.accounts.ap,
+                           tax_account=company.accounts.tax_payable)]
+
+
+@handles(c.ApproveBill)
+def approve_bill(cmd: c.ApproveBill, books: Books, ctx: Context) -> list[ev.Event]:
+    """Approve a bill for payment."""
+    if ctx.role == "clerk" and not books.policies.clerk_may_approve_bills:
+        raise CommandRejected("forbidden_for_role",
+                              f"{ctx.actor} (role clerk) may not approve bills under the "
+                              "company's policy; needs role controller")
+    bill = books.bill(cmd.bill_id)
+    if bill.approved:
+        raise CommandRejected("already_approved", f"bill {bill.bill_id} is already approved",
+                              "bill_id")
+    return [ev.BillApproved(bill_id=bill.bill_id, vendor_id=bill.vendor_id)]
+
+
+@handles(c.RecordVendorCredit)
+def record_vendor_credit(cmd: c.RecordVendorCredit, books: Books,
+                         ctx: Context) -> list[ev.Event]:
+    """Record a vendor credit note."""
+    company = books.require_company()
+    vendor = books.vendor(cmd.vendor_id)
+    require_positive(cmd.amount)
+    require_open_period(books, cmd.entry_date)
+    number = cmd.vendor_credit_number.strip()
+    if number in vendor.credit_numbers:
+        raise CommandRejected("duplicate_vendor_invoice",
+                              f"vendor {vendor.vendor_id} credit note {number!r} is already "
+                              "recorded", "vendor_credit_number")
+    account = cmd.account or company.accounts.expense
+    acct = require_account(books, account, "account")
+    if acct.control is not None:
+        raise CommandRejected("control_account_restricted",
+                              f"account {account} is a control account", "account")
+    cid = new_id(cmd.credit_id, books.vendor_credits, "VC", "vendor credit", books, "credit_id")
+    return [ev.VendorCreditRecorded(credit_id=cid, vendor_id=cmd.vendor_id,
+                                    vendor_credit_number=number, entry_date=cmd.entry_date,
+                                    amount=cmd.amount, account=account,
+                                    ap_account=company.accounts.ap)]
+
+
+@handles(c.ApplyVendorCredit)
+def apply_vendor_credit(cmd: c.ApplyVendorCredit, books: Books, ctx: Context) -> list[ev.Event]:
+    """Apply a vendor credit to a bill of the same vendor."""
+    credit = books.vendor_credits.get(cmd.credit_id)
+    if credit is None:
+        raise CommandRejected("unknown_vendor_credit", f"no vendor credit {cmd.credit_id!r}",
+                              "credit_id")
+    bill = books.bill(cmd.bill_id)
+    require_positive(cmd.amount)
+    if bill.vendor_id != credit.vendor_id:
+        raise CommandRejected("vendor_mismatch",
+                              f"credit {credit.credit_id} is from vendor {credit.vendor_id}, "
+                              f"bill {bill.bill_id} from {bill.vendor_id}", "bill_id")
+    if cmd.amount > credit.open:
+        raise CommandRejected("over_application",
+                              f"credit {credit.credit_id} has {_fmt(credit.open)} left, cannot "
+                              f"apply {_fmt(cmd.amount)}", "amount")
+    if cmd.amount > bill.open:
+        raise CommandRejected("exceeds_open_balance",
+                              f"bill {bill.bill_id} has {_fmt(bill.open)} open, cannot apply "
+                              f"{_fmt(cmd.amount)}", "amount")
+    day = cmd.entry_date or ctx.business_date
+    require_open_period(books, day)
+    return [ev.VendorCreditApplied(credit_id=credit.credit_id, bill_id=bill.bill_id,
+                                   vendor_id=bill.vendor_id, entry_date=day, amount=cmd.amount,
+                                   ap_account=credit.ap_account)]
+
+
+def _payment_events(books: Books, *, payment_id: str, vendor_id: str, bank_account_id: str,
+                    day: date, applications: list[tuple[str, int]], run_id: str | None,
+                    ) -> ev.VendorPaid:
+    company = books.require_company()
+    vendor = books.vendor(vendor_id)
+    bank = books.bank_account(bank_account_id)
+    if vendor.bank is None:
+        raise CommandRejected("no_bank_details",
+                              f"vendor {vendor_id} has no approved bank details to pay to",
+                              "vendor_id")
+    seen: dict[str, int] = {}
+    for n, (bill_id, amount) in enumerate(applications):
+        field = f"applications[{n}]"
+        bill = books.bill(bill_id, f"{field}.bill_id")
+        require_positive(amount, f"{field}.amount")
+        if bill.vendor_id != vendor_id:
+            raise CommandRejected("vendor_mismatch", f"bill {bill_id} belongs to vendor "
+                                  f"{bill.vendor_id}, not {vendor_id}", f"{field}.bill_id")
+        if not bill.approved:
+            raise CommandRejected("bill_not_approved",
+                                  f"bill {bill_id} is not approved; approve it before paying",
+                                  f"{field}.bill_id")
+        seen[bill_id] = seen.get(bill_id, 0) + amount
+        if seen[bill_id] > bill.open:
+            raise CommandRejected("exceeds_open_balance",
+                                  f"bill {bill_id} has {_fmt(bill.open)} open, cannot pay "
+                                  f"{_fmt(seen[bill_id])}", f"{field}.amount")
+    total = sum(a for _, a in applications)
+    return ev.VendorPaid(payment_id=payment_id, vendor_id=vendor_id, run_id=run_id,
+                         bank_account_id=bank_account_id, entry_date=day, amount=total,
+                         paid_to=vendor.bank,
+                         applications=tuple(ev.BillApplication(bill_id=b, amount=a)
+                                            for b, a in applications),
+                         bank_gl_account=bank.gl_account, ap_account=company.accounts.ap)
+
+
+def _payment_ids(books: Books) -> set[str]:
+    return {k[1] for k in books.bank_docs if k[0] == "payment"}
+
+
+@handles(c.PayVendor)
+def pay_vendor(cmd: c.PayVendor, books: Books, ctx: Context) -> list[ev.Event]:
+    """Pay approved bills of one vendor to its approved bank details."""
+    day = cmd.entry_date or ctx.business_date
+    require_open_period(books, day)
+    taken = _payment_ids(books)
+    pid = new_id(cmd.payment_id, taken, "PAY", "payment", books, "payment_id")
+    return [_payment_events(books, payment_id=pid, vendor_id=cmd.vendor_id,
+                            bank_account_id=cmd.bank_account_id, day=day,
+                            applications=[(a.bill_id, a.amount) for a in cmd.applications],
+                            run_id=None)]
+
+
+@handles(c.RunPayments)
+def run_payments(cmd: c.RunPayments, books: Books, ctx: Context) -> list[ev.Event]:
+    """Pay approved open bills (listed, or due by a date), one payment per vendor."""
+    day = cmd.entry_date or ctx.business_date
+    require_open_period(books, day)
+    books.bank_account(cmd.bank_account_id)
+    if cmd.bill_ids is not None:
+        bills = [books.bill(b, "bill_ids") for b in cmd.bill_ids]
+        if len(set(cmd.bill_ids)) != len(cmd.bill_ids):
+            raise CommandRejected("duplicate_id", "bill_ids lists a bill twice", "bill_ids")
+    else:
+        due_by = cmd.due_by or day
+        bills = sorted((b for b in books.bills.values()
+                        if b.approved and b.open > 0 and b.due_on <= due_by),
+                       key=lambda b: (b.vendor_id, b.bill_id))
+    if not bills:
+        raise CommandRejected("nothing_to_pay", "no approved open bill matches this payment run",
+                              "bill_ids")
+    run_id = new_id(cmd.run_id, books.payment_runs, "RUN", "payment run", books, "run_id")
+    by_vendor: dict[str, list[tuple[str, int]]] = {}
+    for b in bills:
+        if b.open <= 0:
+            raise CommandRejected("exceeds_open_balance", f"bill {b.bill_id} is already paid",
+                                  "bill_ids")
+        by_vendor.setdefault(b.vendor_id, []).append((b.bill_id, b.open))
+    taken = set(_payment_ids(books))
+    payments: list[ev.Event] = []
+    for vendor_id in sorted(by_vendor):
+        pid = books.next_id("PAY", taken)
+        taken.add(pid)
+        payments.append(_payment_events(books, payment_id=pid, vendor_id=vendor_id,
+                                        bank_account_id=cmd.bank_account_id, day=day,
+                                        applications=by_vendor[vendor_id], run_id=run_id))
+    refs = tuple(ev.PaymentRef(payment_id=p.payment_id, vendor_id=p.vendor_id,  # type: ignore[attr-defined]
+                               amount=p.amount) for p in payments)  # type: ignore[attr-defined]
+    run = ev.PaymentRunCreated(run_id=run_id, bank_account_id=cmd.bank_account_id,
+                               entry_date=day, payments=refs, total=sum(r.amount for r in refs))
+    return [run, *payments]
+
+
+# --- bank ------------------------------------------------------------------------
+
+
+@handles(c.ImportStatementLines)
+def import_statement_lines(cmd: c.ImportStatementLines, books: Books,
+                           ctx: Context) -> list[ev.Event]:
+    """Import bank statement lines (ids must be new)."""
+    books.bank_account(cmd.bank_account_id)
+    out: list[ev.Event] = []
+    taken = set(books.statement_lines)
+    for n, line in enumerate(cmd.lines):
+        if line.amount == 0:
+            raise CommandRejected("non_positive_amount", f"lines[{n}].amount is zero",
+                                  f"lines[{n}].amount")
+        lid = new_id(line.line_id, taken, "SL", "statement line", books, f"lines[{n}].line_id")
+        taken.add(lid)
+        out.append(ev.StatementLineImported(
+            line_id=lid, bank_account_id=cmd.bank_account_id, entry_date=line.entry_date,
+            amount=line.amount, description=line.description, reference=line.reference,
+            counterparty=line.counterparty, bank_ref=line.bank_ref))
+    return out
+
+
+def _match_target(books: Books, ref: c.MatchRef, bank_account_id: str,
+                  field: str) -> ev.MatchTarget:
+    if ref.kind == "receipt":
+        r = books.receipt(ref.doc_id, field)
+        bank_id, amount, matched = r.bank_account_id, r.amount, r.matched_line
+    else:
+        doc = books.bank_docs.get((ref.kind, ref.doc_id))
+        if doc is None:
+            raise CommandRejected(f"unknown_{ref.kind}", f"no {ref.kind} {ref.doc_id!r}", field)
+        bank_id, amount, matched = doc.bank_account_id, doc.amount, doc.matched_line
+    if bank_id != bank_account_id:
+        raise CommandRejected("bank_account_mismatch",
+                              f"{ref.kind} {ref.doc_id} moved bank account {bank_id}, the line "
+                              f"is on {bank_account_id}", field)
+    if matched is not None:
+        raise CommandRejected("target_already_matched",
+                              f"{ref.kind} {ref.doc_id} is already matched to statement line "
+                              f"{matched}", field)
+    return ev.MatchTarget(kind=ref.kind, doc_id=ref.doc_id, amount=amount)
+
+
+def _match(books: Books, line_id: str, refs: Iterable[c.MatchRef]) -> ev.StatementLineMatched:
+    line = books.statement_lines.get(line_id)
+    if line is None:
+        raise CommandRejected("unknown_statement_line", f"no statement line {line_id!r}",
+                              "line_id")
+    if line.targets:
+        raise CommandRejected("already_matched", f"statement line {line_id} is already matched "
+                              f"to {', '.join(t.doc_id for t in line.targets)}", "line_id")
+    refs = list(refs)
+    if len({(r.kind, r.doc_id) for r in refs}) != len(refs):
+        raise CommandRejected("duplicate_id", "targets lists a document twice", "targets")
+    targets = tuple(_match_target(books, r, line.bank_account_id, f"targets[{n}]")
+                    for n, r in enumerate(refs))
+    total = sum(t.amount for t in targets)
+    if total != line.amount:
+        raise CommandRejected("match_amount_mismatch",
+                              f"statement line {line_id} is {_fmt(line.amount)}, the documents "
+                              f"total {_fmt(total)}", "targets")
+    return ev.StatementLineMatched(line_id=line_id, bank_account_id=line.bank_account_id,
+                                   targets=targets)
+
+
+@handles(c.MatchStatementLine)
+def match_statement_line(cmd: c.MatchStatementLine, books: Books, ctx: Context) -> list[ev.Event]:
+    """Match a statement line to book documents of the same amount."""
+    return [_match(books, cmd.line_id, cmd.targets)]
+
+
+@handles(c.UnmatchStatementLine)
+def unmatch_statement_line(cmd: c.UnmatchStatementLine, books: Books,
+                           ctx: Context) -> list[ev.Event]:
+    """Undo a statement line's match."""
+    line = books.statement_lines.get(cmd.line_id)
+    if line is None:
+        raise CommandRejected("unknown_statement_line", f"no statement line {cmd.line_id!r}",
+                              "line_id")
+    if not line.targets:
+        raise CommandRejected("not_matched", f"statement line {cmd.line_id} is not matched",
+                              "line_id")
+    return [ev.StatementLineUnmatched(line_id=line.line_id, bank_account_id=line.bank_account_id,
+                                      targets=line.targets)]
+
+
+def _bank_entry(books: Books, kind: str, given: str | None, prefix: str, bank_account_id: str,
+                day: date, amount: int, account: str | None, default_account: str,
+                line_id: str | None) -> tuple[str, str, str]:
+    books.require_company()
+    bank = books.bank_account(bank_account_id)
+    require_positive(amount)
+    require_open_period(books, day)
+    acct = require_account(books, account or default_account, "account")
+    if acct.control is not None:
+        raise CommandRejected("control_account_restricted",
+                              f"account {acct.code} is a control account", "account")
+    taken = {k[1] for k in books.bank_docs if k[0] == kind}
+    doc_id = new_id(given, taken, prefix, kind, books, f"{kind}_id")
+    if line_id is not None and line_id not in books.statement_lines:
+        raise CommandRejected("unknown_statement_line", f"no statement line {line_id!r}",
+                              "line_id")
+    return doc_id, bank.gl_account, acct.code
+
+
+def _with_match(books: Books, e: ev.Event, kind: str, doc_id: str, bank_account_id: str,
+                amount: int, line_id: str | None) -> list[ev.Event]:
+    if line_id is None:
+        return [e]
+    line = books.statement_lines[line_id]
+    if line.targets:
+        raise CommandRejected("already_matched", f"statement line {line_id} is already matched",
+                              "line_id")
+    if line.bank_account_id != bank_account_id:
+        raise CommandRejected("bank_account_mismatch", f"statement line {line_id} is on bank "
+                              f"account {line.bank_account_id}", "line_id")
+    if line.amount != amount:
+        raise CommandRejected("match_amount_mismatch", f"statement line {line_id} is "
+                              f"{_fmt(line.amount)}, the {kind} is {_fmt(amount)}", "amount")
+    target = ev.MatchTarget(kind=kind, doc_id=doc_id, amount=amount)  # type: ignore[arg-type]
+    return [e, ev.StatementLineMatched(line_id=line_id, bank_account_id=bank_account_id,
+                                       targets=(target,))]
+
+
+@handles(c.RecordBankFee)
+def record_bank_fee(cmd: c.RecordBankFee, books: Books, ctx: Context) -> list[ev.Event]:
+    """Record a bank fee (and match its statement line when given)."""
+    company = books.require_company()
+    fid, bank_gl, account = _bank_entry(books, "fee", cmd.fee_id, "FEE", cmd.bank_account_id,
+                                        cmd.entry_date, cmd.amount, cmd.account,
+                                        company.accounts.bank_fees, cmd.line_id)
+    e = ev.BankFeeRecorded(fee_id=fid, bank_account_id=cmd.bank_account_id,
+                           entry_date=cmd.entry_date, amount=cmd.amount, account=account,
+                           bank_gl_account=bank_gl, memo=cmd.memo)
+    return _with_match(books, e, "fee", fid, cmd.bank_account_id, -cmd.amount, cmd.line_id)
+
+
+@handles(c.RecordInterest)
+def record_interest(cmd: c.RecordInterest, books: Books, ctx: Context) -> list[ev.Event]:
+    """Record bank interest (and match its statement line when given)."""
+    company = books.require_company()
+    iid, bank_gl, account = _bank_entry(books, "interest", cmd.interest_id, "INT",
+                                        cmd.bank_account_id, cmd.entry_date, cmd.amount,
+                                        cmd.account, company.accounts.interest_income,
+                                        cmd.line_id)
+    e = ev.InterestRecorded(interest_id=iid, bank_account_id=cmd.bank_account_id,
+                            entry_date=cmd.entry_date, amount=cmd.amount, account=account,
+                            bank_gl_account=bank_gl, memo=cmd.memo)
+    return _with_match(books, e, "interest", iid, cmd.bank_account_id, cmd.amount, cmd.line_id)
+
+
+# --- general ledger --------------------------------------------------------------
+
+
+def _journal_lines(books: Books, lines: tuple[c.JournalLineIn, ...], ctx: Context, *,
+                   opening: bool) -> tuple[ev.JournalLine, ...]:
+    out = []
+    for n, line in enumerate(lines):
+        field = f"lines[{n}]"
+        acct = require_account(books, line.account, f"{field}.account")
+        amount = line.signed
+        if amount == 0:
+            raise CommandRejected("non_positive_amount", f"{field} has a zero amount",
+                                  f"{field}.amount")
+        if line.debit is not None and line.debit < 0 or line.credit is not None and line.credit < 0:
+            raise CommandRejected("non_positive_amount",
+                                  f"{field}: debit and credit must be positive", field)
+        if acct.control is not None:
+            if opening:
+                raise CommandRejected(
+                    "control_account_restricted",
+                    f"{field}.account {acct.code} is the {acct.control} control account; its "
+                    "opening balance comes from its documents (invoices, bills, bank account)",
+                    f"{field}.account")
+            if ctx.role == "clerk" and not books.policies.clerk_may_post_to_control_accounts:
+                raise CommandRejected(
+                    "control_account_restricted",
+                    f"{field}.account {acct.code} is the {acct.control} control account; the "
+                    "company's policy does not let a clerk post journal entries to it (use "
+                    "the documents of its subledger instead)", f"{field}.account")
+        out.append(ev.JournalLine(account=acct.code, amount=amount, party=line.party,
+                                  memo=line.memo))
+    total = sum(line.amount for line in out)
+    if total != 0:
+        debits = sum(line.amount for line in out if line.amount > 0)
+        raise CommandRejected("unbalanced_entry",
+                              f"debits {_fmt(debits)} != credits {_fmt(debits - total)} "
+                              f"(difference {_fmt(total)})", "lines")
+    return tuple(out)
+
+
+@handles(c.PostJournalEntry)
+def post_journal_entry(cmd: c.PostJournalEntry, books: Books, ctx: Context) -> list[ev.Event]:
+    """Post a balanced manual journal entry."""
+    books.require_company()
+    require_open_period(books, cmd.entry_date)
+    lines = _journal_lines(books, cmd.lines, ctx, opening=False)
+    jid = new_id(cmd.entry_id, books.journal, "JE", "journal entry", books, "entry_id")
+    return [ev.JournalEntryPosted(entry_id=jid, entry_date=cmd.entry_date, kind="manual",
+                                  memo=cmd.memo, lines=lines)]
+
+
+@handles(c.PostOpeningBalances)
+def post_opening_balances(cmd: c.PostOpeningBalances, books: Books,
+                          ctx: Context) -> list[ev.Event]:
+    """Post opening balances of non-control accounts."""
+    require_role(ctx, MANAGERS, "post opening balances")
+    books.require_company()
+    require_open_period(books, cmd.entry_date)
+    lines = _journal_lines(books, cmd.lines, ctx, opening=True)
+    jid = new_id(cmd.entry_id, books.journal, "JE", "journal entry", books, "entry_id")
+    return [ev.JournalEntryPosted(entry_id=jid, entry_date=cmd.entry_date, kind="opening",
+                                  memo=cmd.memo, lines=lines)]
+
+
+@handles(c.ReverseJournalEntry)
+def reverse_journal_entry(cmd: c.ReverseJournalEntry, books: Books,
+                          ctx: Context) -> list[ev.Event]:
+    """Reverse a journal entry (once) by negating every line."""
+    entry = books.journal.get(cmd.entry_id)
+    if entry is None:
+        raise CommandRejected("unknown_journal_entry", f"no journal entry {cmd.entry_id!r}",
+                              "entry_id")
+    if entry.is_reversal:
+        raise CommandRejected("cannot_reverse_reversal",
+                              f"journal entry {cmd.entry_id} is itself a reversal; post a new "
+                              "entry instead", "entry_id")
+    if entry.reversed_by is not None:
+        raise CommandRejected("already_reversed", f"journal entry {cmd.entry_id} was already "
+                              f"reversed by {entry.reversed_by}", "entry_id")
+    require_open_period(books, cmd.entry_date)
+    if ctx.role == "clerk" and not books.policies.clerk_may_post_to_control_accounts:
+        for line in entry.lines:
+            if books.accounts[line.account].control is not None:
+                raise CommandRejected("control_account_restricted",
+                                      f"journal entry {cmd.entry_id} touches control account "
+                                      f"{line.account}; a clerk may not reverse it",
+                                      "entry_id")
+    rid = new_id(cmd.reversal_id, books.journal, "JE", "journal entry", books, "reversal_id")
+    lines = tuple(ev.JournalLine(account=x.account, amount=-x.amount, party=x.party,
+                                 memo=x.memo) for x in entry.lines)
+    return [ev.JournalEntryReversed(entry_id=cmd.entry_id, reversal_id=rid,
+                                    entry_date=cmd.entry_date,
+                                    memo=cmd.memo or f"reversal of {cmd.entry_id}", lines=lines)]
+
+
+missing = set(c.COMMANDS.values()) - set(HANDLERS)
+assert not missing, f"commands without a handler: {sorted(x.__name__ for x in missing)}"

@@ -1,0 +1,237 @@
+"""The ledger: the single writer of a store.
+
+It owns the log head (position and hash), the stream versions, the books'
+working state and the projection caches. A command is decided by its handler
+against the in-memory books; its events, their GL lines and the read tables are
+written in one transaction. A rejected command writes nothing; a failed write
+leaves the store untouched and the ledger reloads its state from the log.
+
+Several ledgers may share one store (the engine between turns, the API during a
+turn): each write takes the store's write lock and first catches up with anything
+another writer appended.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from erp import events as ev
+from erp.books import Books
+from erp.commands import Command
+from erp.errors import CommandRejected
+from erp.handlers import Context, handle
+from erp.projections import Projections
+from erp.schema import PROJECTION_TABLES
+from erp.store import GENESIS, EventStore, StoredEvent, chain_hash
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """A command with who submits it, in which role, on which business date."""
+
+    command: Command
+    actor: str
+    role: ev.Role
+    business_date: date
+    correlation_id: str | None = None
+    sim_time: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RebuildStats:
+    """What ``rebuild`` did."""
+
+    events: int
+    seconds: float
+
+
+class Ledger:
+    """The company's books over an event store."""
+
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
+        self._conn = store.engine.connect()
+        self._sql = store.sql
+        self.books = Books()
+        self.projections = Projections()
+        self.position, self.head_hash = 0, GENESIS
+        self._catch_up()
+
+    @classmethod
+    def open(cls, target: str | Path, *, schema: str | None = None,
+             create: bool = False) -> Ledger:
+        """Open (or with ``create`` make) the books in an SQLite file or PostgreSQL URL."""
+        return cls(EventStore.open(target, schema=schema, create=create))
+
+    def close(self) -> None:
+        """Release the connection and the store."""
+        self._conn.close()
+        self.store.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- state ------------------------------------------------------------------
+
+    def _catch_up(self) -> None:
+        """Fold events other writers appended after our head into the in-memory state."""
+        books, projections = self.books, self.projections
+        for e in self.store.read(after=self.position):
+            if e.realm == "erp":
+                event = e.event
+                books.apply(event)
+                projections.apply(e.position, e.business_date, event)
+            books.versions[e.stream] = e.version
+            self.position, self.head_hash = e.position, e.hash
+        projections.discard()  # the tables already hold these rows
+
+    def _reload(self) -> None:
+        self.books = Books()
+        self.projections = Projections()
+        self.position, self.head_hash = 0, GENESIS
+        self._catch_up()
+        if self._conn.in_transaction():
+            self._conn.rollback()
+
+    # --- writing ----------------------------------------------------------------
+
+    def execute(self, command: Command, *, actor: str, role: ev.Role, business_date: date,
+                correlation_id: str | None = None,
+                sim_time: float | None = None) -> list[StoredEvent]:
+        """Run one command in its own transaction; its stored events, or ``CommandRejected``."""
+        return self.execute_batch([Submission(command, actor, role, business_date,
+                                              correlation_id, sim_time)])
+
+    def execute_batch(self, submissions: Iterable[Submission]) -> list[StoredEvent]:
+        """Run commands in one transaction: all are written, or none (first rejection raises)."""
+        conn = self._conn
+        staged = False  # handlers are pure: until something is staged, nothing changed
+        try:
+            with self.store.write_transaction(conn):
+                self._sync(conn)
+                rows: list[tuple[Any, ...]] = []
+                for sub in submissions:
+                    ctx = Context(sub.actor, sub.role, sub.business_date)
+                    events = handle(sub.command, self.books, ctx)
+                    staged = True
+                    self._stage(events, sub, rows)
+                self.store.insert_rows(conn, rows)
+                self.projections.flush(conn, self._sql)
+        except BaseException:
+            if staged:
+                self._reload()
+            raise
+        return [StoredEvent(*r) for r in rows]
+
+    def _sync(self, conn: Any) -> None:
+        position, digest = self.store.head(conn)
+        if position != self.position or digest != self.head_hash:
+            if position < self.position:
+                self._reload()
+            else:
+                self._catch_up()
+
+    def _stage(self, events: Sequence[ev.Event], sub: Submission,
+               rows: list[tuple[Any, ...]]) -> None:
+        books, projections, versions = self.books, self.projections, self.books.versions
+        command = type(sub.command).__name__
+        cause = f"cmd-{self.position + 1}"
+        day = sub.business_date.isoformat()
+        prev = self.head_hash
+        position = self.position
+        for e in events:
+            position += 1
+            stream = e.stream
+            version = versions.get(stream, 0) + 1
+            payload = ev.encode_event(e).decode()
+            row = (position, stream, version, e.type, e.schema_version, "erp", day,  # type: ignore[attr-defined]
+                   sub.sim_time, sub.actor, sub.role, command, cause,
+                   sub.correlation_id or cause, payload)
+            digest = chain_hash(prev, *row)
+            rows.append((*row, prev, digest))
+            prev = digest
+            versions[stream] = version
+            books.apply(e)
+            projections.apply(position, day, e)
+        self.position, self.head_hash = position, prev
+
+    def record(self, realm: str, items: Sequence[tuple[str, str, str]], *, actor: str,
+               business_date: date, role: ev.Role = "system", command: str = "",
+               correlation_id: str | None = None,
+               sim_time: float | None = None) -> list[StoredEvent]:
+        """Append events of another realm (``world``): ``(stream, type, payload_json)`` each.
+
+        They share the log and its hash chain but post nothing to the books.
+        """
+        if realm == "erp":
+            raise ValueError("erp-realm events are written only by commands (execute)")
+        conn = self._conn
+        rows: list[tuple[Any, ...]] = []
+        try:
+            with self.store.write_transaction(conn):
+                self._sync(conn)
+                prev, position = self.head_hash, self.position
+                day = business_date.isoformat()
+                for stream, type_, payload in items:
+                    position += 1
+                    version = self.books.versions.get(stream, 0) + 1
+                    row = (position, stream, version, type_, 1, realm, day, sim_time, actor, role,
+                           command, None, correlation_id, payload)
+                    digest = chain_hash(prev, *row)
+                    rows.append((*row, prev, digest))
+                    prev = digest
+                    self.books.versions[stream] = version
+                self.store.insert_rows(conn, rows)
+                self.position, self.head_hash = position, prev
+        except BaseException:
+            self._reload()
+            raise
+        return [StoredEvent(*r) for r in rows]
+
+    def try_execute(self, command: Command, **kwargs: Any) -> list[StoredEvent] | CommandRejected:
+        """``execute``, returning a rejection as a value instead of raising it."""
+        try:
+            return self.execute(command, **kwargs)
+        except CommandRejected as e:
+            return e
+
+    # --- rebuilding and verifying -------------------------------------------------
+
+    def rebuild(self) -> RebuildStats:
+        """Recreate every read table from the log, in one transaction."""
+        import time
+
+        started = time.perf_counter()
+        projections = Projections()
+        n = 0
+        conn = self._conn
+        gc_was = gc.isenabled()
+        gc.disable()
+        try:
+            with self.store.write_transaction(conn):
+                for table in PROJECTION_TABLES:
+                    conn.exec_driver_sql(f"DELETE FROM {table.name}")
+                for e in self.store.read():
+                    if e.realm == "erp":
+                        projections.apply(e.position, e.business_date, e.event)
+                        n += 1
+                        if n % 50_000 == 0:  # bound the buffers; upserts absorb repeats
+                            projections.flush(conn, self._sql)
+                projections.flush(conn, self._sql)
+        finally:
+            if gc_was:
+                gc.enable()
+        self._reload()
+        return RebuildStats(n, time.perf_counter() - started)
+
+    def verify(self) -> Any:
+        """Recompute the log's hash chain (see ``EventStore.verify``)."""
+        return self.store.verify()

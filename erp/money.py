@@ -1,0 +1,81 @@
+"""Money: an integer count of cents inside, decimal strings only at the edges."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Annotated
+
+from pydantic import BeforeValidator, PlainSerializer
+
+from erp.errors import MoneyError
+
+_DECIMAL = re.compile(r"^([+-])?(\d{1,15})(?:\.(\d{1,2}))?$")
+
+
+def parse_cents(value: object, *, what: str = "amount") -> int:
+    """Read a money value as integer cents.
+
+    Accepts an ``int`` (already cents) or a decimal string with at most two places
+    (``"1240.5"``, ``"-30.00"``; thousands separators ``,`` and ``_`` are allowed).
+    Refuses floats, more than two decimals, and anything that is not a number.
+    """
+    if isinstance(value, bool):
+        raise MoneyError(f"{what}: {value!r} is not money (expected a decimal string like '12.34')")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        raise MoneyError(
+            f"{what}: {value!r} is a float; money must be a decimal string like '12.34' "
+            "or integer cents (floats cannot hold cents exactly)"
+        )
+    if isinstance(value, Decimal):
+        value = format(value, "f")
+    if not isinstance(value, str):
+        raise MoneyError(f"{what}: {value!r} is not money (expected a decimal string like '12.34')")
+    text = value.strip().replace(",", "").replace("_", "")
+    m = _DECIMAL.match(text)
+    if m is None:
+        if re.match(r"^[+-]?\d+\.\d{3,}$", text):
+            raise MoneyError(f"{what}: {value!r} has more than two decimal places")
+        raise MoneyError(f"{what}: {value!r} is not a decimal amount (expected e.g. '1240.00')")
+    sign, whole, frac = m.groups()
+    cents = int(whole) * 100 + int((frac or "0").ljust(2, "0"))
+    return -cents if sign == "-" else cents
+
+
+def format_cents(cents: int) -> str:
+    """Render cents as a plain decimal string: ``-123456`` -> ``'-1234.56'``."""
+    sign = "-" if cents < 0 else ""
+    whole, frac = divmod(abs(cents), 100)
+    return f"{sign}{whole}.{frac:02d}"
+
+
+def display_cents(cents: int) -> str:
+    """Render cents for people: ``-123456`` -> ``'-1,234.56'``."""
+    sign = "-" if cents < 0 else ""
+    whole, frac = divmod(abs(cents), 100)
+    return f"{sign}{whole:,}.{frac:02d}"
+
+
+def _to_cents(value: object) -> int:
+    try:
+        return parse_cents(value)
+    except MoneyError as e:
+        raise ValueError(str(e)) from None
+
+
+Cents = Annotated[int, BeforeValidator(_to_cents)]
+"""Integer cents in models; also accepts a decimal string on input."""
+
+MoneyStr = Annotated[int, BeforeValidator(_to_cents), PlainSerializer(format_cents, return_type=str)]
+"""Integer cents inside; serialized as a decimal string (for the API's edges)."""
+
+
+def pct_of(cents: int, basis_points: int) -> int:
+    """``cents * basis_points / 10000`` rounded half away from zero, in integers."""
+    num = cents * basis_points
+    q, r = divmod(abs(num), 10000)
+    if r * 2 >= 10000:
+        q += 1
+    return q if num >= 0 else -q

@@ -1,0 +1,285 @@
+"""Read-side queries over the projection tables, each answerable as of a date or position.
+
+``as_of`` filters by accounting date (the document's date); ``position`` by log
+position (the books exactly as they were after that event). Amounts are cents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from erp.events import AccountOpened
+from erp.store import EventStore
+
+AGING_BUCKETS = ("current", "1-30", "31-60", "61-90", "over_90")
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """A chart-of-accounts entry."""
+
+    code: str
+    name: str
+    account_type: str
+    normal_side: str
+    control: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TrialBalanceRow:
+    """One account's debit or credit balance."""
+
+    account: str
+    name: str
+    account_type: str
+    debit: int
+    credit: int
+
+    @property
+    def balance(self) -> int:
+        """Signed balance, debit positive."""
+        return self.debit - self.credit
+
+
+@dataclass(frozen=True, slots=True)
+class OpenItem:
+    """A document with an open balance in a subledger."""
+
+    doc_kind: str
+    doc_id: str
+    party: str | None
+    account: str
+    doc_date: str | None
+    due_on: str | None
+    open_amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class AgingRow:
+    """One party's open balance split into aging buckets."""
+
+    party: str
+    buckets: tuple[int, int, int, int, int]
+
+    @property
+    def total(self) -> int:
+        """The party's whole open balance."""
+        return sum(self.buckets)
+
+
+@dataclass(frozen=True, slots=True)
+class ControlTie:
+    """A control account's GL balance against its subledger total."""
+
+    account: str
+    name: str
+    control: str
+    gl_balance: int
+    subledger_total: int
+
+    @property
+    def difference(self) -> int:
+        """GL minus subledger, in the account's natural sign."""
+        return self.gl_balance - self.subledger_total
+
+
+def _where(as_of: date | None, position: int | None, date_col: str = "entry_date",
+           pos_col: str = "position") -> tuple[str, list[Any]]:
+    clauses, params = [], []
+    if as_of is not None:
+        clauses.append(f"{date_col} <= ?")
+        params.append(as_of.isoformat())
+    if position is not None:
+        clauses.append(f"{pos_col} <= ?")
+        params.append(position)
+    return (" AND ".join(clauses) or "1=1"), params
+
+
+def _rows(store: EventStore, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[Any]:
+    with store.engine.connect() as conn:
+        return conn.exec_driver_sql(store.sql(sql), tuple(params)).all()
+
+
+def chart(store: EventStore, position: int | None = None) -> dict[str, Account]:
+    """The chart of accounts by code."""
+    out: dict[str, Account] = {}
+    for e in store.read(types=["account_opened"], until=position):
+        a: AccountOpened = e.event
+        out[a.code] = Account(a.code, a.name, a.account_type, a.normal_side, a.control)
+    return out
+
+
+def trial_balance(store: EventStore, *, as_of: date | None = None,
+                  position: int | None = None) -> list[TrialBalanceRow]:
+    """Every account with a balance, from the GL lines, as of a date or position."""
+    where, params = _where(as_of, position)
+    rows = _rows(store, f"SELECT account, SUM(amount) FROM gl_lines WHERE {where} "
+                        "GROUP BY account ORDER BY account", params)
+    accounts = chart(store)
+    out = []
+    for account, total in rows:
+        total = int(total)
+        if total == 0:
+            continue
+        a = accounts.get(account)
+        out.append(TrialBalanceRow(account, a.name if a else "?", a.account_type if a else "?",
+                                   max(total, 0), max(-total, 0)))
+    return out
+
+
+def account_balance(store: EventStore, account: str, *, as_of: date | None = None,
+                    position: int | None = None) -> int:
+    """One account's GL balance, debit positive."""
+    where, params = _where(as_of, position)
+    rows = _rows(store, f"SELECT COALESCE(SUM(amount), 0) FROM gl_lines WHERE account = ? "
+                        f"AND {where}", [account, *params])
+    return int(rows[0][0])
+
+
+def open_items(store: EventStore, ledger: str, *, as_of: date | None = None,
+               position: int | None = None, party: str | None = None) -> list[OpenItem]:
+    """Documents with an open balance in a subledger (``ar``, ``ap``, ``unapplied_cash``)."""
+    where, params = _where(as_of, position, "s.entry_date", "s.position")
+    party_sql = ""
+    if party is not None:
+        party_sql = " AND d.party = ?"
+        params.append(party)
+    rows = _rows(store, f"""
+        SELECT s.doc_kind, s.doc_id, d.party, s.account, d.doc_date, d.due_on, SUM(s.amount)
+        FROM subledger s JOIN documents d ON d.kind = s.doc_kind AND d.doc_id = s.doc_id
+        WHERE s.ledger = ? AND {where}{party_sql}
+        GROUP BY s.doc_kind, s.doc_id, d.party, s.account, d.doc_date, d.due_on
+        HAVING SUM(s.amount) <> 0
+        ORDER BY d.party, d.due_on, s.doc_id""", [ledger, *params])
+    return [OpenItem(k, i, p, a, dd, due, int(t)) for k, i, p, a, dd, due, t in rows]
+
+
+def aging(store: EventStore, ledger: str, *, as_of: date,
+          position: int | None = None) -> list[AgingRow]:
+    """Open balances per party in buckets of days past due, as of a date."""
+    per_party: dict[str, list[int]] = {}
+    for item in open_items(store, ledger, as_of=as_of, position=position):
+        days = (as_of - date.fromisoformat(item.due_on)).days if item.due_on else 0
+        bucket = 0 if days <= 0 else 1 if days <= 30 else 2 if days <= 60 else 3 if days <= 90 else 4
+        row = per_party.setdefault(item.party or "(none)", [0, 0, 0, 0, 0])
+        row[bucket] += item.open_amount
+    return [AgingRow(p, tuple(b)) for p, b in sorted(per_party.items())]  # type: ignore[arg-type]
+
+
+def subledger_totals(store: EventStore, *, as_of: date | None = None,
+                     position: int | None = None) -> dict[tuple[str, str], int]:
+    """Total of each subledger per control account: ``{(ledger, account): cents}``."""
+    where, params = _where(as_of, position)
+    rows = _rows(store, f"SELECT ledger, account, SUM(amount) FROM subledger WHERE {where} "
+                        "GROUP BY ledger, account", params)
+    return {(ledger, account): int(t) for ledger, account, t in rows}
+
+
+_SIGN = {"ar": 1, "bank": 1, "ap": -1, "unapplied_cash": -1}
+
+
+def control_ties(store: EventStore, *, as_of: date | None = None,
+                 position: int | None = None) -> list[ControlTie]:
+    """Every control account's GL balance against its own subledger's total.
+
+    Both are in the account's natural sign (AR and bank as debits, AP and
+    unapplied cash as credits).
+    """
+    sub = subledger_totals(store, as_of=as_of, position=position)
+    out = []
+    for a in chart(store, position).values():
+        if a.control is None:
+            continue
+        gl = account_balance(store, a.code, as_of=as_of, position=position) * _SIGN[a.control]
+        out.append(ControlTie(a.code, a.name, a.control, gl, sub.get((a.control, a.code), 0)))
+    return out
+
+
+def document(store: EventStore, kind: str, doc_id: str, *, as_of: date | None = None,
+             position: int | None = None) -> dict[str, Any] | None:
+    """A document's state now, or as it stood at a date or position."""
+    rows = _rows(store, "SELECT kind, doc_id, party, account, doc_date, due_on, total, "
+                        "open_amount, status, reference, last_position FROM documents "
+                        "WHERE kind = ? AND doc_id = ?", [kind, doc_id])
+    if not rows:
+        return None
+    keys = ("kind", "doc_id", "party", "account", "doc_date", "due_on", "total", "open_amount",
+            "status", "reference", "last_position")
+    doc = dict(zip(keys, rows[0], strict=True))
+    if as_of is not None or position is not None:
+        where, params = _where(as_of, position)
+        hist = _rows(store, f"SELECT status, open_amount, position FROM doc_history WHERE kind = ? "
+                            f"AND doc_id = ? AND {where} ORDER BY position DESC LIMIT 1",
+                     [kind, doc_id, *params])
+        if not hist:
+            return None
+        doc.update(status=hist[0][0], open_amount=int(hist[0][1]), last_position=hist[0][2])
+    return doc
+
+
+def documents(store: EventStore, kind: str | None = None, status: str | None = None,
+              party: str | None = None) -> list[dict[str, Any]]:
+    """Current documents, filtered by kind, status and party."""
+    clauses, params = [], []
+    for col, val in (("kind", kind), ("status", status), ("party", party)):
+        if val is not None:
+            clauses.append(f"{col} = ?")
+            params.append(val)
+    where = " AND ".join(clauses) or "1=1"
+    keys = ("kind", "doc_id", "party", "account", "doc_date", "due_on", "total", "open_amount",
+            "status", "reference", "last_position")
+    rows = _rows(store, f"SELECT {', '.join(keys)} FROM documents WHERE {where} "
+                        "ORDER BY kind, doc_id", params)
+    return [dict(zip(keys, r, strict=True)) for r in rows]
+
+
+def statement_lines(store: EventStore, *, bank_account_id: str | None = None,
+                    unmatched: bool = False, as_of: date | None = None) -> list[dict[str, Any]]:
+    """Imported statement lines with their match (status as of a date when given)."""
+    clauses, params = ["1=1"], []
+    if bank_account_id is not None:
+        clauses.append("bank_account_id = ?")
+        params.append(bank_account_id)
+    if as_of is not None:
+        clauses.append("entry_date <= ?")
+        params.append(as_of.isoformat())
+    keys = ("line_id", "bank_account_id", "entry_date", "amount", "description", "reference",
+            "counterparty", "bank_ref", "status", "matched_to", "last_position")
+    rows = _rows(store, f"SELECT {', '.join(keys)} FROM statement_lines WHERE "
+                        f"{' AND '.join(clauses)} ORDER BY entry_date, line_id", params)
+    out = [dict(zip(keys, r, strict=True)) for r in rows]
+    if as_of is not None:
+        for line in out:
+            doc = document(store, "statement_line", line["line_id"], as_of=as_of)
+            line["status"] = doc["status"] if doc else line["status"]
+    return [x for x in out if not unmatched or x["status"] == "unmatched"]
+
+
+def audit_trail(store: EventStore, *, actor: str | None = None,
+                after: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
+    """Who did what, when, by which command (erp realm)."""
+    clauses, params = ["position > ?"], [after]
+    if actor is not None:
+        clauses.append("actor = ?")
+        params.append(actor)
+    keys = ("position", "business_date", "actor", "role", "command", "causation_id",
+            "correlation_id", "type", "stream")
+    lim = f" LIMIT {int(limit)}" if limit else ""
+    rows = _rows(store, f"SELECT {', '.join(keys)} FROM audit_trail WHERE "
+                        f"{' AND '.join(clauses)} ORDER BY position{lim}", params)
+    return [dict(zip(keys, r, strict=True)) for r in rows]
+
+
+def table_snapshot(store: EventStore) -> dict[str, list[tuple[Any, ...]]]:
+    """Every read table's rows in a stable order (to compare live tables with a rebuild)."""
+    from erp.schema import PROJECTION_TABLES
+
+    out = {}
+    for t in PROJECTION_TABLES:
+        cols = [c.name for c in t.columns]
+        keys = [c.name for c in t.primary_key.columns]
+        out[t.name] = [tuple(r) for r in _rows(
+            store, f"SELECT {', '.join(cols)} FROM {t.name} ORDER BY {', '.join(keys)}")]
+    return out

@@ -1,0 +1,402 @@
+"""The event store: one append-only log per attempt, on SQLAlchemy Core.
+
+Backends: an SQLite file in WAL mode (the embedded default) or a PostgreSQL
+database by URL, one schema per store. Appends are atomic batches with optimistic
+concurrency on ``(stream, version)``; every row is chained to the one before it by
+sha256 over a canonical encoding that leaves out wall-clock time, so the same
+events give the same head hash on any machine and either backend.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+from sqlalchemy import event as sa_event
+from sqlalchemy.engine import Connection, Engine
+
+from erp import schema as s
+from erp.errors import ConcurrencyConflict, IntegrityError, StoreError
+
+GENESIS = "0" * 64
+"""The ``prev_hash`` of the first event of every log."""
+
+EVENT_COLUMNS = tuple(c.name for c in s.events.columns)
+
+
+def chain_hash(prev_hash: str, position: int, stream: str, version: int, type_: str,
+               schema_version: int, realm: str, business_date: str, sim_time: float | None,
+               actor: str, role: str, command: str, causation_id: str | None,
+               correlation_id: str | None, payload: str) -> str:
+    """The hash of one event row, chained to ``prev_hash``."""
+    head = orjson.dumps([position, stream, version, type_, schema_version, realm, business_date,
+                         sim_time, actor, role, command, causation_id, correlation_id])
+    return hashlib.sha256(b"%s\n%s\n%s" % (prev_hash.encode(), head, payload.encode())).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event to append, before the store gives it a position, version and hash."""
+
+    stream: str
+    type: str
+    payload: str
+    business_date: str
+    realm: str = "erp"
+    schema_version: int = 1
+    actor: str = "system"
+    role: str = "system"
+    command: str = ""
+    sim_time: float | None = None
+    causation_id: str | None = None
+    correlation_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One row of the log: the envelope and the JSON payload."""
+
+    position: int
+    stream: str
+    version: int
+    type: str
+    schema_version: int
+    realm: str
+    business_date: str
+    sim_time: float | None
+    actor: str
+    role: str
+    command: str
+    causation_id: str | None
+    correlation_id: str | None
+    payload: str
+    prev_hash: str
+    hash: str
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The payload as a dict."""
+        return orjson.loads(self.payload)
+
+    @property
+    def event(self) -> Any:
+        """The payload decoded into its event class (erp realm only)."""
+        from erp.events import decode_event
+
+        if self.realm != "erp":
+            raise TypeError(f"event {self.position} is in realm {self.realm!r}; decode it with "
+                            "that realm's event registry")
+        return decode_event(self.type, self.schema_version, self.payload)
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    """The result of recomputing the hash chain."""
+
+    ok: bool
+    events: int
+    head_hash: str
+    first_bad_position: int | None = None
+    message: str = ""
+
+
+def _pg_lock_key(name: str) -> int:
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+
+
+class EventStore:
+    """An event log with its read tables, in SQLite or PostgreSQL."""
+
+    def __init__(self, engine: Engine, *, label: str, schema: str | None = None) -> None:
+        self.engine = engine
+        self.label = label
+        self.schema = schema
+        self.dialect = engine.dialect.name
+        self._qmark = engine.dialect.paramstyle == "qmark"
+        self._lock_key = _pg_lock_key(schema or "public")
+
+    # --- opening --------------------------------------------------------------
+
+    @classmethod
+    def open(cls, target: str | Path, *, schema: str | None = None,
+             create: bool = False) -> EventStore:
+        """Open a store: an SQLite path (or ``sqlite:///`` URL) or a PostgreSQL URL.
+
+        With ``create`` a missing store is created; otherwise a missing file, a
+        missing schema or a database that is not an erpsim store is a ``StoreError``.
+        """
+        text = str(target)
+        if text.startswith(("postgresql:", "postgresql+psycopg:", "postgres:")):
+            store = cls._open_postgres(text, schema)
+        else:
+            path = Path(text.removeprefix("sqlite:///")) if "://" in text or not text.startswith(
+                "sqlite:") else Path(text)
+            if not create and not path.exists():
+                raise StoreError(f"no store at {path}: the file does not exist")
+            if create:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            store = cls._open_sqlite(path)
+        if create:
+            store.create()
+        store._check_format()
+        return store
+
+    @classmethod
+    def _open_sqlite(cls, path: Path) -> EventStore:
+        engine = sa.create_engine(f"sqlite:///{path}")
+
+        @sa_event.listens_for(engine, "connect")
+        def _connect(dbapi_conn: Any, _record: Any) -> None:
+            dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+            cur = dbapi_conn.cursor()
+            for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "wal_autocheckpoint=10000",
+                           "busy_timeout=30000", "cache_size=-65536"):
+                cur.execute(f"PRAGMA {pragma}")
+            cur.close()
+
+        @sa_event.listens_for(engine, "begin")
+        def _begin(conn: Connection) -> None:
+            write = conn.get_execution_options().get("erpsim_write", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+        return cls(engine, label=str(path))
+
+    @classmethod
+    def _open_postgres(cls, url: str, schema: str | None) -> EventStore:
+        u = sa.engine.make_url(url)
+        if u.drivername in ("postgresql", "postgres"):
+            u = u.set(drivername="postgresql+psycopg")
+        schema = schema or u.query.get("schema") or "erpsim"  # type: ignore[assignment]
+        if not isinstance(schema, str) or not schema.replace("_", "").isalnum():
+            raise StoreError(f"PostgreSQL schema {schema!r}: expected letters, digits and _")
+        u = u.difference_update_query(["schema"])
+        engine = sa.create_engine(u, connect_args={"options": f"-c search_path={schema}"},
+                                  pool_pre_ping=False)
+        store = cls(engine, label=f"{u.render_as_string(hide_password=True)} schema {schema}",
+                    schema=schema)
+        try:
+            with engine.connect():
+                pass
+        except sa.exc.OperationalError as e:
+            raise StoreError(f"cannot connect to PostgreSQL at "
+                             f"{u.render_as_string(hide_password=True)}: "
+                             f"{str(e.orig).strip().splitlines()[0]}") from e
+        return store
+
+    def create(self) -> None:
+        """Create the log and read tables if they are missing."""
+        with self.engine.begin() as conn:
+            if self.dialect == "postgresql":
+                conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+        with self.engine.begin() as conn:
+            s.metadata.create_all(conn)
+            exists = conn.execute(sa.select(s.store_meta.c.value).where(
+                s.store_meta.c.key == "format")).first()
+            if exists is None:
+                conn.execute(s.store_meta.insert().values(key="format", value=s.STORE_FORMAT))
+            has_view = sa.inspect(conn).get_view_names()
+            if "audit_trail" not in has_view:
+                conn.exec_driver_sql(s.AUDIT_VIEW)
+
+    def _check_format(self) -> None:
+        try:
+            with self.engine.connect() as conn:
+                row = conn.execute(sa.select(s.store_meta.c.value).where(
+                    s.store_meta.c.key == "format")).first()
+        except sa.exc.DatabaseError as e:
+            raise StoreError(f"{self.label} is not an erpsim store "
+                             f"({str(getattr(e, 'orig', e)).strip().splitlines()[0]})") from e
+        if row is None or row[0] != s.STORE_FORMAT:
+            raise StoreError(f"{self.label} is not an erpsim store (format "
+                             f"{row[0] if row else 'missing'!r}, expected {s.STORE_FORMAT!r})")
+
+    def close(self) -> None:
+        """Release every connection."""
+        self.engine.dispose()
+
+    def drop(self) -> None:
+        """Delete the store's tables (PostgreSQL: its whole schema)."""
+        with self.engine.begin() as conn:
+            if self.dialect == "postgresql":
+                conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
+            else:
+                conn.exec_driver_sql("DROP VIEW IF EXISTS audit_trail")
+                s.metadata.drop_all(conn)
+
+    # --- SQL helpers ------------------------------------------------------------
+
+    def sql(self, text: str) -> str:
+        """Adapt a statement written with ``?`` placeholders to the driver."""
+        return text if self._qmark else text.replace("?", "%s")
+
+    @contextmanager
+    def write_transaction(self, conn: Connection | None = None) -> Iterator[Connection]:
+        """A transaction that holds the store's write lock until it ends."""
+        own = conn is None
+        if conn is None:
+            conn = self.engine.connect()
+        try:
+            conn.execution_options(erpsim_write=True)
+            with conn.begin():
+                if self.dialect == "postgresql":
+                    conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+                yield conn
+        finally:
+            if own:
+                conn.close()
+
+    def head(self, conn: Connection | None = None) -> tuple[int, str]:
+        """The last position and its hash (``(0, GENESIS)`` for an empty log)."""
+        q = "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1"
+        if conn is None:
+            with self.engine.connect() as c:
+                row = c.exec_driver_sql(q).first()
+        else:
+            row = conn.exec_driver_sql(q).first()
+        return (int(row[0]), row[1]) if row else (0, GENESIS)
+
+    def stream_versions(self, conn: Connection, streams: Sequence[str]) -> dict[str, int]:
+        """The current version of each stream (0 for a stream with no events)."""
+        found: dict[str, int] = dict.fromkeys(streams, 0)
+        uniq = list(found)
+        for i in range(0, len(uniq), 500):
+            chunk = uniq[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = conn.exec_driver_sql(
+                self.sql(f"SELECT stream, MAX(version) FROM events WHERE stream IN ({marks}) "
+                         "GROUP BY stream"), tuple(chunk)).all()
+            for stream, version in rows:
+                found[stream] = int(version)
+        return found
+
+    def insert_rows(self, conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Insert event rows (in ``EVENT_COLUMNS`` order) inside the caller's transaction.
+
+        A duplicate ``(stream, version)`` or position raises ``ConcurrencyConflict``.
+        """
+        if not rows:
+            return
+        marks = ",".join("?" * len(EVENT_COLUMNS))
+        try:
+            conn.exec_driver_sql(
+                self.sql(f"INSERT INTO events ({','.join(EVENT_COLUMNS)}) VALUES ({marks})"),
+                list(rows))
+        except sa.exc.IntegrityError as e:
+            raise self._conflict(conn, rows) from e
+
+    def _conflict(self, conn: Connection, rows: Sequence[tuple[Any, ...]]) -> ConcurrencyConflict:
+        # Runs in an aborted transaction on PostgreSQL: look in a fresh connection.
+        with self.engine.connect() as fresh:
+            current = self.stream_versions(fresh, [r[1] for r in rows])
+        for r in rows:
+            if current.get(r[1], 0) >= r[2]:
+                return ConcurrencyConflict(r[1], r[2] - 1, current[r[1]])
+        return ConcurrencyConflict("<log head>", rows[0][0] - 1, self.head()[0])
+
+    # --- appending --------------------------------------------------------------
+
+    def append(self, new: Sequence[NewEvent],
+               expected_versions: Mapping[str, int] | None = None) -> list[StoredEvent]:
+        """Append events atomically; all or nothing.
+
+        ``expected_versions`` maps a stream to the version the caller last saw
+        (0: the stream must be new). A mismatch raises ``ConcurrencyConflict`` naming
+        the stream and both versions, and nothing is written.
+        """
+        with self.write_transaction() as conn:
+            position, prev = self.head(conn)
+            current = self.stream_versions(conn, [n.stream for n in new])
+            for stream, expected in (expected_versions or {}).items():
+                actual = current.get(stream)
+                if actual is None:
+                    actual = self.stream_versions(conn, [stream])[stream]
+                if actual != expected:
+                    raise ConcurrencyConflict(stream, expected, actual)
+            rows = []
+            for n in new:
+                position += 1
+                current[n.stream] += 1
+                row = (position, n.stream, current[n.stream], n.type, n.schema_version, n.realm,
+                       n.business_date, n.sim_time, n.actor, n.role, n.command, n.causation_id,
+                       n.correlation_id, n.payload)
+                digest = chain_hash(prev, *row)
+                rows.append((*row, prev, digest))
+                prev = digest
+            self.insert_rows(conn, rows)
+        return [StoredEvent(*r) for r in rows]
+
+    # --- reading ----------------------------------------------------------------
+
+    def read(self, *, after: int = 0, until: int | None = None, stream: str | None = None,
+             realm: str | None = None, types: Sequence[str] | None = None,
+             actor: str | None = None, page: int = 20_000) -> Iterator[StoredEvent]:
+        """Events in position order, filtered by range, stream, realm, types and actor."""
+        where, params = ["position > ?"], []
+        if until is not None:
+            where.append("position <= ?")
+            params.append(until)
+        if stream is not None:
+            where.append("stream = ?")
+            params.append(stream)
+        if realm is not None:
+            where.append("realm = ?")
+            params.append(realm)
+        if types:
+            where.append(f"type IN ({','.join('?' * len(types))})")
+            params.extend(types)
+        if actor is not None:
+            where.append("actor = ?")
+            params.append(actor)
+        q = self.sql(f"SELECT {','.join(EVENT_COLUMNS)} FROM events WHERE {' AND '.join(where)} "
+                     f"ORDER BY position LIMIT {int(page)}")
+        last = after
+        with self.engine.connect() as conn:
+            while True:
+                rows = conn.exec_driver_sql(q, (last, *params)).all()
+                for r in rows:
+                    yield StoredEvent(*r)
+                if len(rows) < page:
+                    return
+                last = rows[-1][0]
+
+    def count(self) -> int:
+        """How many events the log holds."""
+        with self.engine.connect() as conn:
+            return int(conn.exec_driver_sql("SELECT COUNT(*) FROM events").scalar_one())
+
+    def verify(self) -> VerifyReport:
+        """Recompute the chain; name the first position whose row does not check out."""
+        prev, expected_pos, n = GENESIS, 1, 0
+        for e in self.read():
+            if e.position != expected_pos:
+                return VerifyReport(False, n, prev, e.position,
+                                    f"position {e.position}: expected position {expected_pos} "
+                                    "(a row is missing)")
+            if e.prev_hash != prev:
+                return VerifyReport(False, n, prev, e.position,
+                                    f"position {e.position}: prev_hash {e.prev_hash[:12]}... does "
+                                    f"not link to the hash of position {e.position - 1} "
+                                    f"({prev[:12]}...)")
+            h = chain_hash(prev, e.position, e.stream, e.version, e.type, e.schema_version,
+                           e.realm, e.business_date, e.sim_time, e.actor, e.role, e.command,
+                           e.causation_id, e.correlation_id, e.payload)
+            if h != e.hash:
+                return VerifyReport(False, n, prev, e.position,
+                                    f"position {e.position}: stored hash {e.hash[:12]}... does not "
+                                    f"match its content (recomputed {h[:12]}...); the row was "
+                                    "changed after it was written")
+            prev, expected_pos, n = e.hash, expected_pos + 1, n + 1
+        return VerifyReport(True, n, prev)
+
+    def require_valid(self) -> VerifyReport:
+        """``verify()``, raising ``IntegrityError`` when the log does not check out."""
+        report = self.verify()
+        if not report.ok:
+            raise IntegrityError(f"{self.label}: {report.message}", report.first_bad_position)
+        return report

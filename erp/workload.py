@@ -1,0 +1,233 @@
+"""A generated command stream: a small company's business, day by day.
+
+Used by ``erpsim demo`` (to build a company's books) and ``erpsim bench ledger``
+(a realistic mix through the full command path). Deterministic for a seed: the
+random stream is seeded by sha256 of the seed, never by ``hash()`` or the clock.
+Every generated command is valid for the books it has built so far.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+from erp import commands as c
+from erp.charts import chart_commands
+from erp.events import BankDetails
+from erp.ledger import Submission
+
+BANK = "B-OPER"
+SYSTEM = "system:setup"
+
+
+def seeded_random(*parts: object) -> random.Random:
+    """A ``random.Random`` seeded by sha256 of the parts."""
+    digest = hashlib.sha256("/".join(map(str, parts)).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+@dataclass
+class _State:
+    invoices: dict[str, tuple[str, int, date]] = field(default_factory=dict)  # id -> cust, open
+    bills: dict[str, tuple[str, int, date]] = field(default_factory=dict)
+    journal: list[str] = field(default_factory=list)
+    n_inv: int = 0
+    n_rct: int = 0
+    n_bill: int = 0
+    n_pay: int = 0
+    n_line: int = 0
+    n_je: int = 0
+    n_fee: int = 0
+
+
+@dataclass(frozen=True)
+class DayBatch:
+    """One business day's submissions and how many events they will write."""
+
+    day: date
+    submissions: list[Submission]
+    events: int
+
+
+def _months(start: date, months: int) -> list[str]:
+    out, y, m = [], start.year, start.month
+    for _ in range(months):
+        out.append(f"{y:04d}-{m:02d}")
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
+def setup_batch(start: date, *, customers: int, vendors: int, months: int,
+                opening_bank: int = 25_000_000) -> DayBatch:
+    """Company, chart, periods, bank account, customers and vendors."""
+    rng = seeded_random("workload-setup", customers, vendors)
+    cmds: list[c.Command] = [c.SetUpCompany(name="Northwind Services LLC")]
+    cmds += chart_commands("standard-services")
+    cmds += [c.OpenPeriod(period=p) for p in _months(start, months)]
+    cmds.append(c.OpenBankAccount(bank_account_id=BANK, name="Operating account",
+                                  number="000123456789", gl_account="1000", entry_date=start,
+                                  opening_balance=opening_bank))
+    for i in range(1, customers + 1):
+        cmds.append(c.RegisterCustomer(customer_id=f"C{i:04d}", name=f"Customer {i:04d}",
+                                       terms_days=rng.choice((15, 30, 30, 45))))
+    for i in range(1, vendors + 1):
+        cmds.append(c.RegisterVendor(
+            vendor_id=f"V{i:04d}", name=f"Vendor {i:04d}", terms_days=rng.choice((15, 30)),
+            bank=BankDetails(account_name=f"Vendor {i:04d}", routing=f"{rng.randrange(10**8, 10**9)}",
+                             account_number=f"{rng.randrange(10**9, 10**10)}")))
+    subs = [Submission(cmd, SYSTEM, "system", start) for cmd in cmds]
+    return DayBatch(start, subs, len(subs))
+
+
+def business_days(start: date) -> Iterator[date]:
+    """Weekdays from ``start`` on."""
+    d = start
+    while True:
+        if d.weekday() < 5:
+            yield d
+        d += timedelta(days=1)
+
+
+def generate(seed: int | str = 0, *, start: date = date(2026, 1, 5), customers: int = 40,
+             vendors: int = 15, target_events: int | None = None, days: int | None = None,
+             invoices_per_day: int = 12, months: int = 24) -> Iterator[DayBatch]:
+    """Day batches: set-up first, then business days until a day or event count."""
+    setup = setup_batch(start, customers=customers, vendors=vendors, months=months)
+    yield setup
+    rng = seeded_random("workload", seed)
+    st = _State()
+    total = setup.events
+    for n, day in enumerate(business_days(start)):
+        if days is not None and n >= days:
+            return
+        if target_events is not None and total >= target_events:
+            return
+        subs, events = _day(rng, st, day, customers, vendors, invoices_per_day)
+        if target_events is not None and total + events > target_events:
+            subs, events = _trim(subs, target_events - total)
+        total += events
+        yield DayBatch(day, subs, events)
+
+
+def _trim(subs: list[Submission], budget: int) -> tuple[list[Submission], int]:
+    out, used = [], 0
+    for s in subs:
+        cost = _cost(s.command)
+        if used + cost > budget:
+            continue
+        out.append(s)
+        used += cost
+    return out, used
+
+
+def _cost(cmd: c.Command) -> int:
+    if isinstance(cmd, c.ImportStatementLines):
+        return len(cmd.lines)
+    return 1
+
+
+def _day(rng: random.Random, st: _State, day: date, customers: int, vendors: int,
+         per_day: int) -> tuple[list[Submission], int]:
+    clerk = f"agent:clerk-{day.isoformat()}"
+    cmds: list[tuple[c.Command, str, str]] = []
+    lines: list[c.StatementLineIn] = []
+    matches: list[c.MatchStatementLine] = []
+
+    def add(cmd: c.Command, actor: str = clerk, role: str = "clerk") -> None:
+        cmds.append((cmd, actor, role))
+
+    # Sales: invoices with one to three lines.
+    for _ in range(rng.randint(per_day // 2, per_day * 3 // 2)):
+        st.n_inv += 1
+        iid = f"INV-{st.n_inv:07d}"
+        cust = f"C{rng.randint(1, customers):04d}"
+        inv_lines = tuple(c.InvoiceLineIn(description="Consulting hours", quantity=rng.randint(1, 40),
+                                          unit_price=rng.choice((9500, 12500, 15000)),
+                                          account=rng.choice(("4000", "4000", "4000", "4900")))
+                          for _ in range(rng.randint(1, 3)))
+        add(c.IssueInvoice(invoice_id=iid, customer_id=cust, entry_date=day, lines=inv_lines))
+        st.invoices[iid] = (cust, sum(x.quantity * x.unit_price for x in inv_lines), day)
+    # Collections: older invoices get paid, some partially; receipts hit the bank.
+    payable = [k for k, (_, _, d) in st.invoices.items() if (day - d).days >= 3]
+    for iid in rng.sample(payable, min(len(payable), rng.randint(per_day // 2, per_day))):
+        cust, open_, _ = st.invoices[iid]
+        amount = open_ if rng.random() < 0.85 else max(1, open_ * 6 // 10)
+        st.n_rct += 1
+        rid = f"RCT-{st.n_rct:07d}"
+        add(c.RecordReceipt(receipt_id=rid, customer_id=cust, bank_account_id=BANK,
+                            entry_date=day, amount=amount, method="ach", reference=iid))
+        add(c.ApplyReceipt(receipt_id=rid, invoice_id=iid, amount=amount, entry_date=day))
+        if amount == open_:
+            del st.invoices[iid]
+        else:
+            st.invoices[iid] = (cust, open_ - amount, st.invoices[iid][2])
+        st.n_line += 1
+        lid = f"SL-{st.n_line:07d}"
+        lines.append(c.StatementLineIn(line_id=lid, entry_date=day, amount=amount,
+                                       description=f"ACH CREDIT {cust}", reference=iid))
+        matches.append(c.MatchStatementLine(line_id=lid,
+                                            targets=(c.MatchRef(kind="receipt", doc_id=rid),)))
+    # Purchases: bills, approved by the controller.
+    for _ in range(rng.randint(per_day // 4, per_day // 2)):
+        st.n_bill += 1
+        bid = f"BILL-{st.n_bill:07d}"
+        vendor = f"V{rng.randint(1, vendors):04d}"
+        amount = rng.randint(5_000, 400_000)
+        add(c.EnterBill(bill_id=bid, vendor_id=vendor, vendor_invoice_number=f"VI-{st.n_bill}",
+                        entry_date=day, lines=(c.BillLineIn(
+                            description="Services", amount=amount,
+                            account=rng.choice(("6000", "6100", "6200", "6300"))),)))
+        add(c.ApproveBill(bill_id=bid), f"agent:controller-{day.isoformat()}", "controller")
+        st.bills[bid] = (vendor, amount, day)
+    due = [k for k, (_, _, d) in st.bills.items() if (day - d).days >= 5]
+    for bid in rng.sample(due, min(len(due), rng.randint(per_day // 4, per_day // 2))):
+        vendor, amount, _ = st.bills.pop(bid)
+        st.n_pay += 1
+        pid = f"PAY-{st.n_pay:07d}"
+        add(c.PayVendor(payment_id=pid, vendor_id=vendor, bank_account_id=BANK, entry_date=day,
+                        applications=(c.BillPayment(bill_id=bid, amount=amount),)))
+        st.n_line += 1
+        lid = f"SL-{st.n_line:07d}"
+        lines.append(c.StatementLineIn(line_id=lid, entry_date=day, amount=-amount,
+                                       description=f"ACH DEBIT {vendor}", reference=pid))
+        matches.append(c.MatchStatementLine(line_id=lid,
+                                            targets=(c.MatchRef(kind="payment", doc_id=pid),)))
+    # Journal entries: accruals, now and then reversed.
+    for _ in range(rng.randint(0, 3)):
+        st.n_je += 1
+        jid = f"JE-{st.n_je:07d}"
+        amt = rng.randint(1_000, 250_000)
+        add(c.PostJournalEntry(entry_id=jid, entry_date=day, memo="Accrued expenses", lines=(
+            c.JournalLineIn(account=rng.choice(("6000", "6200", "6300")), debit=amt),
+            c.JournalLineIn(account="2100", credit=amt))))
+        st.journal.append(jid)
+    if st.journal and rng.random() < 0.3:
+        jid = st.journal.pop(0)
+        st.n_je += 1
+        add(c.ReverseJournalEntry(entry_id=jid, reversal_id=f"JE-{st.n_je:07d}", entry_date=day))
+    # The bank's side: the day's statement lines, a fee now and then, then matching.
+    fee = None
+    if rng.random() < 0.2:
+        st.n_line += 1
+        st.n_fee += 1
+        fee_amount = rng.choice((1_500, 2_500, 3_000))
+        lid = f"SL-{st.n_line:07d}"
+        lines.append(c.StatementLineIn(line_id=lid, entry_date=day, amount=-fee_amount,
+                                       description="SERVICE CHARGE"))
+        fee = c.RecordBankFee(fee_id=f"FEE-{st.n_fee:07d}", bank_account_id=BANK,
+                              entry_date=day, amount=fee_amount, memo="monthly fee", line_id=lid)
+    out = [Submission(cmd, actor, role, day) for cmd, actor, role in cmds]  # type: ignore[arg-type]
+    events = len(out)
+    if lines:
+        out.append(Submission(c.ImportStatementLines(bank_account_id=BANK, lines=tuple(lines)),
+                              "system:bank-feed", "system", day))
+        events += len(lines)
+        out += [Submission(m, clerk, "clerk", day) for m in matches]
+        events += len(matches)
+    if fee is not None:
+        out.append(Submission(fee, clerk, "clerk", day))
+        events += 2
+    return out, events
