@@ -167,7 +167,8 @@ class Books:
         self.bills: dict[str, BillState] = {}
         self.vendor_credits: dict[str, VendorCreditState] = {}
         self.payment_runs: set[str] = set()
-        self.bank_docs: dict[tuple[str, str], BankDocState] = {}
+        self.bank_docs: dict[str, dict[str, BankDocState]] = {
+            "payment": {}, "refund": {}, "fee": {}, "interest": {}}
         self.statement_lines: dict[str, StatementLineState] = {}
         self.journal: dict[str, JournalState] = {}
         self.versions: dict[str, int] = {}
@@ -274,7 +275,7 @@ class Books:
             case ev.VendorPaid():
                 for a in e.applications:
                     self.bills[a.bill_id].open -= a.amount
-                self.bank_docs[("payment", e.payment_id)] = BankDocState(
+                self.bank_docs["payment"][e.payment_id] = BankDocState(
                     "payment", e.payment_id, e.bank_account_id, -e.amount)
             case ev.StatementLineImported():
                 self.statement_lines[e.line_id] = StatementLineState(
@@ -310,7 +311,7 @@ class Books:
                 self.receipts[e.receipt_id].customer_id = e.customer_id
             case ev.CustomerRefunded():
                 self.receipts[e.receipt_id].unapplied -= e.amount
-                self.bank_docs[("refund", e.refund_id)] = BankDocState(
+                self.bank_docs["refund"][e.refund_id] = BankDocState(
                     "refund", e.refund_id, e.bank_account_id, -e.amount)
             case ev.VendorCreditRecorded():
                 self.vendor_credits[e.credit_id] = VendorCreditState(
@@ -322,10 +323,10 @@ class Books:
             case ev.PaymentRunCreated():
                 self.payment_runs.add(e.run_id)
             case ev.BankFeeRecorded():
-                self.bank_docs[("fee", e.fee_id)] = BankDocState(
+                self.bank_docs["fee"][e.fee_id] = BankDocState(
                     "fee", e.fee_id, e.bank_account_id, -e.amount)
             case ev.InterestRecorded():
-                self.bank_docs[("interest", e.interest_id)] = BankDocState(
+                self.bank_docs["interest"][e.interest_id] = BankDocState(
                     "interest", e.interest_id, e.bank_account_id, e.amount)
             case ev.CustomerRegistered():
                 self.customers[e.customer_id] = CustomerState(
@@ -369,4 +370,4 @@ class Books:
         if t.kind == "receipt":
             self.receipts[t.doc_id].matched_line = line_id
         else:
-            self.bank_docs[(t.kind, t.doc_id)].matched_line = line_id
+            self.bank_docs[t.kind][t.doc_id].matched_line = line_id

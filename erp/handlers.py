@@ -103,9 +103,40 @@ def new_id(given: str | None, taken: object, prefix: str, kind: str, books: Book
     return given
 
 
+class _Taken:
+    """Ids already in the books plus ids this command has just assigned (no copying)."""
+
+    def __init__(self, existing: object) -> None:
+        self.existing = existing
+        self.new: set[str] = set()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.new or key in self.existing  # type: ignore[operator]
+
+    def __len__(self) -> int:
+        return len(self.new) + len(self.existing)  # type: ignore[arg-type]
+
+    def add(self, key: str) -> None:
+        self.new.add(key)
+
+
 def require_account(books: Books, code: str, field: str) -> ev.AccountOpened:
     """The account, or ``unknown_account``."""
     return books.account(code, field)
+
+
+def require_non_control_account(books: Books, code: str, field: str) -> ev.AccountOpened:
+    """The account, unless it is a control account (``control_account_restricted``).
+
+    A document's counter-account must not be a control account: the GL would move
+    without its subledger, and "GL control balance = subledger total" would break.
+    """
+    acct = books.account(code, field)
+    if acct.control is not None:
+        raise CommandRejected("control_account_restricted",
+                              f"{field} {code} is the {acct.control} control account; a "
+                              "document's counter-account cannot be a control account", field)
+    return acct
 
 
 def _due(entry_date: date, terms_days: int, due_on: date | None) -> date:
@@ -223,7 +254,8 @@ def register_customer(cmd: c.RegisterCustomer, books: Books, ctx: Context) -> li
     require_role(ctx, MANAGERS + ("clerk",), "register customers")
     cid = new_id(cmd.customer_id, books.customers, "C", "customer", books, "customer_id")
     if cmd.credit_limit is not None and cmd.credit_limit < 0:
-        raise CommandRejected("non_positive_amount", "credit_limit cannot be negative",
+        raise CommandRejected("non_positive_amount", "credit_limit cannot be negative (got "
+                              f"{_fmt(cmd.credit_limit)})",
                               "credit_limit")
     return [ev.CustomerRegistered(customer_id=cid, name=cmd.name, terms_days=cmd.terms_days,
                                   credit_limit=cmd.credit_limit)]
@@ -372,7 +404,7 @@ def issue_credit_memo(cmd: c.IssueCreditMemo, books: Books, ctx: Context) -> lis
     day = cmd.entry_date or ctx.business_date
     require_open_period(books, day)
     account = cmd.account or company.accounts.sales_returns
-    require_account(books, account, "account")
+    require_non_control_account(books, account, "account")
     mid = new_id(cmd.credit_memo_id, books.credit_memos, "CM", "credit memo", books,
                  "credit_memo_id")
     return [ev.CreditMemoIssued(credit_memo_id=mid, invoice_id=cmd.invoice_id,
@@ -479,7 +511,7 @@ def write_off_invoice(cmd: c.WriteOffInvoice, books: Books, ctx: Context) -> lis
     day = cmd.entry_date or ctx.business_date
     require_open_period(books, day)
     account = cmd.account or company.accounts.bad_debt
-    require_account(books, account, "account")
+    require_non_control_account(books, account, "account")
     return [ev.InvoiceWrittenOff(invoice_id=cmd.invoice_id,
                                  customer_id=inv.customer_id,  # type: ignore[attr-defined]
                                  entry_date=day, amount=cmd.amount, account=account,
@@ -495,7 +527,7 @@ def grant_fee_allowance(cmd: c.GrantFeeAllowance, books: Books, ctx: Context) ->
     day = cmd.entry_date or ctx.business_date
     require_open_period(books, day)
     account = cmd.account or company.accounts.card_fees
-    require_account(books, account, "account")
+    require_non_control_account(books, account, "account")
     return [ev.FeeAllowanceGranted(invoice_id=cmd.invoice_id,
                                    customer_id=inv.customer_id,  # type: ignore[attr-defined]
                                    entry_date=day, amount=cmd.amount, account=account,
@@ -519,7 +551,7 @@ def refund_customer(cmd: c.RefundCustomer, books: Books, ctx: Context) -> list[e
                               f"unapplied, cannot refund {_fmt(cmd.amount)}", "amount")
     day = cmd.entry_date or ctx.business_date
     require_open_period(books, day)
-    taken = {k[1] for k in books.bank_docs if k[0] == "refund"}
+    taken = books.bank_docs["refund"]
     fid = new_id(cmd.refund_id, taken, "RF", "refund", books, "refund_id")
     bank = books.bank_accounts[receipt.bank_account_id]
     return [ev.CustomerRefunded(refund_id=fid, receipt_id=cmd.receipt_id,
@@ -556,7 +588,8 @@ def enter_bill(cmd: c.EnterBill, books: Books, ctx: Context) -> list[ev.Event]:
         lines.append(ev.BillLine(description=line.description, amount=line.amount,
                                  account=account))
     if cmd.tax < 0:
-        raise CommandRejected("non_positive_amount", "tax cannot be negative", "tax")
+        raise CommandRejected("non_positive_amount",
+                              f"tax cannot be negative (got {_fmt(cmd.tax)})", "tax")
     total = sum(line.amount for line in lines) + cmd.tax
     return [ev.BillEntered(bill_id=bid, vendor_id=cmd.vendor_id, vendor_invoice_number=number,
                            entry_date=cmd.entry_date,
@@ -669,8 +702,8 @@ def _payment_events(books: Books, *, payment_id: str, vendor_id: str, bank_accou
                          bank_gl_account=bank.gl_account, ap_account=company.accounts.ap)
 
 
-def _payment_ids(books: Books) -> set[str]:
-    return {k[1] for k in books.bank_docs if k[0] == "payment"}
+def _payment_ids(books: Books) -> dict[str, object]:
+    return books.bank_docs["payment"]
 
 
 @handles(c.PayVendor)
@@ -695,14 +728,18 @@ def run_payments(cmd: c.RunPayments, books: Books, ctx: Context) -> list[ev.Even
     if cmd.bill_ids is not None:
         bills = [books.bill(b, "bill_ids") for b in cmd.bill_ids]
         if len(set(cmd.bill_ids)) != len(cmd.bill_ids):
-            raise CommandRejected("duplicate_id", "bill_ids lists a bill twice", "bill_ids")
+            twice = sorted({b for b in cmd.bill_ids if cmd.bill_ids.count(b) > 1})
+            raise CommandRejected("duplicate_id", f"bill_ids lists {', '.join(twice)} twice",
+                                  "bill_ids")
     else:
         due_by = cmd.due_by or day
         bills = sorted((b for b in books.bills.values()
                         if b.approved and b.open > 0 and b.due_on <= due_by),
                        key=lambda b: (b.vendor_id, b.bill_id))
     if not bills:
-        raise CommandRejected("nothing_to_pay", "no approved open bill matches this payment run",
+        raise CommandRejected("nothing_to_pay", "no approved open bill "
+                              + ("is listed in bill_ids" if cmd.bill_ids is not None
+                                 else f"is due by {(cmd.due_by or day).isoformat()}"),
                               "bill_ids")
     run_id = new_id(cmd.run_id, books.payment_runs, "RUN", "payment run", books, "run_id")
     by_vendor: dict[str, list[tuple[str, int]]] = {}
@@ -711,7 +748,7 @@ def run_payments(cmd: c.RunPayments, books: Books, ctx: Context) -> list[ev.Even
             raise CommandRejected("exceeds_open_balance", f"bill {b.bill_id} is already paid",
                                   "bill_ids")
         by_vendor.setdefault(b.vendor_id, []).append((b.bill_id, b.open))
-    taken = set(_payment_ids(books))
+    taken = _Taken(_payment_ids(books))
     payments: list[ev.Event] = []
     for vendor_id in sorted(by_vendor):
         pid = books.next_id("PAY", taken)
@@ -735,7 +772,7 @@ def import_statement_lines(cmd: c.ImportStatementLines, books: Books,
     """Import bank statement lines (ids must be new)."""
     books.bank_account(cmd.bank_account_id)
     out: list[ev.Event] = []
-    taken = set(books.statement_lines)
+    taken = _Taken(books.statement_lines)
     for n, line in enumerate(cmd.lines):
         if line.amount == 0:
             raise CommandRejected("non_positive_amount", f"lines[{n}].amount is zero",
@@ -755,7 +792,7 @@ def _match_target(books: Books, ref: c.MatchRef, bank_account_id: str,
         r = books.receipt(ref.doc_id, field)
         bank_id, amount, matched = r.bank_account_id, r.amount, r.matched_line
     else:
-        doc = books.bank_docs.get((ref.kind, ref.doc_id))
+        doc = books.bank_docs[ref.kind].get(ref.doc_id)
         if doc is None:
             raise CommandRejected(f"unknown_{ref.kind}", f"no {ref.kind} {ref.doc_id!r}", field)
         bank_id, amount, matched = doc.bank_account_id, doc.amount, doc.matched_line
@@ -780,7 +817,10 @@ def _match(books: Books, line_id: str, refs: Iterable[c.MatchRef]) -> ev.Stateme
                               f"to {', '.join(t.doc_id for t in line.targets)}", "line_id")
     refs = list(refs)
     if len({(r.kind, r.doc_id) for r in refs}) != len(refs):
-        raise CommandRejected("duplicate_id", "targets lists a document twice", "targets")
+        keys = [(r.kind, r.doc_id) for r in refs]
+        twice = sorted({f"{k} {d}" for k, d in keys if keys.count((k, d)) > 1})
+        raise CommandRejected("duplicate_id", f"targets lists {', '.join(twice)} twice",
+                              "targets")
     targets = tuple(_match_target(books, r, line.bank_account_id, f"targets[{n}]")
                     for n, r in enumerate(refs))
     total = sum(t.amount for t in targets)
@@ -824,7 +864,7 @@ def _bank_entry(books: Books, kind: str, given: str | None, prefix: str, bank_ac
     if acct.control is not None:
         raise CommandRejected("control_account_restricted",
                               f"account {acct.code} is a control account", "account")
-    taken = {k[1] for k in books.bank_docs if k[0] == kind}
+    taken = books.bank_docs[kind]
     doc_id = new_id(given, taken, prefix, kind, books, f"{kind}_id")
     if line_id is not None and line_id not in books.statement_lines:
         raise CommandRejected("unknown_statement_line", f"no statement line {line_id!r}",
@@ -893,7 +933,9 @@ def _journal_lines(books: Books, lines: tuple[c.JournalLineIn, ...], ctx: Contex
                                   f"{field}.amount")
         if line.debit is not None and line.debit < 0 or line.credit is not None and line.credit < 0:
             raise CommandRejected("non_positive_amount",
-                                  f"{field}: debit and credit must be positive", field)
+                                  f"{field}: debit and credit must be positive (got "
+                                  f"{_fmt(-amount if line.credit is not None else amount)})",
+                                  field)
         if acct.control is not None:
             if opening:
                 raise CommandRejected(

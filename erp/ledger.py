@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from erp import events as ev
+from erp.events import decode_event
 from erp.books import Books
 from erp.commands import Command
 from erp.errors import CommandRejected
@@ -114,6 +115,8 @@ class Ledger:
         """Run commands in one transaction: all are written, or none (first rejection raises)."""
         conn = self._conn
         staged = False  # handlers are pure: until something is staged, nothing changed
+        gc_was = gc.isenabled()
+        gc.disable()  # a batch allocates many long-lived objects; collect after it, not during
         try:
             with self.store.write_transaction(conn):
                 self._sync(conn)
@@ -129,6 +132,9 @@ class Ledger:
             if staged:
                 self._reload()
             raise
+        finally:
+            if gc_was:
+                gc.enable()
         return [StoredEvent(*r) for r in rows]
 
     def _sync(self, conn: Any) -> None:
@@ -214,22 +220,27 @@ class Ledger:
         n = 0
         conn = self._conn
         gc_was = gc.isenabled()
-        gc.disable()
+        gc.disable()  # a long fold allocates many objects that live on; the GC only slows it
         try:
             with self.store.write_transaction(conn):
                 for table in PROJECTION_TABLES:
                     conn.exec_driver_sql(f"DELETE FROM {table.name}")
-                for e in self.store.read():
-                    if e.realm == "erp":
-                        projections.apply(e.position, e.business_date, e.event)
-                        n += 1
-                        if n % 50_000 == 0:  # bound the buffers; upserts absorb repeats
-                            projections.flush(conn, self._sql)
+                apply = projections.apply
+                for position, type_, schema_version, business_date, payload in self.store.scan(
+                        conn, realm="erp"):
+                    apply(position, business_date, decode_event(type_, schema_version, payload))
+                    n += 1
+                    if n % 50_000 == 0:  # bound the buffers; upserts absorb repeats
+                        projections.flush(conn, self._sql)
                 projections.flush(conn, self._sql)
+        except BaseException:
+            self._reload()
+            raise
         finally:
             if gc_was:
                 gc.enable()
-        self._reload()
+        # The books' working state does not depend on the read tables: keep it.
+        self.projections = projections
         return RebuildStats(n, time.perf_counter() - started)
 
     def verify(self) -> Any:

@@ -365,6 +365,26 @@ class EventStore:
                     return
                 last = rows[-1][0]
 
+    def scan(self, conn: Connection, *, after: int = 0, realm: str | None = None,
+             page: int = 50_000) -> Iterator[tuple[int, str, int, str, str]]:
+        """Fast full read for folds: ``(position, type, schema_version, business_date,
+        payload)`` in position order, on the caller's connection (and transaction)."""
+        where = "position > ?" + (" AND realm = ?" if realm else "")
+        q = self.sql("SELECT position, type, schema_version, business_date, payload FROM events "
+                     f"WHERE {where} ORDER BY position LIMIT {int(page)}")
+        cur = conn.connection.cursor()
+        try:
+            last = after
+            while True:
+                cur.execute(q, (last, realm) if realm else (last,))
+                rows = cur.fetchall()
+                yield from rows
+                if len(rows) < page:
+                    return
+                last = rows[-1][0]
+        finally:
+            cur.close()
+
     def count(self) -> int:
         """How many events the log holds."""
         with self.engine.connect() as conn:

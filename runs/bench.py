@@ -1,0 +1,125 @@
+"""``erpsim bench ledger``: the books' speed, measured against raw sqlite3 in the same run.
+
+Figures (one per line, ``name: value``):
+
+- ``command_path_events_per_s``: a generated business (invoices, receipts,
+  applications, bills, approvals, payments, statement lines and matches, journal
+  entries and reversals) pushed through the full command path on SQLite, one
+  transaction per business day;
+- ``rebuild_events_per_s``: every read table rebuilt from that log;
+- ``raw_insert_events_per_s``: the same event rows inserted with plain ``sqlite3``
+  ``executemany`` into a table with the same unique ``(stream, version)`` index,
+  one transaction per day, same pragmas;
+- ``command_path_vs_raw`` and ``rebuild_vs_raw``: ratios within this run;
+- ``single_command_txn_per_s``: commands each in its own transaction, as an
+  agent's requests arrive.
+"""
+
+from __future__ import annotations
+
+import gc
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from erp.ledger import Ledger
+from erp.schema import events as events_table
+from erp.store import EVENT_COLUMNS
+from erp.workload import generate
+
+
+@dataclass(frozen=True)
+class LedgerBench:
+    """The figures of one ``bench ledger`` run."""
+
+    events: int
+    command_path_events_per_s: float
+    rebuild_events_per_s: float
+    raw_insert_events_per_s: float
+    single_command_txn_per_s: float
+
+    def lines(self) -> list[str]:
+        """The six figures as ``name: value`` lines."""
+        return [
+            f"command_path_events_per_s: {self.command_path_events_per_s:.0f}",
+            f"rebuild_events_per_s: {self.rebuild_events_per_s:.0f}",
+            f"raw_insert_events_per_s: {self.raw_insert_events_per_s:.0f}",
+            f"command_path_vs_raw: {self.command_path_events_per_s / self.raw_insert_events_per_s:.3f}",
+            f"rebuild_vs_raw: {self.rebuild_events_per_s / self.raw_insert_events_per_s:.3f}",
+            f"single_command_txn_per_s: {self.single_command_txn_per_s:.0f}",
+        ]
+
+
+def _raw_insert(rows: list[tuple[object, ...]], day_sizes: list[int], path: Path) -> float:
+    conn = sqlite3.connect(path, isolation_level=None)
+    for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "wal_autocheckpoint=10000"):
+        conn.execute(f"PRAGMA {pragma}")
+    cols = ", ".join(f"{c.name} {'INTEGER' if c.name in ('position', 'version', 'schema_version') else 'TEXT'}"
+                     for c in events_table.columns)
+    conn.execute(f"CREATE TABLE events ({cols}, PRIMARY KEY (position))")
+    conn.execute("CREATE UNIQUE INDEX events_stream_version ON events (stream, version)")
+    sql = f"INSERT INTO events ({', '.join(EVENT_COLUMNS)}) VALUES ({', '.join('?' * len(EVENT_COLUMNS))})"
+    started = time.perf_counter()
+    i = 0
+    for size in day_sizes:
+        conn.execute("BEGIN")
+        conn.executemany(sql, rows[i:i + size])
+        conn.execute("COMMIT")
+        i += size
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return len(rows) / elapsed
+
+
+def run_ledger_bench(*, events: int = 200_000, single: int = 20_000, seed: int = 1,
+                     workdir: Path | None = None,
+                     progress: Callable[[str], None] = lambda _: None) -> LedgerBench:
+    """Run the ledger benchmark in a temporary directory and return its figures."""
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        root = Path(tmp)
+        progress(f"generating {events:,} events of business")
+        batches = list(generate(seed, target_events=events, invoices_per_day=100, customers=300,
+                                vendors=60, months=60))
+        gc.collect()
+
+        progress("command path")
+        ledger = Ledger.open(root / "books.db", create=True)
+        started = time.perf_counter()
+        for b in batches:
+            ledger.execute_batch(b.submissions)
+        command_rate = ledger.position / (time.perf_counter() - started)
+        n_events = ledger.position
+
+        progress("rebuild")
+        stats = ledger.rebuild()
+        rebuild_rate = stats.events / stats.seconds
+        with ledger.store.engine.connect() as conn:
+            rows = [tuple(r) for r in conn.exec_driver_sql(
+                f"SELECT {', '.join(EVENT_COLUMNS)} FROM events ORDER BY position")]
+        ledger.close()
+
+        progress("raw sqlite3 insert")
+        day_sizes = []
+        for b in batches:
+            day_sizes.append(b.events)
+        raw_rate = _raw_insert(rows, day_sizes, root / "raw.db")
+        del rows
+        gc.collect()
+
+        progress(f"{single:,} single-command transactions")
+        ledger = Ledger.open(root / "single.db", create=True)
+        subs = [s for b in generate(seed + 1, target_events=single + 1000, invoices_per_day=100,
+                                    customers=300, vendors=60, months=60)
+                for s in b.submissions]
+        setup_n = next(i for i, s in enumerate(subs) if s.actor != "system:setup")
+        ledger.execute_batch(subs[:setup_n])
+        timed = subs[setup_n:setup_n + single]
+        started = time.perf_counter()
+        for s in timed:
+            ledger.execute(s.command, actor=s.actor, role=s.role, business_date=s.business_date)
+        single_rate = len(timed) / (time.perf_counter() - started)
+        ledger.close()
+    return LedgerBench(n_events, command_rate, rebuild_rate, raw_rate, single_rate)

@@ -1,0 +1,71 @@
+"""Rich tables of the books for the terminal."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from rich.console import Console
+from rich.table import Table
+
+from erp import queries as q
+from erp.money import display_cents
+from erp.store import EventStore
+
+
+def _money(cents: int) -> str:
+    return display_cents(cents) if cents else ""
+
+
+def trial_balance_table(store: EventStore, *, as_of: date | None = None) -> Table:
+    """The trial balance as a rich table, with totals."""
+    title = "Trial balance" + (f" as of {as_of.isoformat()}" if as_of else "")
+    t = Table(title=title, title_justify="left")
+    t.add_column("Account")
+    t.add_column("Name")
+    t.add_column("Debit", justify="right")
+    t.add_column("Credit", justify="right")
+    rows = q.trial_balance(store, as_of=as_of)
+    for r in rows:
+        t.add_row(r.account, r.name, _money(r.debit), _money(r.credit))
+    debit, credit = sum(r.debit for r in rows), sum(r.credit for r in rows)
+    t.add_section()
+    t.add_row("", "Total", display_cents(debit), display_cents(credit), style="bold")
+    return t
+
+
+def aging_table(store: EventStore, ledger: str, *, as_of: date, limit: int = 15) -> Table:
+    """An AR or AP aging as a rich table (largest balances first, then a total row)."""
+    title = {"ar": "Receivables aging", "ap": "Payables aging"}[ledger]
+    t = Table(title=f"{title} as of {as_of.isoformat()}", title_justify="left")
+    t.add_column("Party")
+    for b in q.AGING_BUCKETS:
+        t.add_column(b.replace("_", " "), justify="right")
+    t.add_column("Total", justify="right")
+    rows = sorted(q.aging(store, ledger, as_of=as_of), key=lambda r: (-r.total, r.party))
+    for r in rows[:limit]:
+        t.add_row(r.party, *(_money(b) for b in r.buckets), display_cents(r.total))
+    if len(rows) > limit:
+        t.add_row(f"... {len(rows) - limit} more", *[""] * 6, style="dim")
+    totals = [sum(r.buckets[i] for r in rows) for i in range(5)]
+    t.add_section()
+    t.add_row("Total", *(display_cents(x) for x in totals), display_cents(sum(totals)),
+              style="bold")
+    return t
+
+
+def control_table(store: EventStore, *, as_of: date | None = None) -> Table:
+    """Each control account's GL balance against its subledger."""
+    t = Table(title="Control accounts", title_justify="left")
+    for col, just in (("Account", "left"), ("Name", "left"), ("Subledger", "left"),
+                      ("GL", "right"), ("Subledger total", "right"), ("Difference", "right")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for c in q.control_ties(store, as_of=as_of):
+        style = None if c.difference == 0 else "bold red"
+        t.add_row(c.account, c.name, c.control, display_cents(c.gl_balance),
+                  display_cents(c.subledger_total), display_cents(c.difference), style=style)
+    return t
+
+
+def console() -> Console:
+    """A console that does not wrap tables into unreadable columns in narrow pipes."""
+    return Console(width=max(Console().width, 110))

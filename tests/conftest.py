@@ -1,0 +1,95 @@
+"""Shared fixtures: stores on SQLite and on a real PostgreSQL server.
+
+PostgreSQL comes from ``ERPSIM_TEST_PG_URL`` (default: the local server,
+``postgresql://postgres@127.0.0.1:5432/test``). With ``CI=true`` a test that needs
+it fails loudly when the server is unreachable; elsewhere it is skipped with a
+message saying how to enable it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from erp.ledger import Ledger
+from erp.store import EventStore
+
+PG_URL = os.environ.get("ERPSIM_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+_pg_status: dict[str, str | None] = {}
+
+
+def _pg_error() -> str | None:
+    if "error" not in _pg_status:
+        import psycopg
+
+        try:
+            with psycopg.connect(PG_URL.replace("postgresql+psycopg", "postgresql"),
+                                 connect_timeout=5):
+                _pg_status["error"] = None
+        except Exception as e:  # noqa: BLE001 - any failure means unreachable
+            _pg_status["error"] = f"{type(e).__name__}: {e}".strip()
+    return _pg_status["error"]
+
+
+def require_postgres() -> None:
+    """Fail (in CI) or skip (elsewhere) when the PostgreSQL server does not answer."""
+    err = _pg_error()
+    if err is None:
+        return
+    msg = f"PostgreSQL unreachable at {PG_URL}: {err}"
+    if IN_CI:
+        pytest.fail(msg + " (CI=true: the PostgreSQL tests must run)", pytrace=False)
+    pytest.skip(msg + "; start the server or set ERPSIM_TEST_PG_URL to enable these tests")
+
+
+def pg_schema(nodeid: str) -> str:
+    """A schema name unique to one test (stable, so parallel workers never collide)."""
+    return "t_" + hashlib.sha256(nodeid.encode()).hexdigest()[:20]
+
+
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The store backend under test: ``sqlite`` or ``postgres``."""
+    if request.param == "postgres":
+        require_postgres()
+    return request.param
+
+
+@pytest.fixture
+def store_target(backend: str, tmp_path: Path,
+                 request: pytest.FixtureRequest) -> Iterator[tuple[str, str | None]]:
+    """``(target, schema)`` of a fresh, empty store on the backend under test."""
+    if backend == "sqlite":
+        yield str(tmp_path / "books.db"), None
+        return
+    schema = pg_schema(request.node.nodeid)
+    EventStore.open(PG_URL, schema=schema, create=True).drop()
+    yield PG_URL, schema
+    EventStore.open(PG_URL, schema=schema, create=True).drop()
+
+
+@pytest.fixture
+def store(store_target: tuple[str, str | None]) -> Iterator[EventStore]:
+    """A fresh event store on the backend under test."""
+    target, schema = store_target
+    s = EventStore.open(target, schema=schema, create=True)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def ledger(store_target: tuple[str, str | None]) -> Iterator[Ledger]:
+    """Empty books on the backend under test."""
+    target, schema = store_target
+    led = Ledger.open(target, schema=schema, create=True)
+    yield led
+    led.close()

@@ -1,0 +1,396 @@
+"""Posting rules: every event of every type posts balanced lines; a few exact postings.
+
+The property runs over a hypothesis strategy per event class. A test enumerates
+``EVENT_CLASSES`` and fails when a class has no strategy or is not classified as
+moving money or not, so a new event type cannot skip the property.
+"""
+
+from __future__ import annotations
+
+import itertools
+import typing
+from datetime import date
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from erp import events as ev
+from erp.postings import Posting, post
+
+# --- field strategies ------------------------------------------------------------
+
+ids = st.from_regex(r"[A-Z]{1,4}-[0-9]{1,6}", fullmatch=True)
+codes = st.sampled_from(["1000", "1010", "1200", "1300", "2000", "2150", "2200", "3900",
+                         "4000", "4050", "4900", "6000", "6800", "6810", "6900"])
+cents = st.integers(min_value=1, max_value=10**12)
+days = st.dates(min_value=date(2000, 1, 1), max_value=date(2099, 12, 31))
+text = st.text(max_size=20)
+roles = st.sampled_from(["clerk", "controller", "system"])
+bank_details = st.builds(ev.BankDetails, account_name=text,
+                         routing=st.from_regex(r"[0-9]{9}", fullmatch=True),
+                         account_number=st.from_regex(r"[0-9]{4,17}", fullmatch=True))
+policies = st.builds(ev.Policies, clerk_may_post_to_control_accounts=st.booleans(),
+                     clerk_may_approve_bills=st.booleans(),
+                     clerk_write_off_limit=st.integers(0, 10**6),
+                     enforce_credit_limits=st.booleans())
+match_targets = st.builds(ev.MatchTarget, kind=st.sampled_from(typing.get_args(ev.MatchKind)),
+                          doc_id=ids, amount=st.integers(-10**9, 10**9).filter(bool))
+
+
+def _split(total: int, cuts: set[int]) -> list[int]:
+    """``total`` cut at ``cuts`` into positive amounts."""
+    return [b - a for a, b in itertools.pairwise([0, *sorted(cuts), total])]
+
+
+@st.composite
+def balanced_lines(draw: st.DrawFn) -> tuple[ev.JournalLine, ...]:
+    """Journal lines that balance by construction: debits, and their sum split into credits."""
+    debits = draw(st.lists(cents, min_size=1, max_size=4))
+    total = sum(debits)
+    n = min(draw(st.integers(1, 4)), total)
+    cuts = draw(st.sets(st.integers(1, total - 1), min_size=n - 1, max_size=n - 1)) if n > 1 \
+        else set()
+    credits = _split(total, cuts)
+    amounts = draw(st.permutations([*debits, *(-x for x in credits)]))
+    return tuple(draw(st.builds(ev.JournalLine, account=codes, amount=st.just(a),
+                                party=st.none() | ids, memo=text)) for a in amounts)
+
+
+@st.composite
+def invoices(draw: st.DrawFn) -> ev.InvoiceIssued:
+    """An invoice whose total is its lines plus tax."""
+    lines = draw(st.lists(st.builds(
+        lambda d, q, p, a: ev.InvoiceLine(description=d, quantity=q, unit_price=p,
+                                          amount=q * p, account=a),
+        text, st.integers(1, 1000), st.integers(1, 10**8), codes), min_size=1, max_size=5))
+    subtotal = sum(x.amount for x in lines)
+    tax = draw(st.integers(0, 10**9))
+    return ev.InvoiceIssued(invoice_id=draw(ids), customer_id=draw(ids), entry_date=draw(days),
+                            due_on=draw(days), lines=tuple(lines), subtotal=subtotal, tax=tax,
+                            total=subtotal + tax, ar_account=draw(codes),
+                            tax_account=draw(codes), reference=draw(text))
+
+
+@st.composite
+def bills(draw: st.DrawFn) -> ev.BillEntered:
+    """A bill whose total is its lines plus tax."""
+    lines = draw(st.lists(st.builds(ev.BillLine, description=text, amount=cents, account=codes),
+                          min_size=1, max_size=5))
+    tax = draw(st.integers(0, 10**9))
+    return ev.BillEntered(bill_id=draw(ids), vendor_id=draw(ids),
+                          vendor_invoice_number=draw(ids), entry_date=draw(days),
+                          due_on=draw(days), lines=tuple(lines), tax=tax,
+                          total=sum(x.amount for x in lines) + tax, ap_account=draw(codes),
+                          tax_account=draw(codes))
+
+
+@st.composite
+def vendor_payments(draw: st.DrawFn) -> ev.VendorPaid:
+    """A payment whose amount is the sum of its bill applications."""
+    apps = draw(st.lists(st.builds(ev.BillApplication, bill_id=ids, amount=cents),
+                         min_size=1, max_size=5))
+    return ev.VendorPaid(payment_id=draw(ids), vendor_id=draw(ids), run_id=draw(st.none() | ids),
+                         bank_account_id=draw(ids), entry_date=draw(days),
+                         amount=sum(a.amount for a in apps), paid_to=draw(bank_details),
+                         applications=tuple(apps), bank_gl_account=draw(codes),
+                         ap_account=draw(codes))
+
+
+@st.composite
+def payment_runs(draw: st.DrawFn) -> ev.PaymentRunCreated:
+    """A payment run whose total is the sum of its payments."""
+    refs = draw(st.lists(st.builds(ev.PaymentRef, payment_id=ids, vendor_id=ids, amount=cents),
+                         min_size=1, max_size=5))
+    return ev.PaymentRunCreated(run_id=draw(ids), bank_account_id=draw(ids),
+                                entry_date=draw(days), payments=tuple(refs),
+                                total=sum(r.amount for r in refs))
+
+
+@st.composite
+def journal_reversals(draw: st.DrawFn) -> ev.JournalEntryReversed:
+    """A reversal: a balanced entry with every line negated."""
+    lines = tuple(x.model_copy(update={"amount": -x.amount}) for x in draw(balanced_lines()))
+    return ev.JournalEntryReversed(entry_id=draw(ids), reversal_id=draw(ids),
+                                   entry_date=draw(days), memo=draw(text), lines=lines)
+
+
+def _ar_reduction(cls: type[ev.Event]) -> st.SearchStrategy[ev.Event]:
+    return st.builds(cls, invoice_id=ids, customer_id=ids, entry_date=days, amount=cents,
+                     account=codes, ar_account=codes, reason=text)
+
+
+def _application(cls: type[ev.Event]) -> st.SearchStrategy[ev.Event]:
+    return st.builds(cls, receipt_id=ids, invoice_id=ids, customer_id=ids, entry_date=days,
+                     amount=cents, unapplied_account=codes, ar_account=codes)
+
+
+STRATEGIES: dict[type[ev.Event], st.SearchStrategy[ev.Event]] = {
+    ev.CompanySetUp: st.builds(ev.CompanySetUp, name=text, accounts=st.builds(ev.CompanyAccounts),
+                               policies=policies),
+    ev.PoliciesChanged: st.builds(ev.PoliciesChanged, policies=policies),
+    ev.AccountOpened: st.builds(ev.AccountOpened, code=codes, name=text,
+                                account_type=st.sampled_from(typing.get_args(ev.AccountType)),
+                                normal_side=st.sampled_from(typing.get_args(ev.Side)),
+                                control=st.none() | st.sampled_from(
+                                    typing.get_args(ev.ControlKind))),
+    ev.PeriodOpened: st.builds(ev.PeriodOpened, period=ids, start=days, end=days),
+    ev.PeriodClosed: st.builds(ev.PeriodClosed, period=ids),
+    ev.PeriodReopened: st.builds(ev.PeriodReopened, period=ids, reason=text),
+    ev.CustomerRegistered: st.builds(ev.CustomerRegistered, customer_id=ids, name=text,
+                                     terms_days=st.integers(0, 365),
+                                     credit_limit=st.none() | cents),
+    ev.VendorRegistered: st.builds(ev.VendorRegistered, vendor_id=ids, name=text,
+                                   terms_days=st.integers(0, 365),
+                                   bank=st.none() | bank_details),
+    ev.VendorBankChangeRequested: st.builds(ev.VendorBankChangeRequested, request_id=ids,
+                                            vendor_id=ids, new_bank=bank_details, reason=text,
+                                            requested_by_role=roles),
+    ev.VendorBankChangeApproved: st.builds(ev.VendorBankChangeApproved, request_id=ids,
+                                           vendor_id=ids, new_bank=bank_details,
+                                           approved_by_role=roles),
+    ev.VendorBankChangeRejected: st.builds(ev.VendorBankChangeRejected, request_id=ids,
+                                           vendor_id=ids, reason=text),
+    ev.BankAccountOpened: st.builds(ev.BankAccountOpened, bank_account_id=ids, name=text,
+                                    number=ids, gl_account=codes, entry_date=days,
+                                    opening_balance=st.just(0) | st.integers(-10**9, 10**9),
+                                    equity_account=codes),
+    ev.InvoiceIssued: invoices(),
+    ev.CreditMemoIssued: st.builds(ev.CreditMemoIssued, credit_memo_id=ids, invoice_id=ids,
+                                   customer_id=ids, entry_date=days, amount=cents,
+                                   account=codes, ar_account=codes, reason=text),
+    ev.ReceiptRecorded: st.builds(ev.ReceiptRecorded, receipt_id=ids,
+                                  customer_id=st.none() | ids, bank_account_id=ids,
+                                  entry_date=days, amount=cents, bank_gl_account=codes,
+                                  unapplied_account=codes, method=text, reference=text,
+                                  payer=text),
+    ev.ReceiptCustomerAssigned: st.builds(ev.ReceiptCustomerAssigned, receipt_id=ids,
+                                          customer_id=ids),
+    ev.ReceiptApplied: _application(ev.ReceiptApplied),
+    ev.ApplicationReversed: _application(ev.ApplicationReversed),
+    ev.InvoiceWrittenOff: _ar_reduction(ev.InvoiceWrittenOff),
+    ev.FeeAllowanceGranted: _ar_reduction(ev.FeeAllowanceGranted),
+    ev.CustomerRefunded: st.builds(ev.CustomerRefunded, refund_id=ids, receipt_id=ids,
+                                   customer_id=ids, bank_account_id=ids, entry_date=days,
+                                   amount=cents, bank_gl_account=codes, unapplied_account=codes),
+    ev.BillEntered: bills(),
+    ev.BillApproved: st.builds(ev.BillApproved, bill_id=ids, vendor_id=ids),
+    ev.VendorCreditRecorded: st.builds(ev.VendorCreditRecorded, credit_id=ids, vendor_id=ids,
+                                       vendor_credit_number=ids, entry_date=days, amount=cents,
+                                       account=codes, ap_account=codes),
+    ev.VendorCreditApplied: st.builds(ev.VendorCreditApplied, credit_id=ids, bill_id=ids,
+                                      vendor_id=ids, entry_date=days, amount=cents,
+                                      ap_account=codes),
+    ev.PaymentRunCreated: payment_runs(),
+    ev.VendorPaid: vendor_payments(),
+    ev.StatementLineImported: st.builds(ev.StatementLineImported, line_id=ids,
+                                        bank_account_id=ids, entry_date=days,
+                                        amount=st.integers(-10**9, 10**9).filter(bool),
+                                        description=text, reference=text, counterparty=text,
+                                        bank_ref=text),
+    ev.StatementLineMatched: st.builds(ev.StatementLineMatched, line_id=ids, bank_account_id=ids,
+                                       targets=st.lists(match_targets, min_size=1, max_size=3)
+                                       .map(tuple)),
+    ev.StatementLineUnmatched: st.builds(ev.StatementLineUnmatched, line_id=ids,
+                                         bank_account_id=ids,
+                                         targets=st.lists(match_targets, min_size=1, max_size=3)
+                                         .map(tuple)),
+    ev.BankFeeRecorded: st.builds(ev.BankFeeRecorded, fee_id=ids, bank_account_id=ids,
+                                  entry_date=days, amount=cents, account=codes,
+                                  bank_gl_account=codes, memo=text),
+    ev.InterestRecorded: st.builds(ev.InterestRecorded, interest_id=ids, bank_account_id=ids,
+                                   entry_date=days, amount=cents, account=codes,
+                                   bank_gl_account=codes, memo=text),
+    ev.JournalEntryPosted: st.builds(ev.JournalEntryPosted, entry_id=ids, entry_date=days,
+                                     kind=st.sampled_from(["manual", "opening"]), memo=text,
+                                     lines=balanced_lines()),
+    ev.JournalEntryReversed: journal_reversals(),
+}
+"""A strategy for every event class (enforced by ``test_every_event_class_has_a_strategy``)."""
+
+MOVES_MONEY: frozenset[type[ev.Event]] = frozenset({
+    ev.InvoiceIssued, ev.CreditMemoIssued, ev.ReceiptRecorded, ev.ReceiptApplied,
+    ev.ApplicationReversed, ev.InvoiceWrittenOff, ev.FeeAllowanceGranted, ev.CustomerRefunded,
+    ev.BillEntered, ev.VendorCreditRecorded, ev.VendorPaid, ev.BankFeeRecorded,
+    ev.InterestRecorded, ev.JournalEntryPosted, ev.JournalEntryReversed, ev.BankAccountOpened,
+})
+"""Events that post GL lines (``BankAccountOpened`` only with an opening balance)."""
+
+POSTS_NOTHING: frozenset[type[ev.Event]] = frozenset({
+    ev.CompanySetUp, ev.PoliciesChanged, ev.AccountOpened, ev.PeriodOpened, ev.PeriodClosed,
+    ev.PeriodReopened, ev.CustomerRegistered, ev.VendorRegistered, ev.VendorBankChangeRequested,
+    ev.VendorBankChangeApproved, ev.VendorBankChangeRejected, ev.ReceiptCustomerAssigned,
+    ev.BillApproved, ev.PaymentRunCreated, ev.StatementLineImported, ev.StatementLineMatched,
+    ev.StatementLineUnmatched,
+    # moves an amount between two AP documents of one vendor on the same account: no GL line
+    ev.VendorCreditApplied,
+})
+"""Events that post no GL lines: master data, workflow, bank matching."""
+
+EVENT_CLASSES: tuple[type[ev.Event], ...] = tuple(ev.EVENT_CLASSES.values())
+ALL_CLASSES = sorted(EVENT_CLASSES, key=lambda c: c.__name__)
+
+
+def _moves_money(e: ev.Event) -> bool:
+    if isinstance(e, ev.BankAccountOpened):
+        return e.opening_balance != 0
+    return type(e) in MOVES_MONEY
+
+
+# --- completeness ----------------------------------------------------------------
+
+
+def test_every_event_class_has_a_strategy() -> None:
+    missing = sorted(c.__name__ for c in EVENT_CLASSES if c not in STRATEGIES)
+    assert not missing, (f"event classes without a hypothesis strategy in {__name__}.STRATEGIES "
+                         f"(add one so the posting property covers them): {missing}")
+    stale = sorted(c.__name__ for c in STRATEGIES if c not in set(EVENT_CLASSES))
+    assert not stale, f"strategies for classes missing from EVENT_CLASSES: {stale}"
+
+
+def test_every_event_class_is_classified() -> None:
+    assert not MOVES_MONEY & POSTS_NOTHING
+    unclassified = sorted(c.__name__ for c in EVENT_CLASSES
+                          if c not in MOVES_MONEY | POSTS_NOTHING)
+    assert not unclassified, ("event classes neither in MOVES_MONEY nor in POSTS_NOTHING "
+                              f"(decide whether they post GL lines): {unclassified}")
+
+
+def test_every_event_class_is_in_the_discriminated_union() -> None:
+    members = set(typing.get_args(typing.get_args(ev.ErpEvent)[0]))
+    assert members == set(EVENT_CLASSES), (
+        f"missing from ErpEvent: {sorted(c.__name__ for c in set(EVENT_CLASSES) - members)}; "
+        f"not in EVENT_CLASSES: {sorted(c.__name__ for c in members - set(EVENT_CLASSES))}")
+
+
+# --- properties ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls", ALL_CLASSES, ids=lambda c: c.__name__)
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_every_posting_balances(cls: type[ev.Event], data: st.DataObject) -> None:
+    e = data.draw(STRATEGIES[cls], label=cls.__name__)
+    lines = post(e)
+    assert sum(p.amount for p in lines) == 0, f"{cls.__name__} posts unbalanced lines {lines}"
+    assert post(e) == lines, "posting is not a pure function of the event"
+    if _moves_money(e):
+        assert len(lines) >= 2, f"{cls.__name__} moves money but posts {lines}"
+        assert all(p.amount != 0 for p in lines), f"zero-amount GL line in {lines}"
+        assert all(p.account and p.doc_id for p in lines), lines
+    else:
+        assert lines == (), f"{cls.__name__} should post nothing, posts {lines}"
+
+
+@pytest.mark.parametrize("cls", ALL_CLASSES, ids=lambda c: c.__name__)
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_every_event_survives_the_store_encoding(cls: type[ev.Event],
+                                                 data: st.DataObject) -> None:
+    e = data.draw(STRATEGIES[cls], label=cls.__name__)
+    back = ev.decode_event(e.type, e.schema_version, ev.encode_event(e))  # type: ignore[attr-defined]
+    assert back == e
+    assert post(back) == post(e)
+
+
+@settings(max_examples=50, deadline=None)
+@given(lines=balanced_lines(), entry_id=ids, reversal_id=ids, day=days)
+def test_a_reversal_posts_the_exact_negation(lines: tuple[ev.JournalLine, ...], entry_id: str,
+                                             reversal_id: str, day: date) -> None:
+    posted = ev.JournalEntryPosted(entry_id=entry_id, entry_date=day, kind="manual", memo="m",
+                                   lines=lines)
+    reversed_ = ev.JournalEntryReversed(
+        entry_id=entry_id, reversal_id=reversal_id, entry_date=day, memo="r",
+        lines=tuple(x.model_copy(update={"amount": -x.amount}) for x in lines))
+    net: dict[str, int] = {}
+    for p in (*post(posted), *post(reversed_)):
+        net[p.account] = net.get(p.account, 0) + p.amount
+    assert set(net.values()) == {0}
+    assert all(p.doc_id == reversal_id for p in post(reversed_))
+
+
+# --- exact postings --------------------------------------------------------------
+
+DAY = date(2026, 3, 2)
+
+
+def test_an_invoice_with_tax_debits_ar_with_the_total_and_credits_revenue_and_tax() -> None:
+    e = ev.InvoiceIssued(
+        invoice_id="INV-000001", customer_id="C1", entry_date=DAY, due_on=date(2026, 4, 1),
+        lines=(ev.InvoiceLine(description="consulting", quantity=3, unit_price=12_500,
+                              amount=37_500, account="4000"),
+               ev.InvoiceLine(description="travel", quantity=1, unit_price=4_020, amount=4_020,
+                              account="4050")),
+        subtotal=41_520, tax=3_633, total=45_153, ar_account="1200", tax_account="2200")
+    assert post(e) == (
+        Posting("1200", 45_153, "C1", "INV-000001"),
+        Posting("4000", -37_500, "C1", "INV-000001"),
+        Posting("4050", -4_020, "C1", "INV-000001"),
+        Posting("2200", -3_633, "C1", "INV-000001"),
+    )
+
+
+def test_an_invoice_without_tax_posts_no_tax_line() -> None:
+    e = ev.InvoiceIssued(
+        invoice_id="INV-000002", customer_id="C2", entry_date=DAY, due_on=DAY,
+        lines=(ev.InvoiceLine(description="x", quantity=2, unit_price=500, amount=1_000,
+                              account="4000"),),
+        subtotal=1_000, tax=0, total=1_000, ar_account="1200", tax_account="2200")
+    assert post(e) == (Posting("1200", 1_000, "C2", "INV-000002"),
+                       Posting("4000", -1_000, "C2", "INV-000002"))
+
+
+def test_a_bill_with_tax_credits_ap_with_the_total() -> None:
+    e = ev.BillEntered(
+        bill_id="BILL-000001", vendor_id="V1", vendor_invoice_number="A-17", entry_date=DAY,
+        due_on=DAY, lines=(ev.BillLine(description="rent", amount=200_000, account="6100"),),
+        tax=16_000, total=216_000, ap_account="2000", tax_account="2200")
+    assert post(e) == (Posting("6100", 200_000, "V1", "BILL-000001"),
+                       Posting("2200", 16_000, "V1", "BILL-000001"),
+                       Posting("2000", -216_000, "V1", "BILL-000001"))
+
+
+def test_a_receipt_its_application_and_refund_move_unapplied_cash() -> None:
+    receipt = ev.ReceiptRecorded(receipt_id="RCT-1", customer_id="C1", bank_account_id="B",
+                                 entry_date=DAY, amount=5_000, bank_gl_account="1000",
+                                 unapplied_account="2150")
+    applied = ev.ReceiptApplied(receipt_id="RCT-1", invoice_id="INV-1", customer_id="C1",
+                                entry_date=DAY, amount=3_000, unapplied_account="2150",
+                                ar_account="1200")
+    refund = ev.CustomerRefunded(refund_id="RF-1", receipt_id="RCT-1", customer_id="C1",
+                                 bank_account_id="B", entry_date=DAY, amount=2_000,
+                                 bank_gl_account="1000", unapplied_account="2150")
+    assert post(receipt) == (Posting("1000", 5_000, "C1", "RCT-1"),
+                             Posting("2150", -5_000, "C1", "RCT-1"))
+    assert post(applied) == (Posting("2150", 3_000, "C1", "RCT-1"),
+                             Posting("1200", -3_000, "C1", "INV-1"))
+    assert post(refund) == (Posting("2150", 2_000, "C1", "RCT-1"),
+                            Posting("1000", -2_000, "C1", "RF-1"))
+
+
+def test_a_vendor_payment_debits_ap_and_credits_the_bank() -> None:
+    e = ev.VendorPaid(payment_id="PAY-1", vendor_id="V1", run_id=None, bank_account_id="B",
+                      entry_date=DAY, amount=7_500,
+                      paid_to=ev.BankDetails(account_name="V", routing="1", account_number="2"),
+                      applications=(ev.BillApplication(bill_id="BILL-1", amount=5_000),
+                                    ev.BillApplication(bill_id="BILL-2", amount=2_500)),
+                      bank_gl_account="1000", ap_account="2000")
+    assert post(e) == (Posting("2000", 7_500, "V1", "PAY-1"),
+                       Posting("1000", -7_500, "V1", "PAY-1"))
+
+
+def test_bank_fee_interest_and_opening_balance() -> None:
+    fee = ev.BankFeeRecorded(fee_id="FEE-1", bank_account_id="B", entry_date=DAY, amount=1_250,
+                             account="6800", bank_gl_account="1000")
+    interest = ev.InterestRecorded(interest_id="INT-1", bank_account_id="B", entry_date=DAY,
+                                   amount=310, account="4900", bank_gl_account="1000")
+    opened = ev.BankAccountOpened(bank_account_id="B", name="Op", number="1", gl_account="1000",
+                                  entry_date=DAY, opening_balance=1_000_000,
+                                  equity_account="3900")
+    assert post(fee) == (Posting("6800", 1_250, None, "FEE-1"),
+                         Posting("1000", -1_250, None, "FEE-1"))
+    assert post(interest) == (Posting("1000", 310, None, "INT-1"),
+                              Posting("4900", -310, None, "INT-1"))
+    assert post(opened) == (Posting("1000", 1_000_000, None, "B"),
+                            Posting("3900", -1_000_000, None, "B"))
+    assert post(opened.model_copy(update={"opening_balance": 0})) == ()
