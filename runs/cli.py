@@ -14,7 +14,6 @@ from pathlib import Path
 
 import click
 
-from erp import queries as q
 from erp.errors import ErpError, IntegrityError, StoreError
 from erp.store import EventStore
 
