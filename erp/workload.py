@@ -18,6 +18,7 @@ from erp import commands as c
 from erp.charts import chart_commands
 from erp.events import BankDetails
 from erp.ledger import Submission
+from erp.money import pct_of
 
 BANK = "B-OPER"
 SYSTEM = "system:setup"
@@ -41,6 +42,10 @@ class _State:
     n_line: int = 0
     n_je: int = 0
     n_fee: int = 0
+    n_cm: int = 0
+    n_vc: int = 0
+    first_month: str = ""
+    closed: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -76,7 +81,8 @@ def setup_batch(start: date, *, customers: int, vendors: int, months: int,
     for i in range(1, vendors + 1):
         cmds.append(c.RegisterVendor(
             vendor_id=f"V{i:04d}", name=f"Vendor {i:04d}", terms_days=rng.choice((15, 30)),
-            bank=BankDetails(account_name=f"Vendor {i:04d}", routing=f"{rng.randrange(10**8, 10**9)}",
+            bank=BankDetails(account_name=f"Vendor {i:04d}",
+                             routing=f"{rng.randrange(10**8, 10**9)}",
                              account_number=f"{rng.randrange(10**9, 10**10)}")))
     subs = [Submission(cmd, SYSTEM, "system", start) for cmd in cmds]
     return DayBatch(start, subs, len(subs))
@@ -98,7 +104,7 @@ def generate(seed: int | str = 0, *, start: date = date(2026, 1, 5), customers: 
     setup = setup_batch(start, customers=customers, vendors=vendors, months=months)
     yield setup
     rng = seeded_random("workload", seed)
-    st = _State()
+    st = _State(first_month=start.strftime("%Y-%m"))
     total = setup.events
     for n, day in enumerate(business_days(start)):
         if days is not None and n >= days:
@@ -108,25 +114,43 @@ def generate(seed: int | str = 0, *, start: date = date(2026, 1, 5), customers: 
         subs, events = _day(rng, st, day, customers, vendors, invoices_per_day)
         if target_events is not None and total + events > target_events:
             subs, events = _trim(subs, target_events - total)
+            yield DayBatch(day, subs, events)
+            return  # later days would build on commands that were cut
         total += events
         yield DayBatch(day, subs, events)
 
 
 def _trim(subs: list[Submission], budget: int) -> tuple[list[Submission], int]:
-    out, used = [], 0
+    """The longest valid prefix of a day that writes at most ``budget`` events.
+
+    The statement import may be cut short; matches of lines it no longer holds go.
+    """
+    out, used, imported = [], 0, None
     for s in subs:
-        cost = _cost(s.command)
-        if used + cost > budget:
+        cmd = s.command
+        if isinstance(cmd, c.ImportStatementLines):
+            room = budget - used
+            if room <= 0:
+                break
+            lines = cmd.lines[:room]
+            imported = {line.line_id for line in lines}
+            out.append(Submission(c.ImportStatementLines(bank_account_id=cmd.bank_account_id,
+                                                         lines=lines), s.actor, s.role,
+                                  s.business_date))
+            used += len(lines)
             continue
+        if isinstance(cmd, c.MatchStatementLine) and imported is not None \
+                and cmd.line_id not in imported:
+            continue
+        if isinstance(cmd, c.RecordBankFee) and imported is not None \
+                and cmd.line_id not in imported:
+            continue
+        cost = 2 if isinstance(cmd, c.RecordBankFee) and cmd.line_id else 1
+        if used + cost > budget:
+            break
         out.append(s)
         used += cost
     return out, used
-
-
-def _cost(cmd: c.Command) -> int:
-    if isinstance(cmd, c.ImportStatementLines):
-        return len(cmd.lines)
-    return 1
 
 
 def _day(rng: random.Random, st: _State, day: date, customers: int, vendors: int,
@@ -144,7 +168,8 @@ def _day(rng: random.Random, st: _State, day: date, customers: int, vendors: int
         st.n_inv += 1
         iid = f"INV-{st.n_inv:07d}"
         cust = f"C{rng.randint(1, customers):04d}"
-        inv_lines = tuple(c.InvoiceLineIn(description="Consulting hours", quantity=rng.randint(1, 40),
+        inv_lines = tuple(c.InvoiceLineIn(description="Consulting hours",
+                                          quantity=rng.randint(1, 40),
                                           unit_price=rng.choice((9500, 12500, 15000)),
                                           account="4000")
                           for _ in range(rng.randint(1, 3)))
@@ -154,13 +179,18 @@ def _day(rng: random.Random, st: _State, day: date, customers: int, vendors: int
     payable = [k for k, (_, _, d) in st.invoices.items() if (day - d).days >= 3]
     for iid in rng.sample(payable, min(len(payable), rng.randint(per_day // 2, per_day))):
         cust, open_, _ = st.invoices[iid]
-        amount = open_ if rng.random() < 0.85 else max(1, open_ * 6 // 10)
+        kind = rng.random()
+        fee = pct_of(open_, 290) + 30 if kind < 0.1 and open_ > 1_000 else 0  # card processor
+        amount = open_ - fee if kind < 0.85 else max(1, open_ * 6 // 10)
         st.n_rct += 1
         rid = f"RCT-{st.n_rct:07d}"
         add(c.RecordReceipt(receipt_id=rid, customer_id=cust, bank_account_id=BANK,
-                            entry_date=day, amount=amount, method="ach", reference=iid))
+                            entry_date=day, amount=amount, method="card" if fee else "ach",
+                            reference=iid))
         add(c.ApplyReceipt(receipt_id=rid, invoice_id=iid, amount=amount, entry_date=day))
-        if amount == open_:
+        if fee:
+            add(c.GrantFeeAllowance(invoice_id=iid, amount=fee, entry_date=day))
+        if amount + fee == open_:
             del st.invoices[iid]
         else:
             st.invoices[iid] = (cust, open_ - amount, st.invoices[iid][2])
@@ -182,6 +212,26 @@ def _day(rng: random.Random, st: _State, day: date, customers: int, vendors: int
                             account=rng.choice(("6000", "6100", "6200", "6300"))),)))
         add(c.ApproveBill(bill_id=bid), f"agent:controller-{day.isoformat()}", "controller")
         st.bills[bid] = (vendor, amount, day)
+    # Now and then a credit memo on an open invoice, and a vendor credit on an open bill.
+    if st.invoices and rng.random() < 0.3:
+        iid = rng.choice(sorted(st.invoices))
+        cust, open_, issued = st.invoices[iid]
+        credit = max(1, open_ // 10)
+        st.n_cm += 1
+        add(c.IssueCreditMemo(credit_memo_id=f"CM-{st.n_cm:07d}", invoice_id=iid, amount=credit,
+                              reason="Service credit", entry_date=day))
+        st.invoices[iid] = (cust, open_ - credit, issued)
+    if st.bills and rng.random() < 0.2:
+        bid = rng.choice(sorted(st.bills))
+        vendor, open_, entered = st.bills[bid]
+        credit = max(1, open_ // 20)
+        st.n_vc += 1
+        vcid = f"VC-{st.n_vc:07d}"
+        add(c.RecordVendorCredit(credit_id=vcid, vendor_id=vendor, entry_date=day,
+                                 vendor_credit_number=f"CN-{st.n_vc}", amount=credit,
+                                 account="6000"))
+        add(c.ApplyVendorCredit(credit_id=vcid, bill_id=bid, amount=credit, entry_date=day))
+        st.bills[bid] = (vendor, open_ - credit, entered)
     due = [k for k, (_, _, d) in st.bills.items() if (day - d).days >= 5]
     for bid in rng.sample(due, min(len(due), rng.randint(per_day // 4, per_day // 2))):
         vendor, amount, _ = st.bills.pop(bid)
@@ -208,6 +258,12 @@ def _day(rng: random.Random, st: _State, day: date, customers: int, vendors: int
         jid = st.journal.pop(0)
         st.n_je += 1
         add(c.ReverseJournalEntry(entry_id=jid, reversal_id=f"JE-{st.n_je:07d}", entry_date=day))
+    # Month-end close: the controller closes last month once the first week is over.
+    last_month = (day.replace(day=1) - timedelta(days=1)).strftime("%Y-%m")
+    if day.day >= 6 and last_month not in st.closed and last_month >= st.first_month:
+        add(c.ClosePeriod(period=last_month), f"agent:controller-{day.isoformat()}",
+            "controller")
+        st.closed.add(last_month)
     # The bank's side: the day's statement lines, a fee now and then, then matching.
     fee = None
     if rng.random() < 0.2:
