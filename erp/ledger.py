@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from erp import events as ev
-from erp.events import decode_event
 from erp.books import Books
 from erp.commands import Command
 from erp.errors import CommandRejected
+from erp.events import decode_event
 from erp.handlers import Context, handle
-from erp.projections import Projections
+from erp.projections import Projections, write
 from erp.schema import PROJECTION_TABLES
 from erp.store import GENESIS, EventStore, StoredEvent, chain_hash
 
@@ -218,21 +219,30 @@ class Ledger:
         started = time.perf_counter()
         projections = Projections()
         n = 0
-        conn = self._conn
+        conn, sql = self._conn, self._sql
         gc_was = gc.isenabled()
         gc.disable()  # a long fold allocates many objects that live on; the GC only slows it
         try:
-            with self.store.write_transaction(conn):
+            with self.store.write_transaction(conn), self.store.engine.connect() as reader, \
+                    ThreadPoolExecutor(max_workers=1) as writer:
                 for table in PROJECTION_TABLES:
                     conn.exec_driver_sql(f"DELETE FROM {table.name}")
+                # Pipeline: fold page k on this thread while the writer thread inserts the
+                # rows of page k-1 (the drivers release the GIL inside executemany).
+                pending: Future[None] | None = None
                 apply = projections.apply
-                for position, type_, schema_version, business_date, payload in self.store.scan(
-                        conn, realm="erp"):
-                    apply(position, business_date, decode_event(type_, schema_version, payload))
-                    n += 1
-                    if n % 50_000 == 0:  # bound the buffers; upserts absorb repeats
-                        projections.flush(conn, self._sql)
-                projections.flush(conn, self._sql)
+                for page in self.store.scan_pages(reader, realm="erp"):
+                    for position, type_, schema_version, business_date, payload in page:
+                        apply(position, business_date,
+                              decode_event(type_, schema_version, payload))
+                    n += len(page)
+                    writes = projections.take()
+                    if pending is not None:
+                        pending.result()
+                    pending = writer.submit(write, conn, sql, writes)
+                if pending is not None:
+                    pending.result()
+                write(conn, sql, projections.take())
         except BaseException:
             self._reload()
             raise

@@ -20,11 +20,35 @@ import orjson
 from sqlalchemy.engine import Connection
 
 from erp import events as ev
-from erp.postings import post
+from erp.postings import POSTING_TYPES, post
+
+Write = tuple[str, list[tuple[Any, ...]]]
+"""A statement (with ``?`` placeholders) and the rows to execute it with."""
+
+_GL_INSERT = ("INSERT INTO gl_lines (position, seq, entry_date, account, amount, party, doc_id) "
+              "VALUES (?,?,?,?,?,?,?)")
+_SUBLEDGER_INSERT = ("INSERT INTO subledger (position, seq, ledger, account, party, doc_kind, "
+                     "doc_id, entry_date, amount) VALUES (?,?,?,?,?,?,?,?,?)")
+_DOCUMENT_UPSERT = (
+    "INSERT INTO documents (kind, doc_id, party, account, doc_date, due_on, total, open_amount, "
+    "status, reference, last_position) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+    "ON CONFLICT (kind, doc_id) DO UPDATE SET party = excluded.party, "
+    "open_amount = excluded.open_amount, status = excluded.status, "
+    "last_position = excluded.last_position")
+_HISTORY_INSERT = ("INSERT INTO doc_history (position, kind, doc_id, entry_date, status, "
+                   "open_amount) VALUES (?,?,?,?,?,?)")
+_STATEMENT_UPSERT = (
+    "INSERT INTO statement_lines (line_id, bank_account_id, entry_date, amount, description, "
+    "reference, counterparty, bank_ref, status, matched_to, last_position) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (line_id) DO UPDATE SET "
+    "status = excluded.status, matched_to = excluded.matched_to, "
+    "last_position = excluded.last_position")
 
 
 class GeneralLedger:
     """GL lines: the fold of the posting rules."""
+
+    interested: frozenset[type[ev.Event]] | None = POSTING_TYPES
 
     def __init__(self) -> None:
         self.rows: list[tuple[Any, ...]] = []
@@ -37,21 +61,27 @@ class GeneralLedger:
             self.rows.extend((position, seq, day, p.account, p.amount, p.party, p.doc_id)
                              for seq, p in enumerate(lines))
 
-    def flush(self, conn: Connection, sql: Any) -> None:
-        """Write buffered lines."""
-        if self.rows:
-            conn.exec_driver_sql(sql("INSERT INTO gl_lines (position, seq, entry_date, account, "
-                                     "amount, party, doc_id) VALUES (?,?,?,?,?,?,?)"), self.rows)
-            self.rows = []
+    def take(self) -> list[Write]:
+        """Hand over the buffered lines as statements to execute."""
+        out = [(_GL_INSERT, self.rows)] if self.rows else []
+        self.rows = []
+        return out
 
 
 class Subledgers:
     """Movements of the AR, AP, unapplied-cash and bank subledgers, from documents."""
 
+    interested: frozenset[type[ev.Event]] | None = frozenset({
+        ev.InvoiceIssued, ev.ReceiptRecorded, ev.ReceiptApplied, ev.ApplicationReversed,
+        ev.BillEntered, ev.VendorPaid, ev.CreditMemoIssued, ev.InvoiceWrittenOff,
+        ev.FeeAllowanceGranted, ev.CustomerRefunded, ev.VendorCreditRecorded,
+        ev.VendorCreditApplied, ev.BankFeeRecorded, ev.InterestRecorded, ev.BankAccountOpened,
+    })
+
     def __init__(self) -> None:
         self.rows: list[tuple[Any, ...]] = []
 
-    def apply(self, position: int, business_date: str, e: ev.Event) -> None:  # noqa: C901
+    def apply(self, position: int, business_date: str, e: ev.Event) -> None:
         """Buffer the subledger movements of one event."""
         out = self.rows
         match e:
@@ -113,13 +143,11 @@ class Subledgers:
                     out.append((position, 0, "bank", e.gl_account, None, "bank_account",
                                 e.bank_account_id, e.entry_date.isoformat(), e.opening_balance))
 
-    def flush(self, conn: Connection, sql: Any) -> None:
-        """Write buffered movements."""
-        if self.rows:
-            conn.exec_driver_sql(sql("INSERT INTO subledger (position, seq, ledger, account, "
-                                     "party, doc_kind, doc_id, entry_date, amount) "
-                                     "VALUES (?,?,?,?,?,?,?,?,?)"), self.rows)
-            self.rows = []
+    def take(self) -> list[Write]:
+        """Hand over the buffered movements as statements to execute."""
+        out = [(_SUBLEDGER_INSERT, self.rows)] if self.rows else []
+        self.rows = []
+        return out
 
 
 # Indexes into a document's mutable row (the column order of ``documents``).
@@ -144,6 +172,8 @@ def _status(kind: str, total: int, open_: int, approved: bool) -> str:
 
 class DocumentStates:
     """Every document's current state and the history of its states."""
+
+    interested: frozenset[type[ev.Event]] | None = None  # nearly every event
 
     def __init__(self) -> None:
         self.docs: dict[tuple[str, str], list[Any]] = {}
@@ -172,7 +202,7 @@ class DocumentStates:
                              day if isinstance(day, str) else day.isoformat(), row[STATUS],
                              row[OPEN]))
 
-    def apply(self, position: int, business_date: str, e: ev.Event) -> None:  # noqa: C901
+    def apply(self, position: int, business_date: str, e: ev.Event) -> None:
         """Record the document changes of one event."""
         p, bd = position, business_date
         match e:
@@ -263,22 +293,16 @@ class DocumentStates:
             case ev.PeriodReopened():
                 self._change(p, "period", e.period, bd, status="open")
 
-    def flush(self, conn: Connection, sql: Any) -> None:
-        """Upsert changed documents and write their history rows."""
+    def take(self) -> list[Write]:
+        """Hand over changed documents (as upserts) and their history rows."""
+        out: list[Write] = []
         if self.dirty:
-            rows = [tuple(self.docs[k]) for k in sorted(self.dirty)]
-            conn.exec_driver_sql(sql(
-                "INSERT INTO documents (kind, doc_id, party, account, doc_date, due_on, total, "
-                "open_amount, status, reference, last_position) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
-                "ON CONFLICT (kind, doc_id) DO UPDATE SET party = excluded.party, "
-                "open_amount = excluded.open_amount, status = excluded.status, "
-                "last_position = excluded.last_position"), rows)
+            out.append((_DOCUMENT_UPSERT, [tuple(self.docs[k]) for k in sorted(self.dirty)]))
             self.dirty = set()
         if self.history:
-            conn.exec_driver_sql(sql("INSERT INTO doc_history (position, kind, doc_id, "
-                                     "entry_date, status, open_amount) VALUES (?,?,?,?,?,?)"),
-                                 self.history)
+            out.append((_HISTORY_INSERT, self.history))
             self.history = []
+        return out
 
 
 _UNCLEARED = {"payment": "paid", "refund": "paid", "fee": "recorded", "interest": "recorded"}
@@ -286,6 +310,9 @@ _UNCLEARED = {"payment": "paid", "refund": "paid", "fee": "recorded", "interest"
 
 class BankStatement:
     """Imported statement lines with what each is matched to."""
+
+    interested: frozenset[type[ev.Event]] | None = frozenset({
+        ev.StatementLineImported, ev.StatementLineMatched, ev.StatementLineUnmatched})
 
     def __init__(self) -> None:
         self.lines: dict[str, list[Any]] = {}
@@ -308,21 +335,21 @@ class BankStatement:
                 row[10] = position
                 self.dirty.add(e.line_id)
 
-    def flush(self, conn: Connection, sql: Any) -> None:
-        """Upsert changed statement lines."""
-        if self.dirty:
-            rows = [tuple(self.lines[k]) for k in sorted(self.dirty)]
-            conn.exec_driver_sql(sql(
-                "INSERT INTO statement_lines (line_id, bank_account_id, entry_date, amount, "
-                "description, reference, counterparty, bank_ref, status, matched_to, "
-                "last_position) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (line_id) DO UPDATE "
-                "SET status = excluded.status, matched_to = excluded.matched_to, "
-                "last_position = excluded.last_position"), rows)
-            self.dirty = set()
+    def take(self) -> list[Write]:
+        """Hand over changed statement lines as upserts."""
+        if not self.dirty:
+            return []
+        rows = [tuple(self.lines[k]) for k in sorted(self.dirty)]
+        self.dirty = set()
+        return [(_STATEMENT_UPSERT, rows)]
 
 
 class Projections:
-    """All projectors of the books, applied and flushed together."""
+    """All projectors of the books, applied and flushed together.
+
+    Each projector declares the event types it reads (``interested``; None: all);
+    an event is handed only to the projectors that read it.
+    """
 
     def __init__(self) -> None:
         self.gl = GeneralLedger()
@@ -330,21 +357,34 @@ class Projections:
         self.documents = DocumentStates()
         self.statement = BankStatement()
         self._all = (self.gl, self.subledgers, self.documents, self.statement)
+        self._dispatch = {
+            cls: tuple(p.apply for p in self._all if p.interested is None or cls in p.interested)
+            for cls in ev.EVENT_CLASSES.values()
+        }
 
     def apply(self, position: int, business_date: str, e: ev.Event) -> None:
-        """Apply one erp-realm event to every projector."""
-        for p in self._all:
-            p.apply(position, business_date, e)
+        """Apply one erp-realm event to every projector that reads its type."""
+        for fn in self._dispatch[type(e)]:
+            fn(position, business_date, e)
+
+    def take(self) -> list[Write]:
+        """Every projector's buffered rows, as statements; the buffers are emptied.
+
+        The rows are copies: the caller may execute them (say, on another thread)
+        while the projectors go on folding.
+        """
+        return [w for p in self._all for w in p.take()]
 
     def flush(self, conn: Connection, sql: Any) -> None:
         """Write every projector's buffered rows in the caller's transaction."""
-        for p in self._all:
-            p.flush(conn, sql)
+        write(conn, sql, self.take())
 
     def discard(self) -> None:
         """Drop buffered rows (the transaction they belonged to was rolled back)."""
-        self.gl.rows = []
-        self.subledgers.rows = []
-        self.documents.history = []
-        self.documents.dirty = set()
-        self.statement.dirty = set()
+        self.take()
+
+
+def write(conn: Connection, sql: Any, writes: list[Write]) -> None:
+    """Execute statements from ``take()`` on a connection (``sql`` adapts placeholders)."""
+    for statement, rows in writes:
+        conn.exec_driver_sql(sql(statement), rows)

@@ -149,7 +149,9 @@ class EventStore:
 
     @classmethod
     def _open_sqlite(cls, path: Path) -> EventStore:
-        engine = sa.create_engine(f"sqlite:///{path}")
+        # Connections may be handed to a helper thread (one user at a time): see rebuild.
+        engine = sa.create_engine(f"sqlite:///{path}",
+                                  connect_args={"check_same_thread": False})
 
         @sa_event.listens_for(engine, "connect")
         def _connect(dbapi_conn: Any, _record: Any) -> None:
@@ -365,10 +367,10 @@ class EventStore:
                     return
                 last = rows[-1][0]
 
-    def scan(self, conn: Connection, *, after: int = 0, realm: str | None = None,
-             page: int = 50_000) -> Iterator[tuple[int, str, int, str, str]]:
-        """Fast full read for folds: ``(position, type, schema_version, business_date,
-        payload)`` in position order, on the caller's connection (and transaction)."""
+    def scan_pages(self, conn: Connection, *, after: int = 0, realm: str | None = None,
+                   page: int = 20_000) -> Iterator[list[tuple[int, str, int, str, str]]]:
+        """Fast full read for folds, a page at a time: ``(position, type, schema_version,
+        business_date, payload)`` rows in position order, on the caller's connection."""
         where = "position > ?" + (" AND realm = ?" if realm else "")
         q = self.sql("SELECT position, type, schema_version, business_date, payload FROM events "
                      f"WHERE {where} ORDER BY position LIMIT {int(page)}")
@@ -378,7 +380,8 @@ class EventStore:
             while True:
                 cur.execute(q, (last, realm) if realm else (last,))
                 rows = cur.fetchall()
-                yield from rows
+                if rows:
+                    yield rows
                 if len(rows) < page:
                     return
                 last = rows[-1][0]
