@@ -176,10 +176,15 @@ class Ledger:
                sim_time: float | None = None) -> list[StoredEvent]:
         """Append events of another realm (``world``): ``(stream, type, payload_json)`` each.
 
-        They share the log and its hash chain but post nothing to the books.
+        They share the log and its hash chain but post nothing to the books. Their
+        streams carry the realm as a prefix (``world:customer:C1``).
         """
         if realm == "erp":
             raise ValueError("erp-realm events are written only by commands (execute)")
+        for stream, _, _ in items:
+            if not stream.startswith(f"{realm}:"):
+                raise ValueError(f"stream {stream!r}: a {realm}-realm stream must start with "
+                                 f"'{realm}:' so that it never shares versions with the books")
         conn = self._conn
         rows: list[tuple[Any, ...]] = []
         try:

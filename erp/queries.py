@@ -11,6 +11,7 @@ from datetime import date
 from typing import Any
 
 from erp.events import AccountOpened
+from erp.projections import _status
 from erp.store import EventStore
 
 AGING_BUCKETS = ("current", "1-30", "31-60", "61-90", "over_90")
@@ -152,7 +153,8 @@ def open_items(store: EventStore, ledger: str, *, as_of: date | None = None,
         WHERE s.ledger = ? AND {where}{party_sql}
         GROUP BY s.doc_kind, s.doc_id, d.party, s.account, d.doc_date, d.due_on
         HAVING SUM(s.amount) <> 0
-        ORDER BY d.party, d.due_on, s.doc_id""", [ledger, *params])
+        ORDER BY d.party IS NULL, d.party, d.due_on IS NULL, d.due_on, s.doc_id""",
+                 [ledger, *params])  # NULLs last on both backends (SQLite sorts them first)
     return [OpenItem(k, i, p, a, dd, due, int(t)) for k, i, p, a, dd, due, t in rows]
 
 
@@ -162,7 +164,7 @@ def aging(store: EventStore, ledger: str, *, as_of: date,
     per_party: dict[str, list[int]] = {}
     for item in open_items(store, ledger, as_of=as_of, position=position):
         days = (as_of - date.fromisoformat(item.due_on)).days if item.due_on else 0
-        bucket = 0 if days <= 0 else 1 if days <= 30 else 2 if days <= 60 else 3 if days <= 90 else 4
+        bucket = sum(days > limit for limit in (0, 30, 60, 90))  # current, 1-30, ..., over 90
         row = per_party.setdefault(item.party or "(none)", [0, 0, 0, 0, 0])
         row[bucket] += item.open_amount
     return [AgingRow(p, tuple(b)) for p, b in sorted(per_party.items())]  # type: ignore[arg-type]
@@ -216,7 +218,23 @@ def document(store: EventStore, kind: str, doc_id: str, *, as_of: date | None = 
         if not hist:
             return None
         doc.update(status=hist[0][0], open_amount=int(hist[0][1]), last_position=hist[0][2])
+        if as_of is not None and kind in _OPEN_FROM:
+            # History rows hold the state after each event in log order, so an event dated
+            # before one already logged carries the later one's effect: sum dated movements.
+            ledger, sign = _OPEN_FROM[kind]
+            moved = _rows(store, f"SELECT COALESCE(SUM(amount), 0) FROM subledger WHERE "
+                                 f"ledger = ? AND doc_kind = ? AND doc_id = ? AND {where}",
+                          [ledger, kind, doc_id, *params])
+            open_ = sign * int(moved[0][0])
+            if open_ != doc["open_amount"]:
+                doc.update(open_amount=open_, status=_status(kind, doc["total"], open_,
+                                                             doc["status"] != "entered"))
     return doc
+
+
+_OPEN_FROM = {"invoice": ("ar", 1), "receipt": ("unapplied_cash", 1), "bill": ("ap", 1),
+              "vendor_credit": ("ap", -1)}
+"""Kinds whose open amount is the sum of their subledger movements (ledger, sign)."""
 
 
 def documents(store: EventStore, kind: str | None = None, status: str | None = None,
@@ -257,13 +275,20 @@ def statement_lines(store: EventStore, *, bank_account_id: str | None = None,
     return [x for x in out if not unmatched or x["status"] == "unmatched"]
 
 
-def audit_trail(store: EventStore, *, actor: str | None = None,
-                after: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
-    """Who did what, when, by which command (erp realm)."""
+def audit_trail(store: EventStore, *, actor: str | None = None, after: int = 0,
+                as_of: date | None = None, position: int | None = None,
+                limit: int | None = None) -> list[dict[str, Any]]:
+    """Who did what, when, by which command (erp realm), up to a business date or position."""
     clauses, params = ["position > ?"], [after]
     if actor is not None:
         clauses.append("actor = ?")
         params.append(actor)
+    if as_of is not None:
+        clauses.append("business_date <= ?")
+        params.append(as_of.isoformat())
+    if position is not None:
+        clauses.append("position <= ?")
+        params.append(position)
     keys = ("position", "business_date", "actor", "role", "command", "causation_id",
             "correlation_id", "type", "stream")
     lim = f" LIMIT {int(limit)}" if limit else ""

@@ -135,8 +135,13 @@ class EventStore:
         if text.startswith(("postgresql:", "postgresql+psycopg:", "postgres:")):
             store = cls._open_postgres(text, schema)
         else:
-            path = Path(text.removeprefix("sqlite:///")) if "://" in text or not text.startswith(
-                "sqlite:") else Path(text)
+            if text.startswith("sqlite:///"):
+                path = Path(text.removeprefix("sqlite:///"))
+            elif "://" in text:
+                raise StoreError(f"{text}: unsupported store URL (expected an SQLite file path, "
+                                 "sqlite:///PATH or postgresql://...)")
+            else:
+                path = Path(text)
             if not create and not path.exists():
                 raise StoreError(f"no store at {path}: the file does not exist")
             if create:
