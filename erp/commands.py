@@ -24,7 +24,8 @@ from erp.events import (
 )
 from erp.money import Cents
 
-Id = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")]
+Id = Annotated[str, StringConstraints(min_length=1, max_length=64,
+                                      pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")]
 Code = Annotated[str, StringConstraints(min_length=1, max_length=16, pattern=r"^[A-Za-z0-9.-]+$")]
 Text = Annotated[str, StringConstraints(max_length=500)]
 

@@ -251,7 +251,7 @@ def reopen_period(cmd: c.ReopenPeriod, books: Books, ctx: Context) -> list[ev.Ev
 @handles(c.RegisterCustomer)
 def register_customer(cmd: c.RegisterCustomer, books: Books, ctx: Context) -> list[ev.Event]:
     """Add a customer."""
-    require_role(ctx, MANAGERS + ("clerk",), "register customers")
+    require_role(ctx, (*MANAGERS, "clerk"), "register customers")
     cid = new_id(cmd.customer_id, books.customers, "C", "customer", books, "customer_id")
     if cmd.credit_limit is not None and cmd.credit_limit < 0:
         raise CommandRejected("non_positive_amount", "credit_limit cannot be negative (got "
@@ -688,11 +688,17 @@ def _payment_events(books: Books, *, payment_id: str, vendor_id: str, bank_accou
             raise CommandRejected("bill_not_approved",
                                   f"bill {bill_id} is not approved; approve it before paying",
                                   f"{field}.bill_id")
+        twice = bill_id in seen
         seen[bill_id] = seen.get(bill_id, 0) + amount
         if seen[bill_id] > bill.open:
             raise CommandRejected("exceeds_open_balance",
                                   f"bill {bill_id} has {_fmt(bill.open)} open, cannot pay "
                                   f"{_fmt(seen[bill_id])}", f"{field}.amount")
+        if twice:  # one payment touches a bill's document once (its history is per event)
+            raise CommandRejected("duplicate_id",
+                                  f"applications list bill {bill_id} twice; pay "
+                                  f"{_fmt(seen[bill_id])} in one application",
+                                  f"{field}.bill_id")
     total = sum(a for _, a in applications)
     return ev.VendorPaid(payment_id=payment_id, vendor_id=vendor_id, run_id=run_id,
                          bank_account_id=bank_account_id, entry_date=day, amount=total,
@@ -931,7 +937,8 @@ def _journal_lines(books: Books, lines: tuple[c.JournalLineIn, ...], ctx: Contex
         if amount == 0:
             raise CommandRejected("non_positive_amount", f"{field} has a zero amount",
                                   f"{field}.amount")
-        if line.debit is not None and line.debit < 0 or line.credit is not None and line.credit < 0:
+        if ((line.debit is not None and line.debit < 0)
+                or (line.credit is not None and line.credit < 0)):
             raise CommandRejected("non_positive_amount",
                                   f"{field}: debit and credit must be positive (got "
                                   f"{_fmt(-amount if line.credit is not None else amount)})",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import re
 from decimal import Decimal
 from typing import Annotated
@@ -10,21 +11,28 @@ from pydantic import BeforeValidator, PlainSerializer
 
 from erp.errors import MoneyError
 
-_DECIMAL = re.compile(r"^([+-])?(\d{1,15})(?:\.(\d{1,2}))?$")
+_DECIMAL = re.compile(r"^([+-])?([0-9]{1,15})(?:\.([0-9]{1,2}))?$", re.ASCII)
+_GROUPED = re.compile(r"^[+-]?[0-9]{1,3}(?:[,_][0-9]{3})+(?:\.[0-9]*)?$", re.ASCII)
+MAX_CENTS = 10**17 - 1
+"""The largest magnitude accepted: 15 digits of whole units, and it fits a BIGINT."""
 
 
 def parse_cents(value: object, *, what: str = "amount") -> int:
     """Read a money value as integer cents.
 
-    Accepts an ``int`` (already cents) or a decimal string with at most two places
-    (``"1240.5"``, ``"-30.00"``; thousands separators ``,`` and ``_`` are allowed).
-    Refuses floats, more than two decimals, and anything that is not a number.
+    Accepts an integer (already cents, including numpy's) or a decimal string with
+    at most two places (``"1240.5"``, ``"-30.00"``, ``"1,240.50"`` with correctly
+    grouped thousands). Refuses floats, more than two decimals, a decimal comma,
+    and anything that is not a number.
     """
     if isinstance(value, bool):
         raise MoneyError(f"{what}: {value!r} is not money (expected a decimal string like '12.34')")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
+    if isinstance(value, numbers.Integral):
+        cents = int(value)
+        if abs(cents) > MAX_CENTS:
+            raise MoneyError(f"{what}: {value!r} cents is out of range (at most {MAX_CENTS})")
+        return cents
+    if isinstance(value, float | numbers.Real) and not isinstance(value, Decimal):
         raise MoneyError(
             f"{what}: {value!r} is a float; money must be a decimal string like '12.34' "
             "or integer cents (floats cannot hold cents exactly)"
@@ -33,14 +41,21 @@ def parse_cents(value: object, *, what: str = "amount") -> int:
         value = format(value, "f")
     if not isinstance(value, str):
         raise MoneyError(f"{what}: {value!r} is not money (expected a decimal string like '12.34')")
-    text = value.strip().replace(",", "").replace("_", "")
+    text = value.strip()
+    if ("," in text or "_" in text):
+        if not _GROUPED.match(text):
+            raise MoneyError(f"{what}: {value!r} is not a decimal amount (',' only separates "
+                             "thousands, as in '1,240.50'; the decimal mark is '.')")
+        text = text.replace(",", "").replace("_", "")
     m = _DECIMAL.match(text)
     if m is None:
-        if re.match(r"^[+-]?\d+\.\d{3,}$", text):
+        if re.match(r"^[+-]?[0-9]+\.[0-9]{3,}$", text, re.ASCII):
             raise MoneyError(f"{what}: {value!r} has more than two decimal places")
         raise MoneyError(f"{what}: {value!r} is not a decimal amount (expected e.g. '1240.00')")
     sign, whole, frac = m.groups()
     cents = int(whole) * 100 + int((frac or "0").ljust(2, "0"))
+    if cents > MAX_CENTS:
+        raise MoneyError(f"{what}: {value!r} is out of range")
     return -cents if sign == "-" else cents
 
 
@@ -68,7 +83,8 @@ def _to_cents(value: object) -> int:
 Cents = Annotated[int, BeforeValidator(_to_cents)]
 """Integer cents in models; also accepts a decimal string on input."""
 
-MoneyStr = Annotated[int, BeforeValidator(_to_cents), PlainSerializer(format_cents, return_type=str)]
+MoneyStr = Annotated[int, BeforeValidator(_to_cents),
+                     PlainSerializer(format_cents, return_type=str)]
 """Integer cents inside; serialized as a decimal string (for the API's edges)."""
 
 

@@ -22,7 +22,7 @@ from sqlalchemy import event as sa_event
 from sqlalchemy.engine import Connection, Engine
 
 from erp import schema as s
-from erp.errors import ConcurrencyConflict, IntegrityError, StoreError
+from erp.errors import ConcurrencyConflict, ErpError, IntegrityError, StoreError
 
 GENESIS = "0" * 64
 """The ``prev_hash`` of the first event of every log."""
@@ -106,6 +106,27 @@ class VerifyReport:
     message: str = ""
 
 
+def _check_sqlite_file(path: Path) -> None:
+    """Refuse, read-only and without leaving files behind, what is not an erpsim store."""
+    import sqlite3
+
+    from erp.schema import STORE_FORMAT
+
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as e:
+        raise StoreError(f"{path} cannot be opened: {e}") from e
+    try:
+        row = conn.execute("SELECT value FROM store_meta WHERE key = 'format'").fetchone()
+    except sqlite3.DatabaseError as e:
+        raise StoreError(f"{path} is not an erpsim store ({e})") from e
+    finally:
+        conn.close()
+    if row is None or row[0] != STORE_FORMAT:
+        raise StoreError(f"{path} is not an erpsim store (format "
+                         f"{row[0] if row else 'missing'!r}, expected {STORE_FORMAT!r})")
+
+
 def _pg_lock_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
 
@@ -146,10 +167,16 @@ class EventStore:
                 raise StoreError(f"no store at {path}: the file does not exist")
             if create:
                 path.parent.mkdir(parents=True, exist_ok=True)
+            else:
+                _check_sqlite_file(path)  # before anything could change a foreign file
             store = cls._open_sqlite(path)
-        if create:
-            store.create()
-        store._check_format()
+        try:
+            if create:
+                store.create()
+            store._check_format()
+        except BaseException:
+            store.close()
+            raise
         return store
 
     @classmethod
@@ -295,16 +322,22 @@ class EventStore:
                 self.sql(f"INSERT INTO events ({','.join(EVENT_COLUMNS)}) VALUES ({marks})"),
                 list(rows))
         except sa.exc.IntegrityError as e:
-            raise self._conflict(conn, rows) from e
+            raise self._conflict(conn, rows, e) from e
 
-    def _conflict(self, conn: Connection, rows: Sequence[tuple[Any, ...]]) -> ConcurrencyConflict:
+    def _conflict(self, conn: Connection, rows: Sequence[tuple[Any, ...]],
+                  error: sa.exc.IntegrityError) -> ErpError:
         # Runs in an aborted transaction on PostgreSQL: look in a fresh connection.
         with self.engine.connect() as fresh:
             current = self.stream_versions(fresh, [r[1] for r in rows])
+            head = self.head(fresh)[0]
         for r in rows:
             if current.get(r[1], 0) >= r[2]:
                 return ConcurrencyConflict(r[1], r[2] - 1, current[r[1]])
-        return ConcurrencyConflict("<log head>", rows[0][0] - 1, self.head()[0])
+        if head >= rows[0][0]:
+            return ConcurrencyConflict("<log head>", rows[0][0] - 1, head)
+        reason = str(getattr(error, "orig", error)).strip().splitlines()[0]
+        return StoreError(f"{self.label}: the database refused event rows "
+                          f"{rows[0][0]}..{rows[-1][0]}: {reason}")
 
     # --- appending --------------------------------------------------------------
 
@@ -344,6 +377,8 @@ class EventStore:
              realm: str | None = None, types: Sequence[str] | None = None,
              actor: str | None = None, page: int = 20_000) -> Iterator[StoredEvent]:
         """Events in position order, filtered by range, stream, realm, types and actor."""
+        if types is not None and not types:
+            return
         where, params = ["position > ?"], []
         if until is not None:
             where.append("position <= ?")

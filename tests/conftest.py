@@ -49,8 +49,17 @@ def require_postgres() -> None:
 
 
 def pg_schema(nodeid: str) -> str:
-    """A schema name unique to one test (stable, so parallel workers never collide)."""
-    return "t_" + hashlib.sha256(nodeid.encode()).hexdigest()[:20]
+    """A schema name unique to one test in this process (parallel runs never collide)."""
+    return f"t_{hashlib.sha256(nodeid.encode()).hexdigest()[:16]}_{os.getpid()}"
+
+
+def drop_pg_schema(schema: str) -> None:
+    """Remove a test's schema and everything in it."""
+    import psycopg
+
+    with psycopg.connect(PG_URL.replace("postgresql+psycopg", "postgresql"),
+                         autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
@@ -72,9 +81,9 @@ def store_target(backend: str, tmp_path: Path,
         yield str(tmp_path / "books.db"), None
         return
     schema = pg_schema(request.node.nodeid)
-    EventStore.open(PG_URL, schema=schema, create=True).drop()
+    drop_pg_schema(schema)
     yield PG_URL, schema
-    EventStore.open(PG_URL, schema=schema, create=True).drop()
+    drop_pg_schema(schema)
 
 
 @pytest.fixture

@@ -114,13 +114,31 @@ def test_money_error_is_a_value_error() -> None:
         parse_cents(1.5)
 
 
-@pytest.mark.xfail(strict=True, reason="parse_cents strips every ',' without checking the "
-                   "grouping, so a decimal comma '12,50' reads as 1250.00 (100x) instead of "
-                   "being refused")
 @pytest.mark.parametrize("value", ["12,50", "1,2,3", "1,0000.00"])
 def test_parse_cents_refuses_misplaced_thousands_separators(value: str) -> None:
-    with pytest.raises(MoneyError):
+    with pytest.raises(MoneyError, match="',' only separates thousands"):
         parse_cents(value)
+
+
+@pytest.mark.parametrize(("value", "cents"), [("1,240.50", 124050), ("-12,345,678.9", -1234567890),
+                                              ("1_000", 100000)])
+def test_parse_cents_accepts_grouped_thousands(value: str, cents: int) -> None:
+    assert parse_cents(value) == cents
+
+
+def test_parse_cents_refuses_non_ascii_digits_and_out_of_range() -> None:
+    with pytest.raises(MoneyError, match="is not a decimal amount"):
+        parse_cents("\u0661\u0662.34")
+    with pytest.raises(MoneyError, match="out of range"):
+        parse_cents(10**18)
+
+
+def test_parse_cents_accepts_numpy_integers() -> None:
+    import numpy as np
+
+    assert parse_cents(np.int64(1250)) == 1250
+    with pytest.raises(MoneyError, match="is a float"):
+        parse_cents(np.float64(12.5))
 
 
 # --- formatting ----------------------------------------------------------------------------

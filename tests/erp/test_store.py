@@ -83,14 +83,14 @@ def test_an_append_is_one_transaction(store: EventStore) -> None:
     assert store.append([ev("b:1", 2)])[0].position == 2
 
 
-@pytest.mark.xfail(strict=True, reason="EventStore.insert_rows turns every sa IntegrityError "
-                   "(here NOT NULL on business_date) into ConcurrencyConflict('<log head>', 0, 0)"
-                   ": 'expected version 0, but the store is at version 0; reload and retry'")
 def test_a_row_the_schema_refuses_is_not_reported_as_a_conflict(store: EventStore) -> None:
-    with pytest.raises(Exception) as info:
+    with pytest.raises(StoreError) as info:
         store.append([NewEvent(stream="c:1", type="t", payload="{}",
                                business_date=None)])  # type: ignore[arg-type]
     assert not isinstance(info.value, ConcurrencyConflict), str(info.value)
+    assert "the database refused event rows 1..1" in str(info.value)
+    assert "business_date" in str(info.value)
+    assert store.count() == 0
 
 
 def test_insert_rows_is_all_or_nothing(store: EventStore) -> None:
@@ -437,9 +437,6 @@ def test_a_store_of_another_format_is_refused(tmp_path: Path) -> None:
                                "expected 'erpsim-store-1')")
 
 
-@pytest.mark.xfail(strict=True, reason="EventStore.open switches the file to WAL (and, for an "
-                   "empty file, writes an SQLite header) before _check_format refuses it, and "
-                   "does not dispose the engine, so -wal/-shm files are left behind")
 @pytest.mark.parametrize("make", [_empty_sqlite, _other_sqlite],
                          ids=["empty-sqlite", "other-sqlite"])
 def test_refusing_a_foreign_sqlite_file_leaves_it_untouched(tmp_path: Path,
