@@ -217,7 +217,8 @@ class Books:
             raise UnknownEntity("bill", bill_id, field)
         return b
 
-    def bank_account(self, bank_account_id: str, field: str = "bank_account_id") -> BankAccountState:
+    def bank_account(self, bank_account_id: str,
+                     field: str = "bank_account_id") -> BankAccountState:
         """The bank account, or ``unknown_bank_account``."""
         b = self.bank_accounts.get(bank_account_id)
         if b is None:

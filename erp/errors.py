@@ -53,8 +53,8 @@ class UnknownEntity(CommandRejected):
     """A command referred to an id the books have never seen."""
 
     def __init__(self, kind: str, entity_id: str, field: str | None = None) -> None:
-        super().__init__(f"unknown_{kind}", f"no {kind.replace('_', ' ')} {entity_id!r} in the books",
-                         field)
+        super().__init__(f"unknown_{kind}",
+                         f"no {kind.replace('_', ' ')} {entity_id!r} in the books", field)
         self.kind = kind
         self.entity_id = entity_id
 

@@ -32,7 +32,7 @@ def _pg_error() -> str | None:
             with psycopg.connect(PG_URL.replace("postgresql+psycopg", "postgresql"),
                                  connect_timeout=5):
                 _pg_status["error"] = None
-        except Exception as e:  # noqa: BLE001 - any failure means unreachable
+        except Exception as e:
             _pg_status["error"] = f"{type(e).__name__}: {e}".strip()
     return _pg_status["error"]
 
