@@ -36,7 +36,7 @@ _DOCUMENT_UPSERT = (
     "open_amount = excluded.open_amount, status = excluded.status, "
     "last_position = excluded.last_position")
 _HISTORY_INSERT = ("INSERT INTO doc_history (position, kind, doc_id, entry_date, status, "
-                   "open_amount) VALUES (?,?,?,?,?,?)")
+                   "open_amount, party) VALUES (?,?,?,?,?,?,?)")
 _STATEMENT_UPSERT = (
     "INSERT INTO statement_lines (line_id, bank_account_id, entry_date, amount, description, "
     "reference, counterparty, bank_ref, status, matched_to, last_position) "
@@ -189,7 +189,7 @@ class DocumentStates:
                status, ref, position]
         self.docs[(kind, doc_id)] = row
         self.dirty.add((kind, doc_id))
-        self.history.append((position, kind, doc_id, d, status, open_))
+        self.history.append((position, kind, doc_id, d, status, open_, party))
 
     def _change(self, position: int, kind: str, doc_id: str, day: date | str, *,
                 delta: int = 0, status: str | None = None) -> None:
@@ -200,7 +200,7 @@ class DocumentStates:
         self.dirty.add((kind, doc_id))
         self.history.append((position, kind, doc_id,
                              day if isinstance(day, str) else day.isoformat(), row[STATUS],
-                             row[OPEN]))
+                             row[OPEN], row[PARTY]))
 
     def apply(self, position: int, business_date: str, e: ev.Event) -> None:
         """Record the document changes of one event."""

@@ -155,7 +155,22 @@ def open_items(store: EventStore, ledger: str, *, as_of: date | None = None,
         HAVING SUM(s.amount) <> 0
         ORDER BY d.party IS NULL, d.party, d.due_on IS NULL, d.due_on, s.doc_id""",
                  [ledger, *params])  # NULLs last on both backends (SQLite sorts them first)
-    return [OpenItem(k, i, p, a, dd, due, int(t)) for k, i, p, a, dd, due, t in rows]
+    items = [OpenItem(k, i, p, a, dd, due, int(t)) for k, i, p, a, dd, due, t in rows]
+    if ledger == "unapplied_cash" and (as_of is not None or position is not None):
+        # A receipt's customer can be named after it was recorded: as of an earlier
+        # moment, take the party its history had then.
+        where, params = _where(as_of, position)
+        then: dict[str, str | None] = {}
+        for doc_id, who in _rows(store, f"SELECT doc_id, party FROM doc_history WHERE "
+                                        f"kind = 'receipt' AND {where} ORDER BY position",
+                                 params):
+            then[doc_id] = who
+        items = [i if i.doc_kind != "receipt" else OpenItem(
+            i.doc_kind, i.doc_id, then.get(i.doc_id, i.party), i.account, i.doc_date, i.due_on,
+            i.open_amount) for i in items]
+        if party is not None:
+            items = [i for i in items if i.party == party]
+    return items
 
 
 def aging(store: EventStore, ledger: str, *, as_of: date,
@@ -212,12 +227,13 @@ def document(store: EventStore, kind: str, doc_id: str, *, as_of: date | None = 
     doc = dict(zip(keys, rows[0], strict=True))
     if as_of is not None or position is not None:
         where, params = _where(as_of, position)
-        hist = _rows(store, f"SELECT status, open_amount, position FROM doc_history WHERE kind = ? "
-                            f"AND doc_id = ? AND {where} ORDER BY position DESC LIMIT 1",
-                     [kind, doc_id, *params])
+        hist = _rows(store, f"SELECT status, open_amount, position, party FROM doc_history "
+                            f"WHERE kind = ? AND doc_id = ? AND {where} "
+                            "ORDER BY position DESC LIMIT 1", [kind, doc_id, *params])
         if not hist:
             return None
-        doc.update(status=hist[0][0], open_amount=int(hist[0][1]), last_position=hist[0][2])
+        doc.update(status=hist[0][0], open_amount=int(hist[0][1]), last_position=hist[0][2],
+                   party=hist[0][3])
         if as_of is not None and kind in _OPEN_FROM:
             # History rows hold the state after each event in log order, so an event dated
             # before one already logged carries the later one's effect: sum dated movements.

@@ -99,6 +99,7 @@ doc_history = Table(
     Column("entry_date", Text, nullable=False),
     Column("status", Text, nullable=False),
     Column("open_amount", BigInteger, nullable=False),
+    Column("party", Text, nullable=True),
     PrimaryKeyConstraint("position", "kind", "doc_id"),
 )
 

@@ -169,10 +169,6 @@ def test_as_of_a_position_inside_a_command(ledger: Ledger) -> None:
     assert q.account_balance(ledger.store, "6800", position=fee_at) == 1500
 
 
-@pytest.mark.xfail(strict=True, reason="open_items/aging/document take the party from the "
-                   "current documents row; the projections keep no history of a receipt's "
-                   "customer (ReceiptCustomerAssigned), so as of a position before the "
-                   "assignment the receipt already shows its later customer")
 def test_as_of_a_position_the_receipt_had_no_customer_yet(ledger: Ledger) -> None:
     set_up_company(ledger)
     receive(ledger, "R-1", "50.00", customer=None)
