@@ -15,6 +15,11 @@ from erp import events as ev
 from erp.errors import CommandRejected, UnknownEntity
 
 
+def document_number_key(number: str) -> str:
+    """How a vendor's document number is compared: case and outer spaces do not count."""
+    return number.strip().casefold()
+
+
 @dataclass(slots=True)
 class PeriodState:
     """An accounting period."""
@@ -58,6 +63,8 @@ class InvoiceState:
     open: int
     ar_account: str
     entry_date: date
+    written_off: int = 0
+    allowed: int = 0
 
 
 @dataclass(slots=True)
@@ -69,6 +76,7 @@ class ReceiptState:
     bank_account_id: str
     amount: int
     unapplied: int
+    entry_date: date
     applied: dict[str, int] = field(default_factory=dict)
     matched_line: str | None = None
 
@@ -126,6 +134,7 @@ class JournalState:
     lines: tuple[ev.JournalLine, ...]
     is_reversal: bool = False
     reversed_by: str | None = None
+    kind: str = "manual"
 
 
 @dataclass(slots=True)
@@ -261,7 +270,8 @@ class Books:
                 self.customers[e.customer_id].open_ar += e.total
             case ev.ReceiptRecorded():
                 self.receipts[e.receipt_id] = ReceiptState(
-                    e.receipt_id, e.customer_id, e.bank_account_id, e.amount, e.amount)
+                    e.receipt_id, e.customer_id, e.bank_account_id, e.amount, e.amount,
+                    e.entry_date)
             case ev.ReceiptApplied():
                 r = self.receipts[e.receipt_id]
                 r.unapplied -= e.amount
@@ -270,7 +280,8 @@ class Books:
             case ev.BillEntered():
                 self.bills[e.bill_id] = BillState(
                     e.bill_id, e.vendor_id, e.total, e.total, e.ap_account, e.due_on)
-                self.vendors[e.vendor_id].invoice_numbers.add(e.vendor_invoice_number)
+                self.vendors[e.vendor_id].invoice_numbers.add(
+                    document_number_key(e.vendor_invoice_number))
             case ev.BillApproved():
                 self.bills[e.bill_id].approved = True
             case ev.VendorPaid():
@@ -290,14 +301,18 @@ class Books:
                 for t in e.targets:
                     self._bank_doc_match(t, None)
             case ev.JournalEntryPosted():
-                self.journal[e.entry_id] = JournalState(e.entry_id, e.lines)
+                self.journal[e.entry_id] = JournalState(e.entry_id, e.lines, kind=e.kind)
             case ev.JournalEntryReversed():
                 self.journal[e.entry_id].reversed_by = e.reversal_id
                 self.journal[e.reversal_id] = JournalState(e.reversal_id, e.lines, is_reversal=True)
             case ev.CreditMemoIssued():
                 self.credit_memos.add(e.credit_memo_id)
                 self._reduce_invoice(e.invoice_id, e.amount)
-            case ev.InvoiceWrittenOff() | ev.FeeAllowanceGranted():
+            case ev.InvoiceWrittenOff():
+                self.invoices[e.invoice_id].written_off += e.amount
+                self._reduce_invoice(e.invoice_id, e.amount)
+            case ev.FeeAllowanceGranted():
+                self.invoices[e.invoice_id].allowed += e.amount
                 self._reduce_invoice(e.invoice_id, e.amount)
             case ev.ApplicationReversed():
                 r = self.receipts[e.receipt_id]
@@ -317,7 +332,8 @@ class Books:
             case ev.VendorCreditRecorded():
                 self.vendor_credits[e.credit_id] = VendorCreditState(
                     e.credit_id, e.vendor_id, e.amount, e.amount, e.ap_account)
-                self.vendors[e.vendor_id].credit_numbers.add(e.vendor_credit_number)
+                self.vendors[e.vendor_id].credit_numbers.add(
+                    document_number_key(e.vendor_credit_number))
             case ev.VendorCreditApplied():
                 self.vendor_credits[e.credit_id].open -= e.amount
                 self.bills[e.bill_id].open -= e.amount

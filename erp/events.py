@@ -16,6 +16,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from erp.money import Cents
+
 Role = Literal["clerk", "controller", "system"]
 AccountType = Literal["asset", "liability", "equity", "revenue", "expense"]
 Side = Literal["debit", "credit"]
@@ -63,7 +65,12 @@ class Policies(Record):
 
     clerk_may_post_to_control_accounts: bool = False
     clerk_may_approve_bills: bool = True
-    clerk_write_off_limit: int = 0
+    clerk_write_off_limit: Cents = 0
+    """Most a clerk may write off on one invoice, all write-offs together."""
+    clerk_fee_allowance_bp: int = Field(default=500, ge=0, le=10_000)
+    """Fee allowances a clerk may grant on one invoice, in basis points of its total..."""
+    clerk_fee_allowance_fixed: Cents = 100
+    """...plus this fixed amount (a processor's per-transaction fee)."""
     enforce_credit_limits: bool = True
 
 

@@ -14,7 +14,7 @@ from datetime import date, timedelta
 
 from erp import commands as c
 from erp import events as ev
-from erp.books import Books
+from erp.books import Books, document_number_key
 from erp.errors import CommandRejected
 from erp.money import display_cents, pct_of
 
@@ -468,7 +468,13 @@ def apply_receipt(cmd: c.ApplyReceipt, books: Books, ctx: Context) -> list[ev.Ev
         raise CommandRejected("exceeds_open_balance",
                               f"invoice {inv.invoice_id} has {_fmt(inv.open)} open, cannot "
                               f"apply {_fmt(cmd.amount)}", "amount")
-    day = cmd.entry_date or ctx.business_date
+    # Undated, it takes the business date, or the later document's date if that is later.
+    day = cmd.entry_date or max(ctx.business_date, receipt.entry_date, inv.entry_date)
+    for what, dated in (("receipt", receipt.entry_date), ("invoice", inv.entry_date)):
+        if day < dated:
+            raise CommandRejected("dated_before_document",
+                                  f"the application is dated {day.isoformat()}, before the "
+                                  f"{what} it applies ({dated.isoformat()})", "entry_date")
     require_open_period(books, day)
     return [ev.ReceiptApplied(receipt_id=cmd.receipt_id, invoice_id=cmd.invoice_id,
                               customer_id=inv.customer_id, entry_date=day, amount=cmd.amount,
@@ -503,11 +509,14 @@ def write_off_invoice(cmd: c.WriteOffInvoice, books: Books, ctx: Context) -> lis
     """Write off part of an invoice; clerks only up to the policy's limit."""
     company = books.require_company()
     inv = _reduce_open_invoice(books, cmd.invoice_id, cmd.amount)
-    if ctx.role == "clerk" and cmd.amount > books.policies.clerk_write_off_limit:
+    limit = books.policies.clerk_write_off_limit
+    done = inv.written_off  # type: ignore[attr-defined]
+    if ctx.role == "clerk" and done + cmd.amount > limit:
         raise CommandRejected("write_off_limit",
-                              f"a clerk may write off at most "
-                              f"{_fmt(books.policies.clerk_write_off_limit)} (asked "
-                              f"{_fmt(cmd.amount)}); a controller must approve more", "amount")
+                              f"a clerk may write off at most {_fmt(limit)} of an invoice; "
+                              f"{cmd.invoice_id} has {_fmt(done)} written off already, asked "
+                              f"{_fmt(cmd.amount)} more; a controller must approve more",
+                              "amount")
     day = cmd.entry_date or ctx.business_date
     require_open_period(books, day)
     account = cmd.account or company.accounts.bad_debt
@@ -521,9 +530,19 @@ def write_off_invoice(cmd: c.WriteOffInvoice, books: Books, ctx: Context) -> lis
 
 @handles(c.GrantFeeAllowance)
 def grant_fee_allowance(cmd: c.GrantFeeAllowance, books: Books, ctx: Context) -> list[ev.Event]:
-    """Accept a processor's fee as paid on an invoice."""
+    """Accept a processor's fee as paid on an invoice; clerks only within the policy."""
     company = books.require_company()
     inv = _reduce_open_invoice(books, cmd.invoice_id, cmd.amount)
+    p = books.policies
+    limit = pct_of(inv.total, p.clerk_fee_allowance_bp) + p.clerk_fee_allowance_fixed  # type: ignore[attr-defined]
+    done = inv.allowed  # type: ignore[attr-defined]
+    if ctx.role == "clerk" and done + cmd.amount > limit:
+        raise CommandRejected("fee_allowance_limit",
+                              f"a clerk may accept at most {_fmt(limit)} of fees on invoice "
+                              f"{cmd.invoice_id} ({p.clerk_fee_allowance_bp / 100:g}% of "
+                              f"{_fmt(inv.total)} + {_fmt(p.clerk_fee_allowance_fixed)}); "  # type: ignore[attr-defined]
+                              f"{_fmt(done)} already, asked {_fmt(cmd.amount)} more; a "
+                              "controller must approve more", "amount")
     day = cmd.entry_date or ctx.business_date
     require_open_period(books, day)
     account = cmd.account or company.accounts.card_fees
@@ -571,7 +590,7 @@ def enter_bill(cmd: c.EnterBill, books: Books, ctx: Context) -> list[ev.Event]:
     vendor = books.vendor(cmd.vendor_id)
     require_open_period(books, cmd.entry_date)
     number = cmd.vendor_invoice_number.strip()
-    if number in vendor.invoice_numbers:
+    if document_number_key(number) in vendor.invoice_numbers:
         raise CommandRejected("duplicate_vendor_invoice",
                               f"vendor {vendor.vendor_id} invoice {number!r} is already "
                               "entered", "vendor_invoice_number")
@@ -622,7 +641,7 @@ def record_vendor_credit(cmd: c.RecordVendorCredit, books: Books,
     require_positive(cmd.amount)
     require_open_period(books, cmd.entry_date)
     number = cmd.vendor_credit_number.strip()
-    if number in vendor.credit_numbers:
+    if document_number_key(number) in vendor.credit_numbers:
         raise CommandRejected("duplicate_vendor_invoice",
                               f"vendor {vendor.vendor_id} credit note {number!r} is already "
                               "recorded", "vendor_credit_number")
@@ -1007,6 +1026,10 @@ def reverse_journal_entry(cmd: c.ReverseJournalEntry, books: Books,
         raise CommandRejected("already_reversed", f"journal entry {cmd.entry_id} was already "
                               f"reversed by {entry.reversed_by}", "entry_id")
     require_open_period(books, cmd.entry_date)
+    if ctx.role == "clerk" and entry.kind == "opening":
+        raise CommandRejected("forbidden_for_role",
+                              f"journal entry {cmd.entry_id} holds opening balances; only a "
+                              "controller may reverse it", "entry_id")
     if ctx.role == "clerk" and not books.policies.clerk_may_post_to_control_accounts:
         for line in entry.lines:
             if books.accounts[line.account].control is not None:

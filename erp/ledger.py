@@ -31,6 +31,9 @@ from erp.projections import Projections, write
 from erp.schema import PROJECTION_TABLES
 from erp.store import GENESIS, EventStore, StoredEvent, chain_hash
 
+ROLES = ("clerk", "controller", "system")
+"""The roles a submission may carry."""
+
 
 @dataclass(frozen=True, slots=True)
 class Submission:
@@ -123,6 +126,9 @@ class Ledger:
                 self._sync(conn)
                 rows: list[tuple[Any, ...]] = []
                 for sub in submissions:
+                    if sub.role not in ROLES:
+                        raise ValueError(f"role {sub.role!r} of {sub.actor}: expected one of "
+                                         f"{', '.join(ROLES)}")
                     ctx = Context(sub.actor, sub.role, sub.business_date)
                     events = handle(sub.command, self.books, ctx)
                     staged = True

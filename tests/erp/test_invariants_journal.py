@@ -190,3 +190,21 @@ def test_clerk_cannot_reverse_an_entry_touching_a_control_account(posted: Ledger
                     match="journal entry JE2 touches control account 1200; a clerk may not "
                           "reverse it", field="entry_id")
     assert run(posted, c.ReverseJournalEntry(entry_id="JE2", entry_date=MAR), who=CONTROLLER)
+
+
+def test_a_clerk_cannot_reverse_opening_balances(company: Ledger) -> None:
+    [e] = run(company, opening(dr("1500", "900.00"), cr("3900", "900.00")), who=SYS)
+    assert_rejected(company, c.ReverseJournalEntry(entry_id=e.entry_id, entry_date=MAR),
+                    "forbidden_for_role",
+                    match=f"journal entry {e.entry_id} holds opening balances; only a "
+                          "controller may reverse it", field="entry_id")
+    assert run(company, c.ReverseJournalEntry(entry_id=e.entry_id, entry_date=MAR))
+
+
+def test_an_unknown_role_is_a_harness_fault_not_a_rejection(company: Ledger) -> None:
+    n = company.store.count()
+    with pytest.raises(ValueError, match="role 'auditor' of x: expected one of clerk, "
+                                         "controller, system"):
+        company.execute(je(dr("6100", "1.00"), cr("2100", "1.00")), actor="x",
+                        role="auditor", business_date=MAR)  # type: ignore[arg-type]
+    assert company.store.count() == n

@@ -28,14 +28,16 @@ def line(price: str, account: str | None = None, quantity: int = 1) -> c.Invoice
                            quantity=quantity)
 
 
-def invoice(iid: str, amount: str, customer: str = "C1", **kw: Any) -> c.IssueInvoice:
-    return c.IssueInvoice(invoice_id=iid, customer_id=customer, entry_date=MAR,
+def invoice(iid: str, amount: str, customer: str = "C1", on: date = MAR,
+            **kw: Any) -> c.IssueInvoice:
+    return c.IssueInvoice(invoice_id=iid, customer_id=customer, entry_date=on,
                           lines=(line(amount),), **kw)
 
 
-def receipt(rid: str, amount: str, customer: str | None = "C1") -> c.RecordReceipt:
+def receipt(rid: str, amount: str, customer: str | None = "C1",
+            on: date = MAR) -> c.RecordReceipt:
     return c.RecordReceipt(receipt_id=rid, customer_id=customer, bank_account_id=BANK,
-                           entry_date=MAR, amount=amount)
+                           entry_date=on, amount=amount)
 
 
 @pytest.fixture
@@ -192,13 +194,30 @@ def test_credit_memo_id_is_unique(owed: Ledger) -> None:
 def test_clerk_write_off_is_limited_by_policy(owed: Ledger) -> None:
     write_off = REDUCTIONS["WriteOffInvoice"]
     assert_rejected(owed, write_off("0.01"), "write_off_limit",
-                    match="a clerk may write off at most 0.00 (asked 0.01); a controller must "
-                          "approve more", field="amount")
-    run(owed, c.ChangePolicies(policies=Policies(clerk_write_off_limit=5000)))
+                    match="a clerk may write off at most 0.00 of an invoice; I1 has 0.00 written "
+                          "off already, asked 0.01 more; a controller must approve more",
+                    field="amount")
+    run(owed, c.ChangePolicies(policies=Policies(clerk_write_off_limit="50.00")))
     assert_rejected(owed, write_off("50.01"), "write_off_limit",
-                    match="a clerk may write off at most 50.00 (asked 50.01)")
-    assert run(owed, write_off("50.00"), who=CLERK)
+                    match="at most 50.00 of an invoice; I1 has 0.00 written off already, "
+                          "asked 50.01 more")
+    assert run(owed, write_off("30.00"), who=CLERK)
+    # The limit holds for all write-offs of an invoice together, not per command.
+    assert_rejected(owed, write_off("20.01"), "write_off_limit",
+                    match="I1 has 30.00 written off already, asked 20.01 more")
+    assert run(owed, write_off("20.00"), who=CLERK)
     assert run(owed, write_off("900.00"), who=CONTROLLER)
+
+
+def test_clerk_fee_allowance_is_limited_by_policy(owed: Ledger) -> None:
+    allow = REDUCTIONS["GrantFeeAllowance"]
+    # Default policy: 5% of the invoice total plus 1.00 -> 51.00 on a 1,000.00 invoice.
+    assert run(owed, allow("29.30"), who=CLERK)
+    assert_rejected(owed, allow("21.71"), "fee_allowance_limit",
+                    match="a clerk may accept at most 51.00 of fees on invoice I1 (5% of "
+                          "1,000.00 + 1.00); 29.30 already, asked 21.71 more", field="amount")
+    assert run(owed, allow("21.70"), who=CLERK)
+    assert run(owed, allow("100.00"), who=CONTROLLER)
 
 
 # --- receipts --------------------------------------------------------------------
@@ -351,5 +370,19 @@ def test_refund_unknown_non_positive_or_duplicate(owed: Ledger) -> None:
 
 
 def test_business_date_is_the_default_entry_date(owed: Ledger) -> None:
+    # R1 and I1 are dated 03-05, after the business date (03-02): the application takes the
+    # later date rather than predate its documents.
     [e] = run(owed, c.ApplyReceipt(receipt_id="R1", invoice_id="I1", amount="1.00"))
+    assert e.entry_date == MAR
+    run(owed, invoice("I2", "10.00", on=date(2026, 2, 20)),
+        receipt("R2", "10.00", on=date(2026, 2, 20)))
+    [e] = run(owed, c.ApplyReceipt(receipt_id="R2", invoice_id="I2", amount="1.00"))
     assert e.entry_date == DAY
+
+
+def test_an_application_cannot_predate_its_documents(owed: Ledger) -> None:
+    assert_rejected(owed, c.ApplyReceipt(receipt_id="R1", invoice_id="I1", amount="1.00",
+                                         entry_date=date(2026, 3, 4)),
+                    "dated_before_document",
+                    match="the application is dated 2026-03-04, before the receipt it applies "
+                          "(2026-03-05)", field="entry_date")
