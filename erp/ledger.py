@@ -48,6 +48,21 @@ class Submission:
 
 
 @dataclass(frozen=True, slots=True)
+class Recorded:
+    """An event of another realm to append: its stream, type, JSON payload and envelope."""
+
+    stream: str
+    type: str
+    payload: str
+    actor: str
+    business_date: date
+    sim_time: float | None = None
+    role: ev.Role = "system"
+    command: str = ""
+    correlation_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RebuildStats:
     """What ``rebuild`` did."""
 
@@ -185,28 +200,39 @@ class Ledger:
         They share the log and its hash chain but post nothing to the books. Their
         streams carry the realm as a prefix (``world:customer:C1``).
         """
+        return self.record_many(realm, [
+            Recorded(stream, type_, payload, actor, business_date, sim_time, role, command,
+                     correlation_id) for stream, type_, payload in items])
+
+    def record_many(self, realm: str, items: Sequence[Recorded]) -> list[StoredEvent]:
+        """Append events of another realm, each with its own actor, date and time, in one
+        transaction (see ``record``)."""
         if realm == "erp":
             raise ValueError("erp-realm events are written only by commands (execute)")
-        for stream, _, _ in items:
-            if not stream.startswith(f"{realm}:"):
-                raise ValueError(f"stream {stream!r}: a {realm}-realm stream must start with "
-                                 f"'{realm}:' so that it never shares versions with the books")
+        for item in items:
+            if not item.stream.startswith(f"{realm}:"):
+                raise ValueError(f"stream {item.stream!r}: a {realm}-realm stream must start "
+                                 f"with '{realm}:' so that it never shares versions with the "
+                                 "books")
+        if not items:
+            return []
         conn = self._conn
         rows: list[tuple[Any, ...]] = []
         try:
             with self.store.write_transaction(conn):
                 self._sync(conn)
                 prev, position = self.head_hash, self.position
-                day = business_date.isoformat()
-                for stream, type_, payload in items:
+                versions = self.books.versions
+                for it in items:
                     position += 1
-                    version = self.books.versions.get(stream, 0) + 1
-                    row = (position, stream, version, type_, 1, realm, day, sim_time, actor, role,
-                           command, None, correlation_id, payload)
+                    version = versions.get(it.stream, 0) + 1
+                    row = (position, it.stream, version, it.type, 1, realm,
+                           it.business_date.isoformat(), it.sim_time, it.actor, it.role,
+                           it.command, None, it.correlation_id, it.payload)
                     digest = chain_hash(prev, *row)
                     rows.append((*row, prev, digest))
                     prev = digest
-                    self.books.versions[stream] = version
+                    versions[it.stream] = version
                 self.store.insert_rows(conn, rows)
                 self.position, self.head_hash = position, prev
         except BaseException:
