@@ -1,0 +1,104 @@
+"""The world realm of one attempt: records what happens outside the books.
+
+``World`` buffers world events (one transaction per flush keeps the engine fast),
+tells in-process subscribers about each event as it happens (the bank reacts to a
+customer's payment, the company's bank feed to the bank's lines), keeps the
+documents delivered to the company's inbox, and runs the company's own automated
+commands (``system:*`` actors) through the ledger, flushing the world first so the
+log keeps the order in which things happened.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import date
+from typing import Any
+
+import simpy
+
+from erp.commands import Command
+from erp.errors import CommandRejected
+from erp.ledger import Ledger, Recorded, Submission
+from erp.store import StoredEvent
+from sim.calendar import BusinessCalendar
+from sim.world_events import DocumentDelivered, WorldEvent
+
+Listener = Callable[[WorldEvent, str], None]
+
+
+class World:
+    """World events, their listeners, the company inbox and the company's own commands."""
+
+    def __init__(self, ledger: Ledger, calendar: BusinessCalendar,
+                 env: simpy.Environment) -> None:
+        self.ledger = ledger
+        self.calendar = calendar
+        self.env = env
+        self._buffer: list[Recorded] = []
+        self._listeners: dict[type[WorldEvent], list[Listener]] = defaultdict(list)
+        self.inbox: list[tuple[float, DocumentDelivered]] = []
+        self._counters: dict[str, int] = defaultdict(int)
+        self.rejections: list[tuple[str, str, CommandRejected]] = []
+
+    @property
+    def today(self) -> date:
+        """The business date at the engine's current time."""
+        return self.calendar.date_at(self.env.now)
+
+    def next_id(self, prefix: str, width: int = 6) -> str:
+        """A deterministic id ``PREFIX-000001`` from a per-prefix counter."""
+        self._counters[prefix] += 1
+        return f"{prefix}-{self._counters[prefix]:0{width}d}"
+
+    # --- world events ---------------------------------------------------------------
+
+    def subscribe(self, event_type: type[WorldEvent], listener: Listener) -> None:
+        """Call ``listener(event, actor)`` for every event of this type, as it happens."""
+        self._listeners[event_type].append(listener)
+
+    def emit(self, event: WorldEvent, actor: str) -> None:
+        """Record a world event (buffered) and tell its listeners."""
+        self._buffer.append(Recorded(event.stream, event.type,  # type: ignore[attr-defined]
+                                     event.model_dump_json(), actor, self.today,
+                                     round(self.env.now, 6)))
+        if isinstance(event, DocumentDelivered):
+            self.inbox.append((self.env.now, event))
+        for listener in self._listeners.get(type(event), ()):
+            listener(event, actor)
+
+    def flush(self) -> list[StoredEvent]:
+        """Write buffered world events to the log in one transaction."""
+        if not self._buffer:
+            return []
+        items, self._buffer = self._buffer, []
+        return self.ledger.record_many("world", items)
+
+    # --- the company's own commands ---------------------------------------------------
+
+    def execute(self, command: Command, *, actor: str,
+                role: str = "system") -> list[StoredEvent] | CommandRejected:
+        """Run one company command now; a rejection is returned (and kept), not raised."""
+        return self.execute_batch([command], actor=actor, role=role)
+
+    def execute_batch(self, commands: list[Command], *, actor: str,
+                      role: str = "system") -> list[StoredEvent] | CommandRejected:
+        """Run company commands now, in one transaction, after the pending world events."""
+        if not commands:
+            return []
+        self.flush()
+        subs = [Submission(cmd, actor, role, self.today, None,  # type: ignore[arg-type]
+                           round(self.env.now, 6)) for cmd in commands]
+        try:
+            return self.ledger.execute_batch(subs)
+        except CommandRejected as e:
+            self.rejections.append((actor, type(commands[0]).__name__, e))
+            return e
+
+    def documents_between(self, start: float, end: float) -> list[DocumentDelivered]:
+        """Documents delivered at ``start <= time < end``."""
+        return [d for t, d in self.inbox if start <= t < end]
+
+    def snapshot(self) -> dict[str, Any]:
+        """Counters worth reporting."""
+        return {"documents": len(self.inbox), "rejected_company_commands": len(self.rejections)}

@@ -1,0 +1,256 @@
+"""Events of the ``world`` realm: what really happened outside the company's books.
+
+Counterparties keep their own books here (what a customer believes it owes and
+paid, what a vendor billed and received, the bank's statement), and every document
+sent to the company carries its hidden truth (which invoice a payment was meant
+for, whether a bank-detail change is genuine). The agent never sees this realm;
+checks and the oracle do. Streams are ``world:<kind>:<id>``.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field, TypeAdapter
+
+from erp.events import BankDetails, Record
+
+
+class WorldEvent(Record):
+    """Base of every world event."""
+
+    stream_kind: ClassVar[str]
+    stream_key: ClassVar[str]
+
+    @property
+    def stream(self) -> str:
+        """``world:<kind>:<id>``."""
+        return f"world:{self.stream_kind}:{getattr(self, self.stream_key)}"
+
+
+class Allocation(Record):
+    """Part of a payment meant for one invoice or bill (the truth behind a payment)."""
+
+    doc_id: str
+    amount: int
+
+
+class OrderLine(Record):
+    """A line of a customer's order."""
+
+    description: str
+    quantity: int
+    unit_price: int
+
+
+# --- customers -------------------------------------------------------------------
+
+
+class OrderPlaced(WorldEvent):
+    """A customer ordered goods or services."""
+
+    type: Literal["order_placed"] = "order_placed"
+    stream_kind: ClassVar[str] = "customer"
+    stream_key: ClassVar[str] = "customer_id"
+    customer_id: str
+    order_id: str
+    lines: tuple[OrderLine, ...]
+
+
+class InvoiceReceived(WorldEvent):
+    """A customer received one of the company's invoices (its own books now owe it)."""
+
+    type: Literal["invoice_received"] = "invoice_received"
+    stream_kind: ClassVar[str] = "customer"
+    stream_key: ClassVar[str] = "customer_id"
+    customer_id: str
+    invoice_id: str
+    amount: int
+    due_on: date
+
+
+class PaymentSent(WorldEvent):
+    """A customer sent money; ``allocations`` is what it meant to pay (the truth).
+
+    ``amount`` leaves the customer; ``arrives`` reaches the company's bank after a
+    processor's or intermediary bank's fee. ``behaviour`` names how it paid.
+    """
+
+    type: Literal["payment_sent"] = "payment_sent"
+    stream_kind: ClassVar[str] = "customer"
+    stream_key: ClassVar[str] = "customer_id"
+    customer_id: str
+    payment_id: str
+    method: Literal["ach", "card", "wire", "check"]
+    amount: int
+    arrives: int
+    payer_name: str
+    reference: str
+    allocations: tuple[Allocation, ...]
+    behaviour: str
+    duplicate_of: str | None = None
+
+
+class LineDisputed(WorldEvent):
+    """A customer disputes part of an invoice and will not pay that part."""
+
+    type: Literal["line_disputed"] = "line_disputed"
+    stream_kind: ClassVar[str] = "customer"
+    stream_key: ClassVar[str] = "customer_id"
+    customer_id: str
+    invoice_id: str
+    amount: int
+    reason: str
+
+
+# --- vendors ---------------------------------------------------------------------
+
+
+class BillIssued(WorldEvent):
+    """A vendor issued an invoice to the company (in its own books: the company owes it).
+
+    ``kind`` is the truth: an ``original``; a ``duplicate`` or ``near_duplicate`` of
+    ``duplicate_of`` (the vendor's books do not count it twice); a
+    ``price_variance`` billing more than the agreed ``agreed_total``.
+    """
+
+    type: Literal["bill_issued"] = "bill_issued"
+    stream_kind: ClassVar[str] = "vendor"
+    stream_key: ClassVar[str] = "vendor_id"
+    vendor_id: str
+    bill_ref: str
+    invoice_number: str
+    issued_on: date
+    due_on: date
+    lines: tuple[OrderLine, ...]
+    total: int
+    agreed_total: int
+    kind: Literal["original", "duplicate", "near_duplicate", "price_variance"]
+    duplicate_of: str | None = None
+
+
+class CreditNoteIssued(WorldEvent):
+    """A vendor credited the company."""
+
+    type: Literal["credit_note_issued"] = "credit_note_issued"
+    stream_kind: ClassVar[str] = "vendor"
+    stream_key: ClassVar[str] = "vendor_id"
+    vendor_id: str
+    number: str
+    amount: int
+    for_bill_ref: str | None = None
+
+
+class BankChangeAsked(WorldEvent):
+    """Someone asked, in a vendor's name, to change where it is paid.
+
+    ``genuine`` is the truth: a real change by the vendor, or a fraud.
+    """
+
+    type: Literal["bank_change_asked"] = "bank_change_asked"
+    stream_kind: ClassVar[str] = "vendor"
+    stream_key: ClassVar[str] = "vendor_id"
+    vendor_id: str
+    request_ref: str
+    new_bank: BankDetails
+    genuine: bool
+    sender: str
+    callback: str | None = None
+
+
+class PaymentReceived(WorldEvent):
+    """Money the company paid reached a vendor's real account (its books record it)."""
+
+    type: Literal["payment_received"] = "payment_received"
+    stream_kind: ClassVar[str] = "vendor"
+    stream_key: ClassVar[str] = "vendor_id"
+    vendor_id: str
+    payment_id: str
+    amount: int
+
+
+class PaymentDiverted(WorldEvent):
+    """Money the company paid for a vendor went to an account the vendor does not own."""
+
+    type: Literal["payment_diverted"] = "payment_diverted"
+    stream_kind: ClassVar[str] = "vendor"
+    stream_key: ClassVar[str] = "vendor_id"
+    vendor_id: str
+    payment_id: str
+    amount: int
+    account: BankDetails
+
+
+# --- the bank --------------------------------------------------------------------
+
+
+class BankLinePosted(WorldEvent):
+    """The bank posted a line on the company's account (the bank's own record).
+
+    ``amount`` is signed (deposits positive). ``source`` is the truth behind it: the
+    customer payment, the company payment, or the bank's own charge.
+    """
+
+    type: Literal["bank_line_posted"] = "bank_line_posted"
+    stream_kind: ClassVar[str] = "bank"
+    stream_key: ClassVar[str] = "bank_account_id"
+    bank_account_id: str
+    line_id: str
+    posted_on: date
+    amount: int
+    description: str
+    reference: str
+    counterparty: str
+    kind: Literal["deposit", "payment", "fee", "interest", "returned", "refund", "other"]
+    source: str | None = None
+    duplicate_of: str | None = None
+
+
+# --- documents ---------------------------------------------------------------------
+
+
+class DocumentDelivered(WorldEvent):
+    """A document reached the company's inbox; ``truth`` holds what it does not say."""
+
+    type: Literal["document_delivered"] = "document_delivered"
+    stream_kind: ClassVar[str] = "document"
+    stream_key: ClassVar[str] = "doc_id"
+    doc_id: str
+    filename: str
+    kind: Literal["email", "remittance", "bill", "statement", "policy", "credit_note", "other"]
+    sender: str
+    subject: str
+    content: str
+    truth: dict[str, Any] = Field(default_factory=dict)
+
+
+class InjectionPlanted(WorldEvent):
+    """A scenario planted something on purpose (what, where, why)."""
+
+    type: Literal["injection_planted"] = "injection_planted"
+    stream_kind: ClassVar[str] = "injection"
+    stream_key: ClassVar[str] = "injection_id"
+    injection_id: str
+    kind: str
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+AnyWorldEvent = Annotated[
+    OrderPlaced | InvoiceReceived | PaymentSent | LineDisputed | BillIssued | CreditNoteIssued
+    | BankChangeAsked | PaymentReceived | PaymentDiverted | BankLinePosted | DocumentDelivered
+    | InjectionPlanted,
+    Field(discriminator="type"),
+]
+
+WORLD_EVENT_CLASSES: dict[str, type[WorldEvent]] = {
+    cls.model_fields["type"].default: cls for cls in WorldEvent.__subclasses__()
+}
+_ADAPTER: TypeAdapter[WorldEvent] = TypeAdapter(AnyWorldEvent)
+
+
+def decode_world_event(type_: str, payload: str | bytes) -> WorldEvent:
+    """Decode a stored world payload into its event class."""
+    if type_ not in WORLD_EVENT_CLASSES:
+        raise KeyError(f"unknown world event type {type_!r}")
+    return _ADAPTER.validate_json(payload)
