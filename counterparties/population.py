@@ -62,6 +62,8 @@ class Population:
     customers: dict[str, Any] = field(default_factory=dict)
     vendors: dict[str, Any] = field(default_factory=dict)
     bank: Any = None
+    unsent_invoices: set[str] = field(default_factory=set)
+    """Invoices the company's dispatch must not send (the automation reads this set)."""
 
     def start(self, customers: list[CustomerSpec], vendors: list[VendorSpec],
               injections: list[PlannedInjection]) -> None:

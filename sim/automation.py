@@ -149,11 +149,12 @@ class Automation:
     """The company's automated processes, registered on an engine."""
 
     def __init__(self, engine: Engine, options: Options, *,
-                 unsent_invoices: frozenset[str] = frozenset()) -> None:
+                 unsent_invoices: set[str] | None = None) -> None:
         self.engine = engine
         self.world = engine.world
         self.options = options
-        self.unsent = set(unsent_invoices)
+        self.unsent = unsent_invoices if unsent_invoices is not None else set()
+        """Invoice ids dispatch must skip (shared: an injection may add to it later)."""
         self._orders: list[OrderPlaced] = []
         self._lines: list[BankLinePosted] = []
         self._dispatched_to = 0

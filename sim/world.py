@@ -46,6 +46,10 @@ class World:
         """The business date at the engine's current time."""
         return self.calendar.date_at(self.env.now)
 
+    def reserve(self, prefix: str, n: int) -> None:
+        """Mark ``n`` ids of a prefix as taken (documents that exist before the start)."""
+        self._counters[prefix] = max(self._counters[prefix], n)
+
     def next_id(self, prefix: str, width: int = 6) -> str:
         """A deterministic id ``PREFIX-000001`` from a per-prefix counter."""
         self._counters[prefix] += 1

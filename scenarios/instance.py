@@ -1,0 +1,146 @@
+"""A scenario plus a seed: one concrete instance, deterministically.
+
+``build_instance`` draws everything the scenario leaves to chance (names,
+behaviours, terms, opening documents) from named streams of the seed, each actor
+from its own stream, so that adding a customer never changes another's draws.
+``Instance.start`` sets up the books and starts the company's automation and the
+counterparties on an engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+from counterparties.injections import INJECTIONS
+from counterparties.population import CustomerSpec, PlannedInjection, Population, VendorSpec
+from counterparties.profiles import CUSTOMER_PROFILES, VENDOR_PROFILES, resolve_profile
+from erp.events import BankDetails
+from scenarios.spec import Scenario
+from sim.automation import (
+    BANK_ACCOUNT,
+    Automation,
+    CompanySetup,
+    CustomerMaster,
+    OpeningBill,
+    OpeningInvoice,
+    Options,
+    VendorMaster,
+    set_up_books,
+)
+from sim.calendar import BusinessCalendar
+from sim.engine import Engine
+from sim.rng import Streams
+
+
+@dataclass
+class Instance:
+    """Everything decided for one run of a scenario with one seed."""
+
+    scenario: Scenario
+    seed: int | str
+    streams: Streams
+    calendar: BusinessCalendar
+    turn_dates: list[date]
+    setup: CompanySetup
+    customers: list[CustomerSpec]
+    vendors: list[VendorSpec]
+    injections: list[PlannedInjection]
+    population: Population | None = field(default=None, repr=False)
+    automation: Automation | None = field(default=None, repr=False)
+
+    def start(self, engine: Engine) -> Population:
+        """Write the starting books and start the company and its counterparties."""
+        set_up_books(engine, self.setup)
+        engine.world.reserve("INV", len(self.setup.opening_invoices))
+        auto = self.scenario.company.automation
+        population = Population(engine, self.setup.name, BANK_ACCOUNT)
+        self.population = population
+        self.automation = Automation(engine, Options(
+            order_intake=auto.order_intake, auto_invoicing=auto.auto_invoicing,
+            dispatch_invoices=auto.dispatch_invoices, bank_feed=auto.bank_feed,
+            auto_receipts=auto.auto_receipts,
+            controller_approves_bank_changes=auto.controller_approves_bank_changes),
+            unsent_invoices=population.unsent_invoices)
+        population.start(self.customers, self.vendors, self.injections)
+        return population
+
+
+def _pick(rng: object, weights: dict[str, float]) -> str:
+    names = sorted(n for n, w in weights.items() if w > 0)
+    total = sum(weights[n] for n in names)
+    x = rng.random() * total  # type: ignore[attr-defined]
+    for n in names:
+        x -= weights[n]
+        if x < 0:
+            return n
+    return names[-1]
+
+
+def _domain(name: str) -> str:
+    slug = "".join(ch for ch in name.lower() if ch.isalnum())[:20] or "vendor"
+    return f"{slug}.example"
+
+
+def build_instance(scenario: Scenario, seed: int | str) -> Instance:
+    """Draw one concrete instance of a scenario for a seed."""
+    streams = Streams(f"{scenario.id}/{seed}")
+    calendar = scenario.calendar.build()
+    pop = scenario.population
+    customers: list[CustomerSpec] = []
+    for i in range(1, pop.customers.count + 1):
+        cid = f"C{i:04d}"
+        rng = streams.generator(f"setup:customer:{cid}")
+        behaviour = _pick(rng, pop.customers.profiles)
+        name = streams.faker(f"setup:customer:{cid}").company()
+        customers.append(CustomerSpec(
+            customer_id=cid, name=f"{name} ({cid})" if any(c.name == name for c in customers)
+            else name, behaviour=behaviour,
+            profile=resolve_profile(CUSTOMER_PROFILES, behaviour,  # type: ignore[arg-type]
+                                    pop.customers.params.get(behaviour)),
+            terms_days=int(rng.choice([15, 30, 30, 45]))))
+    vendors: list[VendorSpec] = []
+    for i in range(1, pop.vendors.count + 1):
+        vid = f"V{i:03d}"
+        rng = streams.generator(f"setup:vendor:{vid}")
+        behaviour = _pick(rng, pop.vendors.profiles)
+        name = streams.faker(f"setup:vendor:{vid}").company()
+        profile = resolve_profile(VENDOR_PROFILES, behaviour, pop.vendors.params.get(behaviour))
+        vendors.append(VendorSpec(
+            vendor_id=vid, name=name, behaviour=behaviour, profile=profile,  # type: ignore[arg-type]
+            bank=BankDetails(account_name=name, routing=f"{int(rng.integers(10**8, 10**9))}",
+                             account_number=f"{int(rng.integers(10**9, 10**10))}"),
+            terms_days=round(profile.terms_days.draw(rng)),  # type: ignore[attr-defined]
+            email=f"billing@{_domain(name)}"))
+    opening = scenario.company.opening
+    rng = streams.generator("setup:opening")
+    opening_invoices = []
+    for n in range(1, opening.ar_open_invoices + 1):
+        if not customers:
+            break
+        cust = customers[int(rng.integers(0, len(customers)))]
+        issued = calendar.start - timedelta(days=int(rng.integers(3, 50)))
+        amount = round(float(rng.lognormal(7.6, 0.8))) * 100 + int(rng.integers(0, 100))
+        opening_invoices.append(OpeningInvoice(f"INV-{n:06d}", cust.customer_id, issued,
+                                               max(amount, 5_000)))
+    opening_bills = []
+    for n in range(1, opening.ap_open_bills + 1):
+        if not vendors:
+            break
+        ven = vendors[int(rng.integers(0, len(vendors)))]
+        issued = calendar.start - timedelta(days=int(rng.integers(3, 25)))
+        amount = round(float(rng.lognormal(7.0, 0.7))) * 100
+        opening_bills.append(OpeningBill(f"BILL-O{n:05d}", ven.vendor_id, f"OB-{n:05d}",
+                                         issued, max(amount, 5_000)))
+    setup = CompanySetup(
+        name=scenario.company.name, chart=scenario.company.chart,
+        policies=scenario.company.policies, opening_bank_balance=opening.bank_balance,
+        customers=[CustomerMaster(c.customer_id, c.name, c.terms_days, c.credit_limit)
+                   for c in customers],
+        vendors=[VendorMaster(v.vendor_id, v.name, v.terms_days, v.bank) for v in vendors],
+        opening_invoices=opening_invoices, opening_bills=opening_bills)
+    injections = [PlannedInjection(inj.on, inj.kind,
+                                   INJECTIONS[inj.kind].params.model_validate(inj.params), n)
+                  for n, inj in enumerate(scenario.injections)]
+    return Instance(scenario, seed, streams, calendar, scenario.turns.dates_in(calendar), setup,
+                    customers, vendors, injections)
