@@ -88,14 +88,17 @@ def build_instance(scenario: Scenario, seed: int | str) -> Instance:
     calendar = scenario.calendar.build()
     pop = scenario.population
     customers: list[CustomerSpec] = []
+    names: set[str] = set()
     for i in range(1, pop.customers.count + 1):
         cid = f"C{i:04d}"
         rng = streams.generator(f"setup:customer:{cid}")
         behaviour = _pick(rng, pop.customers.profiles)
         name = streams.faker(f"setup:customer:{cid}").company()
+        if name in names:  # two customers never share a name (the bank feed matches on it)
+            name = f"{name} ({cid})"
+        names.add(name)
         customers.append(CustomerSpec(
-            customer_id=cid, name=f"{name} ({cid})" if any(c.name == name for c in customers)
-            else name, behaviour=behaviour,
+            customer_id=cid, name=name, behaviour=behaviour,
             profile=resolve_profile(CUSTOMER_PROFILES, behaviour,  # type: ignore[arg-type]
                                     pop.customers.params.get(behaviour)),
             terms_days=int(rng.choice([15, 30, 30, 45]))))
