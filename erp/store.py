@@ -34,7 +34,13 @@ def chain_hash(prev_hash: str, position: int, stream: str, version: int, type_: 
                schema_version: int, realm: str, business_date: str, sim_time: float | None,
                actor: str, role: str, command: str, causation_id: str | None,
                correlation_id: str | None, payload: str) -> str:
-    """The hash of one event row, chained to ``prev_hash``."""
+    """The hash of one event row, chained to ``prev_hash``.
+
+    ``sim_time`` is hashed as a float whatever the caller passed (an int 3 is stored,
+    and read back, as 3.0).
+    """
+    if sim_time is not None:
+        sim_time = float(sim_time)
     head = orjson.dumps([position, stream, version, type_, schema_version, realm, business_date,
                          sim_time, actor, role, command, causation_id, correlation_id])
     return hashlib.sha256(b"%s\n%s\n%s" % (prev_hash.encode(), head, payload.encode())).hexdigest()

@@ -95,6 +95,57 @@ def demo(out: Path, seed: int, days: int) -> None:
             ledger.close()
 
 
+@main.command()
+@click.argument("scenario")
+@click.option("--seed", type=int, default=1, show_default=True, help="Scenario seed.")
+@click.option("--agent", "agent_name", type=click.Choice(["reference", "oracle", "null"]),
+              default="reference", show_default=True, help="Built-in agent to run.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Attempt folder to create (must not exist or be empty).")
+@click.option("--quiet", is_flag=True, help="No progress bar; only the final figures.")
+def run(scenario: str, seed: int, agent_name: str, out: Path, quiet: bool) -> None:
+    """Run a scenario (a library name or a YAML path) with a built-in agent.
+
+    Writes the attempt folder: the store (books.db), each turn's workspace and
+    outputs, and summary.json with event counts, the final trial balance and
+    final_hash. Prints where things stand at the end.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from runs.attempt import AttemptError, run_attempt
+    from runs.display import console, summary_table
+    from scenarios.errors import ScenarioError
+    from scenarios.loader import find_scenario, load_scenario
+
+    con = console()
+    try:
+        loaded = load_scenario(find_scenario(scenario))
+    except ScenarioError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    days = len(loaded.scenario.calendar.build().business_days())
+    with _errors():
+        try:
+            if quiet:
+                result = run_attempt(loaded, seed, agent_name, out)
+            else:
+                with Progress(TextColumn("{task.description}"), BarColumn(),
+                              MofNCompleteColumn(), console=con, transient=True) as bar:
+                    task = bar.add_task(f"{loaded.scenario.id} seed {seed}", total=days)
+
+                    def tick(day: date, n: int) -> None:
+                        bar.update(task, completed=n,
+                                   description=f"{loaded.scenario.id} {day.isoformat()}")
+
+                    result = run_attempt(loaded, seed, agent_name, out, on_day=tick)
+        except AttemptError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
+    con.print(summary_table(result.summary))
+    con.print(f"final_hash: {result.final_hash}")
+    con.print(f"attempt folder: {out}")
+
+
 @main.group()
 def ledger() -> None:
     """Inspect and verify a store of books."""

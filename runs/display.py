@@ -69,3 +69,27 @@ def control_table(store: EventStore, *, as_of: date | None = None) -> Table:
 def console() -> Console:
     """A console that does not wrap tables into unreadable columns in narrow pipes."""
     return Console(width=max(Console().width, 110))
+
+
+def summary_table(summary: dict) -> Table:  # type: ignore[type-arg]
+    """Where things stand at the end of an attempt."""
+    t = Table(title=f"{summary['scenario']} seed {summary['seed']} agent {summary['agent']}",
+              title_justify="left")
+    t.add_column("Figure")
+    t.add_column("Value", justify="right")
+    ev = summary["events"]
+    t.add_row("events (erp / world)",
+              f"{ev['by_realm'].get('erp', 0):,} / {ev['by_realm'].get('world', 0):,}")
+    turns = summary["turns"]
+    crashed = sum(1 for x in turns if x["status"] != "completed")
+    t.add_row("turns (crashed)", f"{len(turns)} ({crashed})")
+    t.add_row("agent commands refused", str(sum(len(x["rejections"]) for x in turns)))
+    tb = summary["trial_balance_total"]
+    t.add_row("trial balance debit - credit", tb["difference"])
+    for k, v in summary["figures"].items():
+        t.add_row(k.replace("_", " "), str(v))
+    for c in summary["control_ties"]:
+        if c["difference"] != "0.00":
+            t.add_row(f"control {c['account']} ({c['control']}) off by", c["difference"],
+                      style="bold red")
+    return t

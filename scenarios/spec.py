@@ -10,7 +10,16 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails
 
 from counterparties.injections import INJECTIONS
 from counterparties.profiles import CUSTOMER_PROFILES, VENDOR_PROFILES, resolve_profile
@@ -18,6 +27,31 @@ from erp.charts import CHARTS
 from erp.events import Policies
 from erp.money import Cents
 from sim.calendar import BusinessCalendar
+
+Loc = tuple[str | int, ...]
+
+
+def _problem(loc: Loc, message: str, value: object) -> InitErrorDetails:
+    return {"type": "value_error", "loc": loc, "input": value,
+            "ctx": {"error": ValueError(message)}}
+
+
+def _nested(loc: Loc, err: ValidationError) -> list[InitErrorDetails]:
+    # A ValidationError raised inside a model validator is reported at the model's own
+    # path; re-rooting its errors at ``loc`` makes the path name the offending field.
+    out: list[InitErrorDetails] = []
+    for e in err.errors(include_url=False):
+        detail: InitErrorDetails = {"type": e["type"], "loc": (*loc, *e["loc"]),
+                                    "input": e["input"]}
+        if "ctx" in e:
+            detail["ctx"] = e["ctx"]
+        out.append(detail)
+    return out
+
+
+def _raise(title: str, problems: list[InitErrorDetails]) -> None:
+    if problems:
+        raise ValidationError.from_exception_data(title, problems)
 
 
 class Strict(BaseModel):
@@ -37,7 +71,8 @@ class CalendarSpec(Strict):
     @model_validator(mode="after")
     def _one_length(self) -> CalendarSpec:
         if (self.business_days is None) == (self.end is None):
-            raise ValueError("give exactly one of business_days or end")
+            got = "neither" if self.end is None else "both"
+            raise ValueError(f"give exactly one of business_days or end (got {got})")
         if self.end is not None and self.end < self.start:
             raise ValueError(f"end {self.end} is before start {self.start}")
         return self
@@ -84,21 +119,31 @@ class CompanySpec(Strict):
     @model_validator(mode="after")
     def _known_chart(self) -> CompanySpec:
         if self.chart not in CHARTS:
-            raise ValueError(f"unknown chart {self.chart!r} (expected one of: "
-                             f"{', '.join(sorted(CHARTS))})")
+            _raise("CompanySpec", [_problem(("chart",), f"unknown chart {self.chart!r} "
+                                            f"(expected one of: {', '.join(sorted(CHARTS))})",
+                                            self.chart)])
         return self
 
 
-def _check_mixture(kind: str, profiles: dict[str, float], params: dict[str, dict[str, Any]],
-                   registry: dict[str, Any]) -> None:
-    for name in [*profiles, *params]:
-        if name not in registry:
-            raise ValueError(f"unknown {kind} behaviour {name!r} (expected one of: "
-                             f"{', '.join(sorted(registry))})")
+def _check_mixture(title: str, kind: str, profiles: dict[str, float],
+                   params: dict[str, dict[str, Any]], registry: dict[str, Any]) -> None:
+    problems: list[InitErrorDetails] = []
+    for field, names in (("profiles", profiles), ("params", params)):
+        for name in names:
+            if name not in registry:
+                problems.append(_problem((field, name), f"unknown {kind} behaviour {name!r} "
+                                         f"(expected one of: {', '.join(sorted(registry))})",
+                                         name))
     if profiles and sum(profiles.values()) <= 0:
-        raise ValueError("behaviour weights must add up to more than 0")
+        problems.append(_problem(("profiles",), "behaviour weights must add up to more than 0",
+                                 profiles))
     for name, overrides in params.items():
-        resolve_profile(registry, name, overrides)  # validates the overrides
+        if name in registry:
+            try:
+                resolve_profile(registry, name, overrides)  # validates the overrides
+            except ValidationError as e:
+                problems.extend(_nested(("params", name), e))
+    _raise(title, problems)
 
 
 class CustomerPopulation(Strict):
@@ -111,7 +156,8 @@ class CustomerPopulation(Strict):
 
     @model_validator(mode="after")
     def _known(self) -> CustomerPopulation:
-        _check_mixture("customer", self.profiles, self.params, CUSTOMER_PROFILES)
+        _check_mixture("CustomerPopulation", "customer", self.profiles, self.params,
+                       CUSTOMER_PROFILES)
         return self
 
 
@@ -125,7 +171,8 @@ class VendorPopulation(Strict):
 
     @model_validator(mode="after")
     def _known(self) -> VendorPopulation:
-        _check_mixture("vendor", self.profiles, self.params, VENDOR_PROFILES)
+        _check_mixture("VendorPopulation", "vendor", self.profiles, self.params,
+                       VENDOR_PROFILES)
         return self
 
 
@@ -146,13 +193,25 @@ class InjectionSpec(Strict):
     @model_validator(mode="after")
     def _known_kind(self) -> InjectionSpec:
         if self.kind not in INJECTIONS:
-            raise ValueError(f"unknown injection kind {self.kind!r} (expected one of: "
-                             f"{', '.join(sorted(INJECTIONS))})")
-        INJECTIONS[self.kind].params.model_validate(self.params)
+            _raise("InjectionSpec", [_problem(
+                ("kind",), f"unknown injection kind {self.kind!r} (expected one of: "
+                f"{', '.join(sorted(INJECTIONS))})", self.kind)])
+        try:
+            INJECTIONS[self.kind].params.model_validate(self.params)
+        except ValidationError as e:
+            _raise("InjectionSpec", _nested(("params",), e))
         return self
 
 
-OutputPath = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$")]
+def _inside(path: str) -> str:
+    if any(part in (".", "..") for part in path.split("/")):
+        raise ValueError(f"{path!r} has a '.' or '..' part (expected a path inside the work "
+                         "folder, like out/unapplied.csv)")
+    return path
+
+
+OutputPath = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$"),
+                       AfterValidator(_inside)]
 
 
 class TurnsSpec(Strict):
@@ -163,6 +222,8 @@ class TurnsSpec(Strict):
     dates: tuple[date, ...] = ()
     month_end: bool = False
     prompt: str
+    files: tuple[OutputPath, ...] = ()
+    """Files of the scenario folder delivered to the inbox before the first turn."""
     outputs: tuple[OutputPath, ...] = ()
     timeout_s: Annotated[int, Field(ge=1, le=86_400)] = 1200
     carry_files: bool = True
@@ -203,9 +264,13 @@ class Scenario(Strict):
     @model_validator(mode="after")
     def _dates_inside(self) -> Scenario:
         cal = self.calendar.build()
-        for n, inj in enumerate(self.injections):
-            if not cal.start <= inj.on <= cal.end:
-                raise ValueError(f"injections[{n}].on {inj.on} is outside the calendar "
-                                 f"{cal.start}..{cal.end}")
-        self.turns.dates_in(cal)
+        expected = f"(expected a date from {cal.start} to {cal.end})"
+        problems = [_problem(("injections", n, "on"), f"{inj.on} is outside the calendar "
+                             f"{expected}", inj.on.isoformat())
+                    for n, inj in enumerate(self.injections)
+                    if not cal.start <= inj.on <= cal.end]
+        problems += [_problem(("turns", "dates", n), f"{d} is outside the calendar {expected}",
+                              d.isoformat())
+                     for n, d in enumerate(self.turns.dates) if not cal.start <= d <= cal.end]
+        _raise("Scenario", problems)
         return self

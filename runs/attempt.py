@@ -1,0 +1,273 @@
+"""One attempt: a scenario, a seed and an agent, run over every date and turn.
+
+The attempt folder::
+
+    DIR/books.db                 the store (event log and read tables)
+    DIR/turns/NN/workspace/      what the agent saw and left (prompt.md, ERP_GUIDE.md,
+                                 inbox/, inbox/archive/, out/)
+    DIR/turns/NN/outputs/        a snapshot of the turn's out/ folder
+    DIR/turns/NN/agent.log       what went wrong, if the agent crashed
+    DIR/summary.json             counts, the final trial balance, control ties, final_hash
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from erp import queries as q
+from erp.ledger import Ledger
+from erp.money import format_cents
+from runs.agents import (
+    ORACLE_SOLVERS,
+    REFERENCE_SOLVERS,
+    Agent,
+    Desk,
+    NullAgent,
+    OracleAgent,
+    ReferenceAgent,
+    load_solvers,
+)
+from scenarios.instance import Instance, build_instance
+from scenarios.loader import LoadedScenario
+from sim.engine import Engine, Phase
+from sim.world_events import BillIssued, DocumentDelivered, decode_world_event
+
+GUIDE = """\
+# The ERP, for this turn
+
+You are a clerk (role `clerk`) in the books of {company}. Today is {date}.
+
+- Documents that arrived since your last turn are in `inbox/`; earlier ones in
+  `inbox/archive/`. Emails are `.eml`, remittance advices and statements `.csv`,
+  bills `.txt`.
+- Leave the files you are asked for in `out/` (it keeps what you left last turn).
+- Every change you make to the books is recorded with your turn as its author.
+  Posted documents are never edited: corrections are reversals or credit memos.
+- Control accounts (receivables, payables, unapplied cash, bank) take no manual
+  journal entries from a clerk; work through their documents instead.
+"""
+
+
+class AttemptError(RuntimeError):
+    """The attempt could not be run (a harness fault, not an agent's mistake)."""
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    """Where an attempt's results are and its final hash."""
+
+    out: Path
+    summary: dict[str, Any]
+
+    @property
+    def final_hash(self) -> str:
+        """The head hash of the attempt's event log."""
+        return str(self.summary["final_hash"])
+
+
+class _Vars(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        raise AttemptError(f"prompt template uses {{{key}}}, which is not one of: "
+                           f"{', '.join(sorted(self))}")
+
+
+def render_prompt(template: str, values: dict[str, str]) -> str:
+    """Fill ``{name}`` placeholders of a prompt template (``{{`` for a literal brace)."""
+    return template.format_map(_Vars(values))
+
+
+def make_agent(name: str, loaded: LoadedScenario, engine: Engine) -> Agent:
+    """A built-in agent for a scenario: ``null``, ``reference`` or ``oracle``."""
+    load_solvers()
+    sc = loaded.scenario
+    solver_name = sc.reference_agent or sc.id
+    if name == "null":
+        return NullAgent()
+    if name == "reference":
+        if solver_name not in REFERENCE_SOLVERS:
+            raise AttemptError(f"scenario {sc.id} has no reference solver {solver_name!r} "
+                               f"(known: {', '.join(sorted(REFERENCE_SOLVERS)) or 'none'})")
+        return ReferenceAgent(REFERENCE_SOLVERS[solver_name])
+    if name == "oracle":
+        if solver_name not in ORACLE_SOLVERS:
+            raise AttemptError(f"scenario {sc.id} has no oracle solver {solver_name!r} "
+                               f"(known: {', '.join(sorted(ORACLE_SOLVERS)) or 'none'})")
+        return OracleAgent(ORACLE_SOLVERS[solver_name], engine.world)
+    raise AttemptError(f"unknown agent {name!r} (expected one of: null, reference, oracle)")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _write_inbox(workspace: Path, new: list[DocumentDelivered],
+                 old: list[DocumentDelivered]) -> None:
+    box = workspace / "inbox"
+    (box / "archive").mkdir(parents=True, exist_ok=True)
+    for doc in old:
+        (box / "archive" / doc.filename).write_text(doc.content, encoding="utf-8")
+    for doc in new:
+        (box / doc.filename).write_text(doc.content, encoding="utf-8")
+
+
+def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *,
+                on_day: Callable[[date, int], None] | None = None) -> AttemptResult:
+    """Run a scenario with a seed and a built-in agent; write the attempt folder."""
+    if out.exists() and any(out.iterdir()):
+        raise AttemptError(f"{out} exists and is not empty; choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    instance: Instance = build_instance(loaded.scenario, seed)
+    ledger = Ledger.open(out / "books.db", create=True)
+    try:
+        engine = Engine(instance.calendar, ledger, instance.streams)
+        instance.start(engine)
+        agent = make_agent(agent_name, loaded, engine)
+        turns = _run_days(loaded, instance, engine, agent, out, on_day)
+        engine.finish()
+        summary = _summary(loaded, instance, engine, ledger, agent_name, turns,
+                           time.perf_counter() - started)
+    finally:
+        ledger.close()
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return AttemptResult(out, summary)
+
+
+def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent: Agent,
+              out: Path, on_day: Callable[[date, int], None] | None) -> list[dict[str, Any]]:
+    sc = loaded.scenario
+    turn_dates = set(instance.turn_dates)
+    days = instance.calendar.business_days()
+    turns: list[dict[str, Any]] = []
+    delivered_to = 0.0
+    shown: list[DocumentDelivered] = []
+    previous_out: Path | None = None
+    for i, day in enumerate(days):
+        engine.run_to_turn(day)
+        if day in turn_dates:
+            n = len(turns) + 1
+            now = engine.time_of(day, Phase.TURN)
+            new = engine.world.documents_between(delivered_to, now)
+            delivered_to = now
+            turns.append(_run_turn(loaded, instance, engine, agent, out, n, day, new, shown,
+                                   previous_out))
+            shown = shown + new
+            previous_out = out / "turns" / f"{n:02d}" / "workspace" / "out"
+        if on_day is not None:
+            on_day(day, i + 1)
+    if sc.turns.outputs and previous_out is not None:
+        shutil.copytree(previous_out, out / "outputs", dirs_exist_ok=True)
+    return turns
+
+
+def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent: Agent,
+              out: Path, n: int, day: date, new: list[DocumentDelivered],
+              old: list[DocumentDelivered], previous_out: Path | None) -> dict[str, Any]:
+    sc = loaded.scenario
+    turn_dir = out / "turns" / f"{n:02d}"
+    ws = turn_dir / "workspace"
+    (ws / "out").mkdir(parents=True)
+    if sc.turns.carry_files and previous_out is not None and previous_out.exists():
+        shutil.copytree(previous_out, ws / "out", dirs_exist_ok=True)
+    _write_inbox(ws, new, old)
+    for rel in sc.turns.files:  # the scenario's own papers: new at turn 1, archived after
+        src = loaded.base_dir / rel
+        if not src.is_file():
+            raise AttemptError(f"scenario {sc.id}: turns.files: {src} does not exist")
+        dest = ws / "inbox" / (Path(rel).name if n == 1 else f"archive/{Path(rel).name}")
+        dest.write_bytes(src.read_bytes())
+    outputs = "\n".join(f"- `{p}`" for p in sc.turns.outputs) or "- (no files this turn)"
+    values = {"company": instance.setup.name, "date": day.isoformat(), "turn": str(n),
+              "turns": str(len(instance.turn_dates)), "outputs": outputs,
+              "inbox_count": str(len(new)), "title": sc.title,
+              "weekday": day.strftime("%A")}
+    prompt = ws / "prompt.md"
+    prompt.write_text(render_prompt(loaded.prompt_template, values), encoding="utf-8")
+    (ws / "ERP_GUIDE.md").write_text(GUIDE.format(company=instance.setup.name,
+                                                  date=day.isoformat()), encoding="utf-8")
+    desk = Desk(turn=n, day=day, workspace=ws, prompt_file=prompt, output_dir=ws / "out",
+                ledger=engine.ledger, actor=f"agent:turn-{n}",
+                sim_time=engine.time_of(day, Phase.TURN))
+    engine.world.flush()
+    started = time.perf_counter()
+    status = "completed"
+    try:
+        agent.run_turn(desk)
+    except Exception:  # an agent's crash is recorded; the attempt goes on
+        status = "crashed"
+        (turn_dir / "agent.log").write_text(traceback.format_exc(), encoding="utf-8")
+    duration = time.perf_counter() - started
+    shutil.copytree(ws / "out", turn_dir / "outputs")
+    produced = {str(p.relative_to(ws / "out")): _sha256(p)
+                for p in sorted((ws / "out").rglob("*")) if p.is_file()}
+    return {"turn": n, "date": day.isoformat(), "status": status,
+            "duration_s": round(duration, 3), "commands": desk.commands,
+            "rejections": [{"command": name, "code": e.code, "message": e.message}
+                           for name, e in desk.rejections],
+            "inbox_new": len(new), "outputs": produced,
+            "missing_outputs": [p for p in sc.turns.outputs if p not in produced]}
+
+
+def _summary(loaded: LoadedScenario, instance: Instance, engine: Engine, ledger: Ledger,
+             agent_name: str, turns: list[dict[str, Any]], wall_s: float) -> dict[str, Any]:
+    from importlib.metadata import version
+
+    store = ledger.store
+    by_realm: Counter[str] = Counter()
+    by_actor: Counter[str] = Counter()
+    bills_received = 0
+    for e in store.read():
+        by_realm[e.realm] += 1
+        by_actor[e.actor] += 1
+        if e.realm == "world" and e.type == "bill_issued":
+            bill = decode_world_event(e.type, e.payload)
+            assert isinstance(bill, BillIssued)
+            bills_received += 1
+    tb = q.trial_balance(store)
+    debit, credit = sum(r.debit for r in tb), sum(r.credit for r in tb)
+    unapplied = q.open_items(store, "unapplied_cash")
+    sc = loaded.scenario
+    return {
+        "scenario": sc.id, "title": sc.title, "seed": instance.seed, "agent": agent_name,
+        "scenario_sha256": loaded.sha256, "erpsim_version": version("erpsim"),
+        "calendar": {"start": instance.calendar.start.isoformat(),
+                     "end": instance.calendar.end.isoformat(),
+                     "business_days": len(instance.calendar.business_days())},
+        "population": {"customers": len(instance.customers), "vendors": len(instance.vendors)},
+        "turns": turns,
+        "events": {"total": sum(by_realm.values()), "by_realm": dict(sorted(by_realm.items())),
+                   "by_actor": dict(sorted(by_actor.items()))},
+        "trial_balance": [{"account": r.account, "name": r.name, "debit": format_cents(r.debit),
+                           "credit": format_cents(r.credit)} for r in tb],
+        "trial_balance_total": {"debit": format_cents(debit), "credit": format_cents(credit),
+                                "difference": format_cents(debit - credit)},
+        "control_ties": [{"account": t.account, "control": t.control,
+                          "gl": format_cents(t.gl_balance),
+                          "subledger": format_cents(t.subledger_total),
+                          "difference": format_cents(t.difference)}
+                         for t in q.control_ties(store)],
+        "figures": {
+            "unapplied_receipts": len(unapplied),
+            "unapplied_cash": format_cents(sum(i.open_amount for i in unapplied)),
+            "open_ar": format_cents(sum(i.open_amount for i in q.open_items(store, "ar"))),
+            "open_ap": format_cents(sum(i.open_amount for i in q.open_items(store, "ap"))),
+            "bills_received": bills_received,
+            "bills_entered": len(ledger.books.bills) - len(instance.setup.opening_bills),
+            "unmatched_statement_lines": len(q.statement_lines(store, unmatched=True)),
+            "documents_delivered": len(engine.world.inbox),
+            "company_commands_refused": len(engine.world.rejections),
+        },
+        "final_hash": ledger.head_hash,
+        "final_position": ledger.position,
+        "wall_s": round(wall_s, 3),
+    }
