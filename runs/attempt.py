@@ -180,12 +180,9 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
     if sc.turns.carry_files and previous_out is not None and previous_out.exists():
         shutil.copytree(previous_out, ws / "out", dirs_exist_ok=True)
     _write_inbox(ws, new, old)
-    for rel in sc.turns.files:  # the scenario's own papers: new at turn 1, archived after
-        src = loaded.base_dir / rel
-        if not src.is_file():
-            raise AttemptError(f"scenario {sc.id}: turns.files: {src} does not exist")
+    for rel, data in loaded.files.items():  # the scenario's own papers: new at turn 1
         dest = ws / "inbox" / (Path(rel).name if n == 1 else f"archive/{Path(rel).name}")
-        dest.write_bytes(src.read_bytes())
+        dest.write_bytes(data)
     outputs = "\n".join(f"- `{p}`" for p in sc.turns.outputs) or "- (no files this turn)"
     values = {"company": instance.setup.name, "date": day.isoformat(), "turn": str(n),
               "turns": str(len(instance.turn_dates)), "outputs": outputs,

@@ -126,3 +126,39 @@ def run_ledger_bench(*, events: int = 200_000, single: int = 20_000, seed: int =
         single_rate = len(timed) / (time.perf_counter() - started)
         ledger.close()
     return LedgerBench(n_events, command_rate, rebuild_rate, raw_rate, single_rate)
+
+
+@dataclass(frozen=True)
+class EngineBench:
+    """The figures of one ``bench engine`` run."""
+
+    events: int
+    wall_s: float
+    customers: int
+    vendors: int
+
+    def lines(self) -> list[str]:
+        """The figures as ``name: value`` lines."""
+        return [f"engine_events_per_s: {self.events / self.wall_s:.0f}",
+                f"engine_wall_s: {self.wall_s:.2f}"]
+
+
+def run_engine_bench(*, scenario: str = "month-end-close", customers: int = 2000,
+                     vendors: int = 200, agent: str = "oracle", seed: int = 1,
+                     workdir: Path | None = None) -> EngineBench:
+    """Run a library scenario at a large population; time engine, counterparties and books."""
+    from runs.attempt import run_attempt
+    from scenarios.loader import find_scenario, load_scenario
+
+    loaded = load_scenario(find_scenario(scenario))
+    sc = loaded.scenario
+    pop = sc.population.model_copy(update={
+        "customers": sc.population.customers.model_copy(update={"count": customers}),
+        "vendors": sc.population.vendors.model_copy(update={"count": vendors})})
+    big = loaded.__class__(**{**loaded.__dict__,
+                              "scenario": sc.model_copy(update={"population": pop})})
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        started = time.perf_counter()
+        result = run_attempt(big, seed, agent, Path(tmp) / "attempt")
+        wall = time.perf_counter() - started
+    return EngineBench(int(result.summary["events"]["total"]), wall, customers, vendors)

@@ -247,5 +247,27 @@ def bench_ledger(events: int, single: int, seed: int) -> None:
         click.echo(line)
 
 
+@bench.command("engine")
+@click.option("--scenario", default="month-end-close", show_default=True,
+              help="Library scenario to run.")
+@click.option("--customers", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option("--vendors", type=click.IntRange(min=0), default=200, show_default=True)
+@click.option("--agent", "agent_name", type=click.Choice(["oracle", "reference", "null"]),
+              default="oracle", show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True)
+def bench_engine(scenario: str, customers: int, vendors: int, agent_name: str,
+                 seed: int) -> None:
+    """Events of both realms per second: engine, counterparties and books together."""
+    from runs.bench import run_engine_bench
+
+    with _errors():
+        result = run_engine_bench(scenario=scenario, customers=customers, vendors=vendors,
+                                  agent=agent_name, seed=seed)
+    click.echo(f"# {scenario}: {customers:,} customers, {vendors:,} vendors, agent "
+               f"{agent_name}, {result.events:,} events", err=True)
+    for line in result.lines():
+        click.echo(line)
+
+
 if __name__ == "__main__":
     main()

@@ -19,7 +19,7 @@ import os
 import re
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -53,8 +53,11 @@ class LoadedScenario:
     prompt_template: str
     """The prompt template's text, read at load time."""
     sha256: str
-    """Hex sha256 over the YAML bytes and the prompt template bytes, each preceded by its
-    length as 8 big-endian bytes (so that no byte can move from one to the other)."""
+    """Hex sha256 over the YAML bytes, the prompt template bytes and the bytes of each of
+    ``turns.files``, each preceded by its length as 8 big-endian bytes (so that no byte
+    can move from one to the other)."""
+    files: dict[str, bytes] = field(default_factory=dict)
+    """``turns.files`` by their path in the scenario, read at load time."""
 
 
 # --- YAML ---------------------------------------------------------------------------
@@ -383,15 +386,16 @@ def _decode(label: str, raw: bytes, what: str) -> str:
                            f"{e.start})") from e
 
 
-def _read_prompt(label: str, base_dir: Path, prompt: str) -> tuple[Path, bytes]:
-    """The prompt template's resolved path and bytes, refusing one outside ``base_dir``."""
+def _read_prompt(label: str, base_dir: Path, prompt: str, where: str = "turns.prompt",
+                 what: str = "prompt template") -> tuple[Path, bytes]:
+    """A scenario file's resolved path and bytes, refusing one outside ``base_dir``."""
     folder = base_dir.resolve()
     target = (folder / prompt).resolve()
     if not target.is_relative_to(folder):
-        raise _fail(label, f"turns.prompt: {prompt!r} resolves to {target}, outside the "
+        raise _fail(label, f"{where}: {prompt!r} resolves to {target}, outside the "
                            f"scenario folder (expected a path inside {folder}, like "
                            "prompts/turn.md)")
-    return target, _read(label, target, "prompt template", "turns.prompt: ")
+    return target, _read(label, target, what, f"{where}: ")
 
 
 def load_scenario(path: str | Path) -> LoadedScenario:
@@ -415,12 +419,14 @@ def load_scenario(path: str | Path) -> LoadedScenario:
         raise _validation_error(label, data, e) from e
     _, prompt_bytes = _read_prompt(label, path.parent, scenario.turns.prompt)
     prompt_text = _decode(label, prompt_bytes, "turns.prompt: the prompt template")
+    files = {rel: _read_prompt(label, path.parent, rel, f"turns.files[{n}]", "file")[1]
+             for n, rel in enumerate(scenario.turns.files)}
     digest = hashlib.sha256()
-    for part in (raw, prompt_bytes):
+    for part in (raw, prompt_bytes, *files.values()):
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)
     return LoadedScenario(scenario=scenario, path=path, base_dir=path.parent,
-                          prompt_template=prompt_text, sha256=digest.hexdigest())
+                          prompt_template=prompt_text, sha256=digest.hexdigest(), files=files)
 
 
 # --- the library -------------------------------------------------------------------------

@@ -655,3 +655,21 @@ def test_missing_path(tmp_path: Path) -> None:
     assert str(info.value) == (
         f"scenario {tmp_path / 'nope.yaml'}: {tmp_path / 'nope.yaml'} does not exist "
         "(expected a scenario YAML file or a library name)")
+
+
+def test_turn_files_are_read_hashed_and_kept_inside(tmp_path: Path) -> None:
+    folder = tmp_path / "sc"
+    (folder / "prompts").mkdir(parents=True)
+    (folder / "prompts" / "turn.md").write_text("Do {date}.")
+    (folder / "policy.md").write_text("Rule 1")
+    body = ("id: sc\ntitle: T\ncalendar: {start: 2026-03-02, business_days: 2}\n"
+            "turns: {prompt: prompts/turn.md, files: [policy.md]}\n")
+    (folder / "scenario.yaml").write_text(body)
+    loaded = load_scenario(folder / "scenario.yaml")
+    assert loaded.files == {"policy.md": b"Rule 1"}
+    first = loaded.sha256
+    (folder / "policy.md").write_text("Rule 2")
+    assert load_scenario(folder / "scenario.yaml").sha256 != first
+    (folder / "policy.md").unlink()
+    with pytest.raises(ScenarioError, match=r"turns.files\[0\]"):
+        load_scenario(folder / "scenario.yaml")
