@@ -95,3 +95,15 @@ def pct_of(cents: int, basis_points: int) -> int:
     if r * 2 >= 10000:
         q += 1
     return q if num >= 0 else -q
+
+
+def _decimal_text_to_cents(value: object) -> int:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError(f"{value!r}: write money as a decimal string like '250000.00' "
+                         "(a bare number could mean units or cents)")
+    return _to_cents(value)
+
+
+DecimalMoney = Annotated[int, BeforeValidator(_decimal_text_to_cents),
+                         PlainSerializer(format_cents, return_type=str)]
+"""Integer cents inside, but only a decimal string on input (for files people write)."""

@@ -25,7 +25,7 @@ from counterparties.injections import INJECTIONS
 from counterparties.profiles import CUSTOMER_PROFILES, VENDOR_PROFILES, resolve_profile
 from erp.charts import CHARTS
 from erp.events import Policies
-from erp.money import Cents
+from erp.money import DecimalMoney
 from sim.calendar import BusinessCalendar
 
 Loc = tuple[str | int, ...]
@@ -88,7 +88,7 @@ class CalendarSpec(Strict):
 class OpeningSpec(Strict):
     """The books on the day before the start."""
 
-    bank_balance: Cents = 0
+    bank_balance: DecimalMoney = 0
     ar_open_invoices: Annotated[int, Field(ge=0, le=100_000)] = 0
     ap_open_bills: Annotated[int, Field(ge=0, le=100_000)] = 0
 

@@ -393,8 +393,15 @@ def test_money_with_three_decimals(tmp_path: Path) -> None:
 def test_money_as_a_float(tmp_path: Path) -> None:
     message = error(tmp_path, with_lines("company: {opening: {bank_balance: 250000.50}}"))
     assert message == (
-        "scenario x.yaml: company.opening.bank_balance: 250000.5 is a float; money must be a "
-        "decimal string like '12.34' or integer cents (floats cannot hold cents exactly)")
+        "scenario x.yaml: company.opening.bank_balance: 250000.5: write money as a decimal "
+        "string like '250000.00' (a bare number could mean units or cents)")
+
+
+def test_money_as_a_bare_integer(tmp_path: Path) -> None:
+    message = error(tmp_path, with_lines("company: {opening: {bank_balance: 250000}}"))
+    assert message == (
+        "scenario x.yaml: company.opening.bank_balance: 250000: write money as a decimal "
+        "string like '250000.00' (a bare number could mean units or cents)")
 
 
 @pytest.mark.parametrize(("count", "expected"), [
