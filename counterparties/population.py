@@ -62,8 +62,14 @@ class Population:
     customers: dict[str, Any] = field(default_factory=dict)
     vendors: dict[str, Any] = field(default_factory=dict)
     bank: Any = None
-    unsent_invoices: set[str] = field(default_factory=set)
-    """Invoices the company's dispatch must not send (the automation reads this set)."""
+    unsent_invoices: set[str] = field(init=False)
+    """Invoices the company's dispatch must not send (the automation reads this set); an
+    ``UnsentInvoices``, so that ``invoice_not_sent`` can withhold a customer's next one."""
+
+    def __post_init__(self) -> None:
+        from counterparties.customers import UnsentInvoices
+
+        self.unsent_invoices = UnsentInvoices(self.engine)
 
     def start(self, customers: list[CustomerSpec], vendors: list[VendorSpec],
               injections: list[PlannedInjection]) -> None:
