@@ -113,6 +113,12 @@ class Ledger:
             self.position, self.head_hash = e.position, e.hash
         projections.discard()  # the tables already hold these rows
 
+    def refresh(self) -> int:
+        """Catch up with events other writers appended; how many were new."""
+        before = self.position
+        self._catch_up()
+        return self.position - before
+
     def _reload(self) -> None:
         self.books = Books()
         self.projections = Projections()

@@ -88,6 +88,7 @@ class Engine:
 
     def run_until(self, t: float) -> None:
         """Advance to time ``t`` (exclusive of events scheduled exactly at ``t``)."""
+        self.ledger.refresh()  # an agent may have written through another connection
         if t > self.env.now:
             self.env.run(until=t)
         self.world.flush()
