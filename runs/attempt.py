@@ -40,7 +40,7 @@ from runs.agents import (
 from scenarios.instance import Instance, build_instance
 from scenarios.loader import LoadedScenario
 from sim.engine import Engine, Phase
-from sim.world_events import BillIssued, DocumentDelivered, decode_world_event
+from sim.world_events import DocumentDelivered
 
 GUIDE = """\
 # The ERP, for this turn
@@ -112,6 +112,8 @@ def _sha256(path: Path) -> str:
 
 def _write_inbox(workspace: Path, new: list[DocumentDelivered],
                  old: list[DocumentDelivered]) -> None:
+    """New documents in ``inbox/``, earlier ones in ``inbox/archive/`` (fresh copies: an
+    agent that edits its archive must not change an earlier turn's record)."""
     box = workspace / "inbox"
     (box / "archive").mkdir(parents=True, exist_ok=True)
     for doc in old:
@@ -223,13 +225,13 @@ def _summary(loaded: LoadedScenario, instance: Instance, engine: Engine, ledger:
     by_realm: Counter[str] = Counter()
     by_actor: Counter[str] = Counter()
     bills_received = 0
-    for e in store.read():
-        by_realm[e.realm] += 1
-        by_actor[e.actor] += 1
-        if e.realm == "world" and e.type == "bill_issued":
-            bill = decode_world_event(e.type, e.payload)
-            assert isinstance(bill, BillIssued)
-            bills_received += 1
+    with store.engine.connect() as conn:
+        for realm, actor, type_, n in conn.exec_driver_sql(
+                "SELECT realm, actor, type, COUNT(*) FROM events GROUP BY realm, actor, type"):
+            by_realm[realm] += n
+            by_actor[actor] += n
+            if realm == "world" and type_ == "bill_issued":
+                bills_received += n
     tb = q.trial_balance(store)
     debit, credit = sum(r.debit for r in tb), sum(r.credit for r in tb)
     unapplied = q.open_items(store, "unapplied_cash")

@@ -34,6 +34,7 @@ class Streams:
     def __init__(self, seed: int | str) -> None:
         self.seed = seed
         self._entropy = seed_entropy(seed)
+        self._fakers: dict[str, Faker] = {}
 
     def sequence(self, name: str) -> np.random.SeedSequence:
         """The SeedSequence of a named stream."""
@@ -48,7 +49,13 @@ class Streams:
         return int(self.sequence(name).generate_state(2, np.uint64)[0] >> np.uint64(1))
 
     def faker(self, name: str, locale: str = "en_US") -> Faker:
-        """A Faker seeded for a named stream (per instance, never globally)."""
-        fake = Faker(locale)
+        """A Faker seeded for a named stream (``seed_instance``, never the global seed).
+
+        Building a Faker costs about a millisecond, so one instance per locale is kept
+        and reseeded: use what it gives before asking for another stream's faker.
+        """
+        fake = self._fakers.get(locale)
+        if fake is None:
+            fake = self._fakers[locale] = Faker(locale)
         fake.seed_instance(self.integer_seed(name))
         return fake
