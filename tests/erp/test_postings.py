@@ -33,6 +33,8 @@ bank_details = st.builds(ev.BankDetails, account_name=text,
 policies = st.builds(ev.Policies, clerk_may_post_to_control_accounts=st.booleans(),
                      clerk_may_approve_bills=st.booleans(),
                      clerk_write_off_limit=st.integers(0, 10**6),
+                     clerk_fee_allowance_bp=st.integers(0, 10_000),
+                     clerk_fee_allowance_fixed=st.integers(0, 10**4),
                      enforce_credit_limits=st.booleans())
 match_targets = st.builds(ev.MatchTarget, kind=st.sampled_from(typing.get_args(ev.MatchKind)),
                           doc_id=ids, amount=st.integers(-10**9, 10**9).filter(bool))
