@@ -10,6 +10,7 @@ import calendar as _cal
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,12 @@ class BusinessCalendar:
             d += timedelta(days=1)
 
     def business_days(self) -> list[date]:
-        """Every business day from start to end."""
-        return [d for d in self.days() if self.is_business_day(d)]
+        """Every business day from start to end (a new list; the calendar caches it)."""
+        return list(self._business_days)
+
+    @cached_property
+    def _business_days(self) -> tuple[date, ...]:
+        return tuple(d for d in self.days() if self.is_business_day(d))
 
     def add_business_days(self, day: date, n: int) -> date:
         """The business day ``n`` business days after ``day`` (before it for negative ``n``)."""
