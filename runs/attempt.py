@@ -123,10 +123,19 @@ def _write_inbox(workspace: Path, new: list[DocumentDelivered],
 
 
 def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *,
-                on_day: Callable[[date, int], None] | None = None) -> AttemptResult:
-    """Run a scenario with a seed and a built-in agent; write the attempt folder."""
+                on_day: Callable[[date, int], None] | None = None,
+                replace: bool = False) -> AttemptResult:
+    """Run a scenario with a seed and a built-in agent; write the attempt folder.
+
+    An existing, non-empty folder is refused, unless ``replace`` and it holds a
+    finished attempt (its ``summary.json``), which is then deleted first.
+    """
     if out.exists() and any(out.iterdir()):
-        raise AttemptError(f"{out} exists and is not empty; choose another --out")
+        if not (replace and (out / "summary.json").is_file()):
+            raise AttemptError(f"{out} exists and is not empty; choose another --out"
+                               + ("" if not replace else " (--replace only replaces a "
+                                  "finished attempt folder, one with a summary.json)"))
+        shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     instance: Instance = build_instance(loaded.scenario, seed)

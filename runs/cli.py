@@ -102,8 +102,11 @@ def demo(out: Path, seed: int, days: int) -> None:
               default="reference", show_default=True, help="Built-in agent to run.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Attempt folder to create (must not exist or be empty).")
+@click.option("--replace", is_flag=True,
+              help="Replace OUT if it holds a finished attempt (never any other folder).")
 @click.option("--quiet", is_flag=True, help="No progress bar; only the final figures.")
-def run(scenario: str, seed: int, agent_name: str, out: Path, quiet: bool) -> None:
+def run(scenario: str, seed: int, agent_name: str, out: Path, replace: bool,
+        quiet: bool) -> None:
     """Run a scenario (a library name or a YAML path) with a built-in agent.
 
     Writes the attempt folder: the store (books.db), each turn's workspace and
@@ -127,7 +130,7 @@ def run(scenario: str, seed: int, agent_name: str, out: Path, quiet: bool) -> No
     with _errors():
         try:
             if quiet:
-                result = run_attempt(loaded, seed, agent_name, out)
+                result = run_attempt(loaded, seed, agent_name, out, replace=replace)
             else:
                 with Progress(TextColumn("{task.description}"), BarColumn(),
                               MofNCompleteColumn(), console=con, transient=True) as bar:
@@ -137,7 +140,8 @@ def run(scenario: str, seed: int, agent_name: str, out: Path, quiet: bool) -> No
                         bar.update(task, completed=n,
                                    description=f"{loaded.scenario.id} {day.isoformat()}")
 
-                    result = run_attempt(loaded, seed, agent_name, out, on_day=tick)
+                    result = run_attempt(loaded, seed, agent_name, out, on_day=tick,
+                                         replace=replace)
         except AttemptError as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(2)

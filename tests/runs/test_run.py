@@ -80,3 +80,19 @@ def test_every_library_scenario_runs_with_the_null_agent(name: str, tmp_path: Pa
     s = summary(tmp_path / name)
     assert s["trial_balance_total"]["difference"] == "0.00"
     assert s["figures"]["company_commands_refused"] == 0
+
+
+def test_replace_only_replaces_a_finished_attempt(tmp_path: Path) -> None:
+    out = tmp_path / "a"
+    args = ["run", "cash-application", "--agent", "null", "--out", str(out), "--quiet"]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    again = CliRunner().invoke(main, [*args, "--replace"])
+    assert again.exit_code == 0, again.output
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep")
+    refused = CliRunner().invoke(main, [*args[:-3], "--out", str(other), "--quiet",
+                                        "--replace"])
+    assert refused.exit_code == 2
+    assert "--replace only replaces a finished attempt folder" in refused.output
+    assert (other / "notes.txt").read_text() == "keep"
