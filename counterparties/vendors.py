@@ -835,6 +835,10 @@ def plant_fraudulent_bank_change(population: Population, injection: PlannedInjec
 
 @register("genuine_bank_change", VendorParams)
 def plant_genuine_bank_change(population: Population, injection: PlannedInjection) -> None:
-    """A vendor moves to a new bank and asks the company to pay the new account."""
-    vendor = pick_vendor(population, injection)
+    """A vendor moves to a new bank and asks the company to pay the new account.
+
+    A drawn vendor is one that has billed before, when there is one: a clerk verifies the
+    request against the address and phone of its earlier invoices.
+    """
+    vendor = pick_vendor(population, injection, lambda v: v.last_bill() is not None)
     mark_planted(population.engine, injection, **vendor.plant_bank_change(genuine=True))

@@ -223,7 +223,7 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
             "rejections": [{"command": name, "code": e.code, "message": e.message}
                            for name, e in desk.rejections],
             "inbox_new": len(new), "outputs": produced,
-            "missing_outputs": [p for p in sc.turns.outputs if p not in produced]}
+            "missing_outputs": [p for p in sc.turns.outputs if not (ws / p).is_file()]}
 
 
 def _summary(loaded: LoadedScenario, instance: Instance, engine: Engine, ledger: Ledger,

@@ -103,11 +103,15 @@ def build_instance(scenario: Scenario, seed: int | str) -> Instance:
                                     pop.customers.params.get(behaviour)),
             terms_days=int(rng.choice([15, 30, 30, 45]))))
     vendors: list[VendorSpec] = []
+    vendor_names: set[str] = set()
     for i in range(1, pop.vendors.count + 1):
         vid = f"V{i:03d}"
         rng = streams.generator(f"setup:vendor:{vid}")
         behaviour = _pick(rng, pop.vendors.profiles)
         name = streams.faker(f"setup:vendor:{vid}").company()
+        if name in vendor_names:  # nor two vendors: their documents name them, not their ids
+            name = f"{name} ({vid})"
+        vendor_names.add(name)
         profile = resolve_profile(VENDOR_PROFILES, behaviour, pop.vendors.params.get(behaviour))
         vendors.append(VendorSpec(
             vendor_id=vid, name=name, behaviour=behaviour, profile=profile,  # type: ignore[arg-type]
