@@ -45,6 +45,10 @@ SETTLEMENT_DAYS = {"wire": 0, "ach": 1, "card": 1, "check": 2}
 PAYS_OUT_AT = Phase.PAYMENTS_OUT + 0.05
 """Just after the company's payments go out, before the bank feed imports the day."""
 
+STATEMENT_AT = Phase.MAIL
+"""With the morning mail, after the month end's fee and interest: before the clerk's turn,
+so the month-end turn can reconcile to it (lines posted later that day are on no statement)."""
+
 
 @dataclass(frozen=True)
 class Deposit:
@@ -86,7 +90,7 @@ class Bank:
         self.engine.daily(Phase.BANK_MORNING, self.charges_month_end)
         self.engine.daily(PAYS_OUT_AT, self.pays_out)
         if self.statements:
-            self.engine.daily(Phase.DAY_END, self.sends_statement)
+            self.engine.daily(STATEMENT_AT, self.sends_statement)
 
     # --- lines ----------------------------------------------------------------------
 

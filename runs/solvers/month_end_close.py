@@ -1,0 +1,1063 @@
+"""Month-end close: the reference solver (the clerk's own materials) and the oracle (the truth).
+
+Every turn the clerk of ``month-end-close``:
+
+1. on the month's last business day, brings the books up to the bank's statement: it
+   imports the statement's lines the daily feed has not imported yet (that morning's
+   deposits, the service charge, the interest) and records each deposit as a receipt
+   matched to its line, as the feed would have done after the turn;
+2. clears the bank lines left unmatched: a vendor payment's debit is matched to its
+   payment, a service charge and interest are recorded against their lines; a returned
+   item (NSF) and a line the bank posted twice are left as reconciling items, and the
+   invoices a returned deposit had paid are re-opened (its receipt keeps the bounced cash,
+   unapplied);
+3. applies unapplied receipts: a card payout net, with the processor's fee accepted as a
+   fee allowance; an ACH by its remittance advice; otherwise the invoices its reference
+   names. A payment naming an invoice already paid, and the receipt the feed recorded
+   from a line the bank posted twice, stay unapplied;
+4. enters and approves the vendor bills that arrived, once each (a resend under a number
+   already entered, or under the same number reformatted for the same total, is
+   skipped), records vendor credit notes and applies them to their bills;
+5. before the month end, pays the approved bills due within a week (so that the bank
+   has debits to reconcile);
+6. leaves ``out/bank_reconciliation.csv`` (the statement balance, each reconciling item
+   with its sign, the book balance of the bank's GL account: the statement balance plus
+   the items is the book balance to the cent) and ``out/ar_aging.csv``. Before the
+   month's statement arrives the reconciliation is to the lines imported in the books,
+   and its first row says so.
+
+The reference (``Reference``) reads only what an external agent can see: the files of
+``inbox/`` and ``inbox/archive/``, the prompt, and the books (``erp.queries``, and from the
+erp realm the registers of customers, vendors and bank accounts and a receipt's
+applications). The oracle (``Oracle``)
+decides the same work from the world's truth (which payment a bank line carries and what
+it was meant for, which bill is a resend, which line is a bank error); only it imports
+``sim``, inside its own code. Both act through the same ``Clerk``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, timedelta
+from email import message_from_string, policy
+from email.message import EmailMessage
+from email.utils import parseaddr
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from erp import commands as c
+from erp import queries as q
+from erp.errors import CommandRejected, MoneyError
+from erp.money import format_cents, parse_cents, pct_of
+from erp.store import StoredEvent
+from runs.agents import Desk, oracle_solver, reference_solver
+
+if TYPE_CHECKING:
+    from sim.world import World
+
+RECONCILIATION = "bank_reconciliation.csv"
+AGING = "ar_aging.csv"
+RECONCILIATION_COLUMNS = ("item", "reference", "amount")
+AGING_COLUMNS = ("customer", "current", "1-30", "31-60", "61-90", "over_90", "total")
+STATEMENT_COLUMNS = ("date", "line_id", "description", "reference", "counterparty", "amount",
+                     "balance")
+PAYOUT_COLUMNS = {"payout_id", "customer", "invoice", "gross", "fee", "net"}
+ADVICE_COLUMNS = {"payer", "payment_id", "invoice_id", "amount"}
+WIRE_CHARGES_BP = 200
+"""An international wire may arrive short of at most 2% (intermediary banks' charges)."""
+CARD_FEE = "card processor fee (2.9% + 0.30)"
+WIRE_CHARGES = "intermediary bank charges on an international wire"
+PAY_AHEAD_DAYS = 7
+"""Bills due within this many days are paid now (the clerk works weekly)."""
+BANK_DOC_SIGN = {"receipt": 1, "payment": -1, "refund": -1, "fee": -1, "interest": 1}
+"""How each book document moves the bank account (deposits positive)."""
+
+_INVOICE_ID = re.compile(r"\bINV-\d{6}\b")
+_PAYOUT = re.compile(r"\bSTRIPE PAYOUT (\S+)")
+_ADVICE = re.compile(r"\bPMT (\S+)")
+_TURN = re.compile(r"\(turn (\d+) of (\d+)\)")
+_MONEY = r"-?[\d,]+\.\d{2}"
+_BILL_LINE = re.compile(rf"^(?P<desc>\S.*?)\s+(?P<qty>\d+)\s+(?P<unit>{_MONEY})\s+"
+                        rf"(?P<amount>{_MONEY})\s*$", re.M)
+_DATE = r"\d{4}-\d{2}-\d{2}"
+
+VerdictKind = Literal["deposit", "payment", "refund", "fee", "interest", "returned",
+                      "duplicate", "unknown"]
+
+
+# --- what the solvers decide ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BankLine:
+    """A line of the bank's account, from its statement or as imported in the books."""
+
+    line_id: str
+    posted_on: date
+    amount: int
+    description: str = ""
+    reference: str = ""
+    counterparty: str = ""
+
+    @property
+    def key(self) -> tuple[date, int, str, str, str]:
+        """What two copies of one posting share."""
+        return (self.posted_on, self.amount, self.description, self.reference,
+                self.counterparty)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """The bank's statement of a month (or, lacking it, the lines imported in the books)."""
+
+    name: str
+    period: str
+    start: date
+    closing: int
+    lines: tuple[BankLine, ...]
+    from_books: bool = False
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a bank line is: a deposit, a payment's debit, a charge, a bank error..."""
+
+    kind: VerdictKind
+    doc_id: str | None = None
+    """The payment or refund a debit pays out; the line a duplicate repeats or a returned
+    item returns."""
+    customer_id: str | None = None
+    """A deposit's payer, when known."""
+
+
+@dataclass(frozen=True)
+class Application:
+    """Part of a receipt for one invoice, and the processor's fee accepted on it."""
+
+    invoice_id: str
+    cash: int
+    fee: int = 0
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ReceiptPlan:
+    """Where a receipt goes; ``customer_id`` is assigned first when the receipt has none."""
+
+    receipt_id: str
+    customer_id: str | None
+    applications: tuple[Application, ...]
+
+
+@dataclass(frozen=True)
+class BillDoc:
+    """A vendor's invoice to enter."""
+
+    vendor_id: str
+    number: str
+    issued_on: date
+    due_on: date | None
+    lines: tuple[tuple[str, int], ...]
+    approve: bool = True
+
+    @property
+    def total(self) -> int:
+        """The bill's total."""
+        return sum(a for _, a in self.lines)
+
+
+@dataclass(frozen=True)
+class CreditDoc:
+    """A vendor's credit note, and the number of the invoice it credits."""
+
+    vendor_id: str
+    number: str
+    issued_on: date
+    amount: int
+    against: str | None
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """An unapplied receipt as the books show it, with its statement line."""
+
+    receipt_id: str
+    customer_id: str | None
+    reference: str
+    open: int
+    line_id: str | None
+    description: str = ""
+
+
+class Judge(Protocol):
+    """Who decides the turn's work: the reference (the clerk's materials) or the oracle."""
+
+    month_end: bool
+
+    def statement(self) -> Statement | None:
+        """This month's bank statement, if it has arrived."""
+
+    def verdict(self, line: BankLine) -> Verdict:
+        """What a bank line is."""
+
+    def receipt_plans(self, clerk: Clerk) -> list[ReceiptPlan]:
+        """Where each unapplied receipt goes."""
+
+    def bills(self, clerk: Clerk) -> list[BillDoc]:
+        """The bills to enter, in arrival order."""
+
+    def credits(self) -> list[CreditDoc]:
+        """The vendor credit notes that arrived, in arrival order."""
+
+
+def number_key(number: str) -> str:
+    """How the books compare vendor document numbers (case and outer spaces aside)."""
+    return number.strip().casefold()
+
+
+def number_digits(number: str) -> str:
+    """A document number's digits without zero padding (what a reformatting keeps)."""
+    return re.sub(r"\D", "", number).lstrip("0")
+
+
+# --- the clerk's hands: reading the books and acting on them ----------------------------------
+
+
+class Clerk:
+    """One turn's clerk: reads the books, runs commands, writes the month-end files."""
+
+    def __init__(self, desk: Desk) -> None:
+        self.desk = desk
+        self.store = desk.store
+        self.day = desk.day
+        opened = [e.data for e in self.store.read(realm="erp", types=["bank_account_opened"])]
+        if not opened:
+            raise RuntimeError("the books have no bank account to reconcile")
+        account = next((a for a in opened if a["gl_account"] == "1000"), opened[0])
+        self.bank_account_id: str = account["bank_account_id"]
+        self.bank_gl: str = account["gl_account"]
+        self.bank_opening: int = int(account.get("opening_balance", 0))
+        self.customer_names = self._register("customer_registered", "customer_id")
+        self.vendor_names = self._register("vendor_registered", "vendor_id")
+
+    def _register(self, event_type: str, key: str) -> dict[str, str]:
+        """Name (casefolded) -> id; a name two parties share names neither."""
+        by_name: dict[str, str | None] = {}
+        for e in self.store.read(realm="erp", types=[event_type]):
+            name = e.data["name"].strip().casefold()
+            by_name[name] = None if name in by_name else e.data[key]
+        return {n: i for n, i in by_name.items() if i is not None}
+
+    def customer_named(self, name: str) -> str | None:
+        """The customer registered under exactly this name."""
+        return self.customer_names.get(name.strip().casefold())
+
+    def vendor_named(self, name: str) -> str | None:
+        """The vendor registered under exactly this name."""
+        return self.vendor_names.get(name.strip().casefold())
+
+    def run(self, command: c.Command) -> list[StoredEvent] | None:
+        """Run a command; None when the books refused it (the refusal is on the desk)."""
+        result = self.desk.execute(command)
+        return None if isinstance(result, CommandRejected) else result
+
+    # --- reading ------------------------------------------------------------------------
+
+    def lines(self) -> dict[str, dict[str, Any]]:
+        """The bank account's imported statement lines by id."""
+        return {x["line_id"]: x for x in q.statement_lines(
+            self.store, bank_account_id=self.bank_account_id)}
+
+    @staticmethod
+    def bank_line(row: dict[str, Any]) -> BankLine:
+        """A books statement line as a ``BankLine``."""
+        return BankLine(row["line_id"], date.fromisoformat(row["entry_date"]), int(row["amount"]),
+                        row["description"] or "", row["reference"] or "",
+                        row["counterparty"] or "")
+
+    @staticmethod
+    def targets(row: dict[str, Any]) -> list[tuple[str, str, int]]:
+        """The documents a statement line is matched to: ``(kind, doc_id, amount)``."""
+        return [(k, d, int(a)) for k, d, a in json.loads(row["matched_to"] or "[]")]
+
+    def documents(self, kind: str) -> dict[str, dict[str, Any]]:
+        """The books' documents of a kind by id."""
+        return {d["doc_id"]: d for d in q.documents(self.store, kind)}
+
+    def unapplied_receipts(self) -> list[Receipt]:
+        """Receipts with cash left to apply, with the statement line each came from."""
+        lines = self.lines()
+        line_of = {doc: lid for lid, row in lines.items()
+                   for kind, doc, _ in self.targets(row) if kind == "receipt"}
+        out = []
+        for d in q.documents(self.store, "receipt"):
+            if int(d["open_amount"]) <= 0:
+                continue
+            line_id = line_of.get(d["doc_id"])
+            row = lines.get(line_id or "")
+            out.append(Receipt(d["doc_id"], d["party"], d["reference"] or "",
+                               int(d["open_amount"]), line_id,
+                               (row["description"] or "") if row else ""))
+        return out
+
+    def applied(self, receipt_id: str) -> dict[str, int]:
+        """What a receipt has applied to each invoice (applications less reversals)."""
+        out: dict[str, int] = {}
+        for e in self.store.read(stream=f"receipt:{receipt_id}",
+                                 types=["receipt_applied", "application_reversed"]):
+            sign = 1 if e.type == "receipt_applied" else -1
+            out[e.data["invoice_id"]] = out.get(e.data["invoice_id"], 0) + sign * e.data["amount"]
+        return {i: a for i, a in out.items() if a}
+
+    def returned_receipts(self, judge: Judge) -> set[str]:
+        """Receipts whose deposit the bank returned unpaid (by the returned items' lines)."""
+        lines = self.lines()
+        out = set()
+        for row in lines.values():
+            v = judge.verdict(self.bank_line(row)) if int(row["amount"]) < 0 else None
+            if v is not None and v.kind == "returned" and v.doc_id in lines:
+                out.update(d for k, d, _ in self.targets(lines[v.doc_id]) if k == "receipt")
+        return out
+
+    def bills_entered(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """Bills in the books by ``(vendor, number key)``."""
+        return {(d["party"], number_key(d["reference"] or "")): d
+                for d in q.documents(self.store, "bill")}
+
+    # --- acting ----------------------------------------------------------------------------
+
+    def import_statement(self, statement: Statement, judge: Judge) -> None:
+        """Import the statement's lines the books lack; record their deposits as receipts."""
+        have = self.lines()
+        missing = [x for x in statement.lines if x.line_id not in have]
+        if not missing:
+            return
+        done = self.run(c.ImportStatementLines(bank_account_id=self.bank_account_id, lines=tuple(
+            c.StatementLineIn(line_id=x.line_id, entry_date=x.posted_on, amount=x.amount,
+                              description=x.description, reference=x.reference,
+                              counterparty=x.counterparty, bank_ref=x.line_id)
+            for x in missing)))
+        if done is None:
+            return
+        receipts = self.documents("receipt")
+        for x in missing:
+            v = judge.verdict(x)
+            rid = f"RCT-{x.line_id}"
+            if v.kind != "deposit" or x.amount <= 0 or rid in receipts:
+                continue
+            method = x.description.split(" ")[0].lower() if x.description else ""
+            if self.run(c.RecordReceipt(receipt_id=rid, customer_id=v.customer_id,
+                                        bank_account_id=self.bank_account_id,
+                                        entry_date=x.posted_on, amount=x.amount, method=method,
+                                        reference=x.reference, payer=x.counterparty)):
+                self.run(c.MatchStatementLine(line_id=x.line_id,
+                                              targets=(c.MatchRef(kind="receipt", doc_id=rid),)))
+
+    def clear_lines(self, judge: Judge) -> None:
+        """Match payments' debits; record charges and interest against their lines."""
+        payments, refunds = self.documents("payment"), self.documents("refund")
+        for row in self.lines().values():
+            if row["status"] != "unmatched":
+                continue
+            line = self.bank_line(row)
+            v = judge.verdict(line)
+            memo = f"{line.description} {line.reference}".strip()
+            if v.kind in ("payment", "refund") and v.doc_id:
+                doc = (payments if v.kind == "payment" else refunds).get(v.doc_id)
+                if doc is not None and doc["status"] != "cleared" and -line.amount == int(
+                        doc["total"]):
+                    self.run(c.MatchStatementLine(
+                        line_id=line.line_id, targets=(c.MatchRef(kind=v.kind, doc_id=v.doc_id),)))
+            elif v.kind == "fee" and line.amount < 0:
+                self.run(c.RecordBankFee(bank_account_id=self.bank_account_id,
+                                         entry_date=line.posted_on, amount=-line.amount,
+                                         memo=memo, line_id=line.line_id))
+            elif v.kind == "interest" and line.amount > 0:
+                self.run(c.RecordInterest(bank_account_id=self.bank_account_id,
+                                          entry_date=line.posted_on, amount=line.amount,
+                                          memo=memo, line_id=line.line_id))
+
+    def reopen_returned(self, judge: Judge) -> None:
+        """Re-open the invoices a returned (NSF) deposit had paid: the customer owes them again.
+
+        The bounced cash stays on its receipt, unapplied, and the returned item stays a
+        reconciling item of the bank account (the books record no bank debit for it).
+        """
+        for rid in sorted(self.returned_receipts(judge)):
+            for invoice_id, amount in sorted(self.applied(rid).items()):
+                self.run(c.ReverseApplication(receipt_id=rid, invoice_id=invoice_id,
+                                              amount=amount))
+
+    def apply(self, plan: ReceiptPlan) -> None:
+        """Apply a receipt as planned (naming its customer first, when it has none)."""
+        if plan.customer_id is not None and self.run(c.AssignReceiptCustomer(
+                receipt_id=plan.receipt_id, customer_id=plan.customer_id)) is None:
+            return
+        for a in plan.applications:
+            if a.cash > 0 and self.run(c.ApplyReceipt(receipt_id=plan.receipt_id,
+                                                      invoice_id=a.invoice_id,
+                                                      amount=a.cash)) is None:
+                continue
+            if a.fee > 0:
+                self.run(c.GrantFeeAllowance(invoice_id=a.invoice_id, amount=a.fee,
+                                             reason=a.reason or CARD_FEE))
+
+    def enter_bills(self, bills: Iterable[BillDoc]) -> None:
+        """Enter (and approve) each bill whose number the vendor has not billed before."""
+        entered = set(self.bills_entered())
+        for bill in bills:
+            key = (bill.vendor_id, number_key(bill.number))
+            if key in entered:
+                continue
+            done = self.run(c.EnterBill(
+                vendor_id=bill.vendor_id, vendor_invoice_number=bill.number,
+                entry_date=bill.issued_on, due_on=bill.due_on,
+                lines=tuple(c.BillLineIn(description=d, amount=a) for d, a in bill.lines)))
+            if done is None:
+                continue
+            entered.add(key)
+            if bill.approve:
+                self.run(c.ApproveBill(bill_id=done[0].data["bill_id"]))
+
+    def record_credits(self, credits: Iterable[CreditDoc]) -> None:
+        """Record each new vendor credit note and apply it to the bill it credits."""
+        recorded = {(d["party"], number_key(d["reference"] or ""))
+                    for d in q.documents(self.store, "vendor_credit")}
+        for note in credits:
+            if (note.vendor_id, number_key(note.number)) in recorded:
+                continue
+            done = self.run(c.RecordVendorCredit(vendor_id=note.vendor_id,
+                                                 vendor_credit_number=note.number,
+                                                 entry_date=note.issued_on, amount=note.amount))
+            if done is None:
+                continue
+            recorded.add((note.vendor_id, number_key(note.number)))
+            bill = self.bills_entered().get((note.vendor_id, number_key(note.against or "")))
+            if bill is not None and int(bill["open_amount"]) > 0:
+                self.run(c.ApplyVendorCredit(credit_id=done[0].data["credit_id"],
+                                             bill_id=bill["doc_id"],
+                                             amount=min(note.amount, int(bill["open_amount"]))))
+        self.apply_open_credits()
+
+    def apply_open_credits(self) -> None:
+        """Apply what is left of vendor credits to the vendor's open bills, oldest due first."""
+        bills = sorted((d for d in q.documents(self.store, "bill")
+                        if int(d["open_amount"]) > 0),
+                       key=lambda d: (d["due_on"] or "", d["doc_id"]))
+        for credit in q.documents(self.store, "vendor_credit"):
+            left = int(credit["open_amount"])
+            for bill in bills:
+                if left <= 0:
+                    break
+                if bill["party"] != credit["party"] or int(bill["open_amount"]) <= 0:
+                    continue
+                amount = min(left, int(bill["open_amount"]))
+                if self.run(c.ApplyVendorCredit(credit_id=credit["doc_id"],
+                                                bill_id=bill["doc_id"], amount=amount)):
+                    left -= amount
+                    bill["open_amount"] = int(bill["open_amount"]) - amount
+
+    def pay_due(self, due_by: date) -> None:
+        """Pay every approved open bill due by a date, one payment per vendor."""
+        due = sorted(d["doc_id"] for d in q.documents(self.store, "bill")
+                     if d["status"] in ("approved", "partially_paid")
+                     and int(d["open_amount"]) > 0 and d["due_on"]
+                     and date.fromisoformat(d["due_on"]) <= due_by)
+        if due:
+            self.run(c.RunPayments(bank_account_id=self.bank_account_id, bill_ids=tuple(due)))
+
+    # --- the month-end files --------------------------------------------------------------
+
+    def statement_from_books(self) -> Statement:
+        """The bank's account as far as the books imported it (when no statement came)."""
+        lines = tuple(sorted((self.bank_line(r) for r in self.lines().values()
+                              if date.fromisoformat(r["entry_date"]) <= self.day),
+                             key=lambda x: (x.posted_on, x.line_id)))
+        start = min((x.posted_on for x in lines), default=self.day)
+        return Statement(name=f"bank lines imported in the books through {self.day}",
+                         period=f"{self.day:%Y-%m}", start=start,
+                         closing=self.bank_opening + sum(x.amount for x in lines), lines=lines,
+                         from_books=True)
+
+    def reconciliation(self, statement: Statement, judge: Judge) -> list[tuple[str, str, int]]:
+        """Rows ``(item, reference, amount)``: statement balance + items = book balance."""
+        books = self.lines()
+        # Lines before the statement's own are on earlier statements: the bank's opening.
+        bank = list(statement.lines) + [self.bank_line(r) for r in books.values()
+                                        if date.fromisoformat(r["entry_date"]) < statement.start
+                                        and not statement.from_books]
+        items: list[tuple[str, str, int]] = []
+        cleared: set[tuple[str, str]] = set()
+        for line in sorted(bank, key=lambda x: (x.posted_on, x.line_id)):
+            row = books.get(line.line_id)
+            matched = row is not None and row["status"] == "matched"
+            targets = self.targets(row) if matched and row is not None else []
+            cleared.update((k, d) for k, d, _ in targets)
+            v = judge.verdict(line)
+            if v.kind == "duplicate":
+                items.append(("duplicate bank line (bank error; the bank is to reverse it)",
+                              f"{line.line_id} repeats {v.doc_id}", -line.amount))
+                items += [(f"{k} the books recorded from the duplicate bank line",
+                           f"{d} ({line.line_id})", a) for k, d, a in targets]
+            elif not matched:
+                ref = (f"{line.line_id} returns {v.doc_id}" if v.kind == "returned" and v.doc_id
+                       else f"{line.line_id} {line.reference}".strip())
+                items.append((_NOT_IN_BOOKS.get(v.kind, "bank line, not in the books"), ref,
+                              -line.amount))
+        for kind, sign in BANK_DOC_SIGN.items():
+            for d in q.documents(self.store, kind):
+                if (kind, d["doc_id"]) in cleared or not d["doc_date"] or (
+                        date.fromisoformat(d["doc_date"]) > self.day):
+                    continue
+                if kind == "payment" and d["account"] != self.bank_gl:
+                    continue
+                items.append((_NOT_ON_STATEMENT[kind], d["doc_id"], sign * int(d["total"])))
+        book = q.account_balance(self.store, self.bank_gl, as_of=self.day)
+        gap = book - statement.closing - sum(a for _, _, a in items)
+        if gap:
+            items.append(("unexplained difference", "", gap))
+        if statement.from_books:
+            first = ("statement balance per the bank lines imported in the books "
+                     f"(no bank statement for {statement.period} received)")
+        else:
+            first = "statement balance"
+        return [(first, f"{statement.name} closing", statement.closing), *items,
+                ("book balance", f"account {self.bank_gl} as of {self.day}", book)]
+
+    def write_reconciliation(self, statement: Statement, judge: Judge) -> None:
+        """Write ``out/bank_reconciliation.csv``."""
+        rows = [(i, r, format_cents(a)) for i, r, a in self.reconciliation(statement, judge)]
+        self._write(RECONCILIATION, RECONCILIATION_COLUMNS, rows)
+
+    def write_aging(self) -> None:
+        """Write ``out/ar_aging.csv``: open receivables by customer and days past due."""
+        rows = [(r.party, *(format_cents(b) for b in r.buckets), format_cents(r.total))
+                for r in q.aging(self.store, "ar", as_of=self.day)]
+        self._write(AGING, AGING_COLUMNS, rows)
+
+    def _write(self, name: str, header: Iterable[str], rows: Iterable[Iterable[Any]]) -> None:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+        self.desk.output_dir.mkdir(parents=True, exist_ok=True)
+        (self.desk.output_dir / name).write_text(buf.getvalue(), encoding="utf-8")
+
+
+_NOT_IN_BOOKS = {
+    "returned": "returned item (NSF), not in the books",
+    "fee": "bank charge, not in the books",
+    "interest": "interest credited, not in the books",
+    "deposit": "deposit on the statement, not in the books",
+    "payment": "payment debited by the bank, not in the books",
+    "refund": "refund debited by the bank, not in the books",
+}
+_NOT_ON_STATEMENT = {
+    "receipt": "deposit in transit",
+    "payment": "outstanding payment",
+    "refund": "outstanding refund",
+    "fee": "bank charge recorded, not on the statement",
+    "interest": "interest recorded, not on the statement",
+}
+
+
+def close_turn(clerk: Clerk, judge: Judge) -> None:
+    """One turn of the close, decided by ``judge`` and done by ``clerk``."""
+    statement = judge.statement()
+    if statement is not None:
+        clerk.import_statement(statement, judge)
+    clerk.clear_lines(judge)
+    clerk.reopen_returned(judge)
+    for plan in judge.receipt_plans(clerk):
+        clerk.apply(plan)
+    clerk.enter_bills(judge.bills(clerk))
+    clerk.record_credits(judge.credits())
+    if not judge.month_end:  # a payment after the statement's cut would be on no statement
+        clerk.pay_due(clerk.day + timedelta(days=PAY_AHEAD_DAYS))
+    clerk.write_aging()
+    clerk.write_reconciliation(statement or clerk.statement_from_books(), judge)
+
+
+def plan_applications(receipt: Receipt, wanted: Iterable[tuple[str, int | None, int]],
+                      invoices: dict[str, dict[str, Any]], open_: dict[str, int],
+                      customer_id: str | None, reason: str = CARD_FEE) -> list[Application]:
+    """Applications of a receipt to ``(invoice, amount or None for all, fee)`` in order.
+
+    Only invoices of ``customer_id`` take cash; a fee is accepted only with the full cash
+    it goes with. ``open_`` is updated (so plans of one turn never overlap).
+    """
+    left = receipt.open
+    out = []
+    for invoice_id, amount, fee in wanted:
+        inv = invoices.get(invoice_id)
+        if inv is None or inv["party"] != customer_id or open_.get(invoice_id, 0) <= 0:
+            continue
+        cash = min(left, open_[invoice_id], amount if amount is not None else left)
+        accepted = fee if amount is not None and cash == amount else 0
+        accepted = min(accepted, open_[invoice_id] - cash)
+        if cash <= 0:
+            continue
+        out.append(Application(invoice_id, cash, accepted, reason if accepted else ""))
+        left -= cash
+        open_[invoice_id] -= cash + accepted
+    return out
+
+
+# --- the reference: the clerk's own materials ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Payout:
+    """A card processor's payout advice."""
+
+    customer: str
+    invoice_id: str
+    gross: int
+    fee: int
+    net: int
+
+
+class Reference:
+    """Decides the work from the workspace's files and the books."""
+
+    def __init__(self, desk: Desk, clerk: Clerk) -> None:
+        self.desk = desk
+        self.clerk = clerk
+        self.payouts: dict[str, Payout] = {}
+        self.advices: dict[str, list[tuple[str, str, int]]] = {}
+        self.statements: dict[str, Statement] = {}
+        self._bills: list[tuple[str, str]] = []
+        self._credits: list[str] = []
+        for path in sorted(desk.archive() + desk.inbox(), key=lambda p: p.name):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if path.suffix == ".csv":
+                self._read_csv(path.name, text)
+            elif path.suffix == ".eml":
+                sender, body = _email_text(text)
+                self._read_text(body, sender)
+            else:
+                self._read_text(text, "")
+        period = f"{desk.day:%Y-%m}"
+        self._statement = self.statements.get(period)
+        self.month_end = (self._statement is not None or _next_weekday(desk.day).month
+                          != desk.day.month or _last_turn(desk))
+        self._duplicates: dict[str, str] | None = None
+        self._returns: dict[str, str] | None = None
+
+    # --- reading the papers ------------------------------------------------------------------
+
+    def _read_csv(self, name: str, text: str) -> None:
+        rows = list(csv.DictReader(io.StringIO(text)))
+        columns = set(rows[0]) if rows else set()
+        try:
+            if columns >= PAYOUT_COLUMNS:
+                for r in rows:
+                    self.payouts[r["payout_id"].strip()] = Payout(
+                        r["customer"].strip(), r["invoice"].strip(), parse_cents(r["gross"]),
+                        parse_cents(r["fee"]), parse_cents(r["net"]))
+            elif columns >= ADVICE_COLUMNS:
+                for r in rows:
+                    self.advices.setdefault(r["payment_id"].strip(), []).append(
+                        (r["payer"].strip(), r["invoice_id"].strip(), parse_cents(r["amount"])))
+            elif set(STATEMENT_COLUMNS) <= columns:
+                statement = _bank_statement(name, rows)
+                if statement is not None:
+                    self.statements[statement.period] = statement
+        except (MoneyError, KeyError, ValueError):
+            return  # a paper the clerk cannot read is left alone
+
+    def _read_text(self, text: str, sender: str) -> None:
+        if re.search(r"^Invoice number:", text, re.M):
+            self._bills.append((text, sender))
+        elif re.search(r"^CREDIT NOTE ", text, re.M):
+            self._credits.append(text)
+
+    def _vendor_of(self, text: str, sender: str) -> str | None:
+        """The vendor whose registered name heads the document (or is the sender's name)."""
+        for line in [sender, *text.splitlines()[:40]]:
+            vendor = self.clerk.vendor_named(line) if line.strip() else None
+            if vendor is not None:
+                return vendor
+        return None
+
+    def _bill(self, text: str, sender: str) -> BillDoc | None:
+        vendor = self._vendor_of(text, sender)
+        number = re.search(r"^Invoice number:\s*(\S.*?)\s*$", text, re.M)
+        issued = re.search(rf"^Invoice date:\s*({_DATE})", text, re.M)
+        due = re.search(rf"^Due date:\s*({_DATE})", text, re.M)
+        total = re.search(rf"Total USD\s+({_MONEY})", text)
+        if vendor is None or number is None or issued is None or total is None:
+            return None
+        try:
+            lines = tuple((m["desc"].strip(), parse_cents(m["amount"]))
+                          for m in _BILL_LINE.finditer(text))
+            amount = parse_cents(total[1])
+        except MoneyError:
+            return None
+        if not lines or sum(a for _, a in lines) != amount:
+            lines = (("Invoice total", amount),)
+        return BillDoc(vendor, number[1], date.fromisoformat(issued[1]),
+                       date.fromisoformat(due[1]) if due else None, lines)
+
+    def _credit(self, text: str) -> CreditDoc | None:
+        vendor = self._vendor_of(text, "")
+        number = re.search(r"^CREDIT NOTE (\S+)", text, re.M)
+        day = re.search(rf"^Date:\s*({_DATE})", text, re.M)
+        against = re.search(r"^Against invoice:\s*(\S+)", text, re.M)
+        amount = re.search(rf"^Amount credited:\s*USD\s*({_MONEY})", text, re.M)
+        if vendor is None or number is None or day is None or amount is None:
+            return None
+        try:
+            cents = parse_cents(amount[1])
+        except MoneyError:
+            return None
+        return CreditDoc(vendor, number[1], date.fromisoformat(day[1]), cents,
+                         against[1] if against else None)
+
+    # --- the judge's answers --------------------------------------------------------------------
+
+    def statement(self) -> Statement | None:
+        """This month's bank statement from the inbox (or the archive)."""
+        return self._statement
+
+    def duplicates(self) -> dict[str, str]:
+        """Lines the bank posted twice: a later line identical to an earlier one -> that one."""
+        if self._duplicates is None:
+            lines = {x.line_id: x for x in (self.clerk.bank_line(r)
+                                            for r in self.clerk.lines().values())}
+            for s in self.statements.values():
+                lines.update({x.line_id: x for x in s.lines})
+            first: dict[tuple[date, int, str, str, str], str] = {}
+            self._duplicates = {}
+            for x in sorted(lines.values(), key=lambda x: x.line_id):
+                if x.amount > 0 and x.key in first:
+                    self._duplicates[x.line_id] = first[x.key]
+                first.setdefault(x.key, x.line_id)
+        return self._duplicates
+
+    def returns(self) -> dict[str, str]:
+        """Returned items -> the deposit each returns: the first earlier deposit of the same
+        payer, reference and amount (not a bank duplicate, not returned already); a later one
+        is the payer's repeat of it, which the bank does not return first."""
+        if self._returns is None:
+            lines = sorted((self.clerk.bank_line(r) for r in self.clerk.lines().values()),
+                           key=lambda x: x.line_id)
+            self._returns = {}
+            for x in lines:
+                desc = x.description.upper()
+                if x.amount >= 0 or not ("RETURNED" in desc or "NSF" in desc):
+                    continue
+                original = next((d for d in lines if d.line_id < x.line_id
+                                 and d.amount == -x.amount
+                                 and (d.reference, d.counterparty) == (x.reference, x.counterparty)
+                                 and d.line_id not in self.duplicates()
+                                 and d.line_id not in self._returns.values()), None)
+                if original is not None:
+                    self._returns[x.line_id] = original.line_id
+        return self._returns
+
+    def verdict(self, line: BankLine) -> Verdict:
+        """Judge a line by its description, reference and the books' documents."""
+        if line.line_id in self.duplicates():
+            return Verdict("duplicate", self.duplicates()[line.line_id])
+        desc = line.description.upper()
+        if "RETURNED" in desc or "NSF" in desc:
+            return Verdict("returned", self.returns().get(line.line_id))
+        if line.amount < 0:
+            debits: tuple[VerdictKind, ...] = ("payment", "refund")
+            for kind in debits:
+                doc = self.clerk.documents(kind).get(line.reference.strip())
+                if doc is not None and int(doc["total"]) == -line.amount:
+                    return Verdict(kind, doc["doc_id"])
+            if "CHARGE" in desc or "FEE" in desc:
+                return Verdict("fee")
+            return Verdict("unknown")
+        if "INTEREST" in desc:
+            return Verdict("interest")
+        return Verdict("deposit", customer_id=self._payer(line))
+
+    def _payer(self, line: BankLine) -> str | None:
+        """A deposit's customer: its payer's registered name, or the payout advice's."""
+        customer = self.clerk.customer_named(line.counterparty)
+        payout = _PAYOUT.search(line.reference)
+        if customer is None and payout and payout[1] in self.payouts:
+            customer = self.clerk.customer_named(self.payouts[payout[1]].customer)
+        return customer
+
+    def receipt_plans(self, clerk: Clerk) -> list[ReceiptPlan]:
+        """Place each receipt by its payout advice, remittance advice or reference."""
+        invoices = clerk.documents("invoice")
+        open_ = {i: int(d["open_amount"]) for i, d in invoices.items()}
+        lines = clerk.lines()
+        returned = clerk.returned_receipts(self)
+        plans = []
+        for r in clerk.unapplied_receipts():
+            if r.receipt_id in returned:
+                continue  # the money came back
+            if r.line_id is not None and r.line_id in lines and self.verdict(
+                    clerk.bank_line(lines[r.line_id])).kind == "duplicate":
+                continue  # the bank posted the line twice: the money came once
+            plan = self._place(r, invoices, open_)
+            if plan is not None and plan.applications:
+                plans.append(plan)
+        return plans
+
+    def _place(self, r: Receipt, invoices: dict[str, dict[str, Any]],
+               open_: dict[str, int]) -> ReceiptPlan | None:
+        payout = _PAYOUT.search(r.reference)
+        if payout and payout[1] in self.payouts:
+            p = self.payouts[payout[1]]
+            inv = invoices.get(p.invoice_id)
+            customer = inv["party"] if inv is not None else None
+            if customer is None or (r.customer_id or customer) != customer or (
+                    self.clerk.customer_named(p.customer) not in (None, customer)):
+                return None
+            apps = plan_applications(r, [(p.invoice_id, p.net, p.fee)], invoices, open_,
+                                     customer)
+            return ReceiptPlan(r.receipt_id, customer if r.customer_id is None else None,
+                               tuple(apps))
+        wanted: list[tuple[str, int | None, int]] = []
+        advice = _ADVICE.search(r.reference)
+        customer = r.customer_id
+        if advice and advice[1] in self.advices:
+            rows = self.advices[advice[1]]
+            wanted = [(inv, amount, 0) for _, inv, amount in rows]
+            customer = customer or self.clerk.customer_named(rows[0][0])
+        else:
+            wanted = [(inv, None, 0) for inv in _INVOICE_ID.findall(r.reference)]
+        if customer is None:
+            return None
+        reason = CARD_FEE
+        if len(wanted) == 1 and ("WIRE" in r.description.upper() or "/RFB/" in r.reference):
+            inv_id = wanted[0][0]
+            inv = invoices.get(inv_id)
+            short = open_.get(inv_id, 0) - r.open
+            if inv is not None and 0 < short <= pct_of(int(inv["total"]), WIRE_CHARGES_BP):
+                wanted, reason = [(inv_id, r.open, short)], WIRE_CHARGES
+        apps = plan_applications(r, wanted, invoices, open_, customer, reason)
+        if not apps and all(inv in invoices and invoices[inv]["party"] != customer
+                            for inv, _, _ in wanted):
+            # No reference, or only other customers' invoices (quoted by mistake): the
+            # payer's own open invoice of exactly this amount, if it has one.
+            same = [i for i, d in invoices.items()
+                    if d["party"] == customer and open_.get(i, 0) == r.open]
+            if len(same) == 1:
+                apps = plan_applications(r, [(same[0], r.open, 0)], invoices, open_, customer)
+        return ReceiptPlan(r.receipt_id, customer if r.customer_id is None else None,
+                           tuple(apps))
+
+    def bills(self, clerk: Clerk) -> list[BillDoc]:
+        """The bills of the papers, less resends of a bill already entered or read."""
+        seen = {(v, number_key(n)) for v, n in clerk.bills_entered()}
+        reformatted = {(d["party"], number_digits(d["reference"] or ""), int(d["total"]))
+                       for d in clerk.bills_entered().values()}
+        out = []
+        for text, sender in self._bills:
+            bill = self._bill(text, sender)
+            if bill is None:
+                continue
+            key = (bill.vendor_id, number_key(bill.number))
+            near = (bill.vendor_id, number_digits(bill.number), bill.total)
+            if key in seen or near in reformatted:
+                continue
+            seen.add(key)
+            reformatted.add(near)
+            out.append(bill)
+        return out
+
+    def credits(self) -> list[CreditDoc]:
+        """The credit notes of the papers."""
+        return [note for note in map(self._credit, self._credits) if note is not None]
+
+
+def _email_text(raw: str) -> tuple[str, str]:
+    """An email's sender display name and its plain-text body."""
+    msg = message_from_string(raw, policy=policy.default)
+    name, _ = parseaddr(str(msg.get("From", "")))
+    if isinstance(msg, EmailMessage):
+        part = msg.get_body(preferencelist=("plain",))
+        if part is not None:
+            return name, str(part.get_content())
+    payload = msg.get_payload(decode=True)
+    return name, payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
+
+
+def _bank_statement(name: str, rows: list[dict[str, str]]) -> Statement | None:
+    """A bank statement CSV: opening and closing rows around the month's lines."""
+    opening = next((r for r in rows if r["description"].strip() == "OPENING BALANCE"), None)
+    closing = next((r for r in rows if r["description"].strip() == "CLOSING BALANCE"), None)
+    if opening is None or closing is None:
+        return None
+    lines = tuple(BankLine(r["line_id"].strip(), date.fromisoformat(r["date"].strip()),
+                           parse_cents(r["amount"]), r["description"].strip(),
+                           r["reference"].strip(), r["counterparty"].strip())
+                  for r in rows if r["line_id"].strip())
+    start = date.fromisoformat(opening["date"].strip())
+    return Statement(name=name, period=f"{start:%Y-%m}", start=start,
+                     closing=parse_cents(closing["balance"]), lines=lines)
+
+
+def _next_weekday(day: date) -> date:
+    d = day + timedelta(days=1)
+    while d.weekday() >= 5:
+        d += timedelta(days=1)
+    return d
+
+
+def _last_turn(desk: Desk) -> bool:
+    """Whether the prompt says this is the last turn (``turn N of N``)."""
+    try:
+        m = _TURN.search(desk.prompt_file.read_text(encoding="utf-8"))
+    except OSError:
+        return False
+    return m is not None and m[1] == m[2]
+
+
+@reference_solver("month-end-close")
+def reference(desk: Desk) -> None:
+    """Close the month from the workspace's files and the books."""
+    clerk = Clerk(desk)
+    close_turn(clerk, Reference(desk, clerk))
+
+
+# --- the oracle: the world's truth -------------------------------------------------------------
+
+
+class Oracle:
+    """Decides the same work from the world's truth."""
+
+    def __init__(self, desk: Desk, clerk: Clerk, world: World) -> None:
+        from sim.world_events import (
+            BankLinePosted,
+            BillIssued,
+            PaymentSent,
+            decode_world_event,
+        )
+
+        self.clerk = clerk
+        self.world = world
+        now = desk.sim_time if desk.sim_time is not None else float("inf")
+        self.docs = [(t, d) for t, d in world.inbox if t < now]
+        self.lines: dict[str, BankLinePosted] = {}
+        self.payments: dict[str, PaymentSent] = {}
+        self.bills_issued: dict[tuple[str, str], BillIssued] = {}
+        for e in world.ledger.store.read(realm="world", types=[
+                "bank_line_posted", "payment_sent", "bill_issued"]):
+            x = decode_world_event(e.type, e.payload)
+            if isinstance(x, BankLinePosted):
+                self.lines[x.line_id] = x
+            elif isinstance(x, PaymentSent):
+                self.payments[x.payment_id] = x
+            elif isinstance(x, BillIssued):
+                self.bills_issued[(x.vendor_id, x.bill_ref)] = x
+        self.month_end = world.calendar.is_last_business_day_of_month(desk.day)
+        self.period = f"{desk.day:%Y-%m}"
+
+    def statement(self) -> Statement | None:
+        """The bank's statement of this month, from its truth."""
+        for _, doc in self.docs:
+            t = doc.truth
+            if (doc.kind == "statement" and t.get("bank_account_id") == self.clerk.bank_account_id
+                    and t.get("period") == self.period):
+                lines = tuple(self._line(self.lines[i]) for i in t["line_ids"])
+                start = max(date.fromisoformat(f"{self.period}-01"), self.world.calendar.start)
+                return Statement(name=doc.filename, period=self.period, start=start,
+                                 closing=int(t["closing"]), lines=lines)
+        return None
+
+    @staticmethod
+    def _line(x: Any) -> BankLine:
+        return BankLine(x.line_id, x.posted_on, x.amount, x.description, x.reference,
+                        x.counterparty)
+
+    def _bank_copy(self, x: Any) -> bool:
+        """A second copy of a line the bank posted (not a customer's second payment)."""
+        original = self.lines.get(x.duplicate_of) if x.duplicate_of else None
+        return original is not None and original.source == x.source
+
+    def verdict(self, line: BankLine) -> Verdict:
+        """What the bank's own record says the line is."""
+        x = self.lines.get(line.line_id)
+        if x is None:
+            return Verdict("unknown")
+        if x.kind == "deposit":
+            if self._bank_copy(x):
+                return Verdict("duplicate", x.duplicate_of)
+            p = self.payments.get(x.source or "")
+            return Verdict("deposit", customer_id=p.customer_id if p else None)
+        if x.kind in ("payment", "refund"):
+            return Verdict(x.kind, x.source)
+        if x.kind == "returned":
+            original = next((d.line_id for d in self.lines.values() if d.kind == "deposit"
+                             and d.source == x.source and d.duplicate_of is None), None)
+            return Verdict("returned", original)
+        if x.kind in ("fee", "interest"):
+            return Verdict(x.kind)
+        return Verdict("unknown")
+
+    def receipt_plans(self, clerk: Clerk) -> list[ReceiptPlan]:
+        """Apply each receipt as its payment meant, the processor's fee accepted."""
+        invoices = clerk.documents("invoice")
+        open_ = {i: int(d["open_amount"]) for i, d in invoices.items()}
+        returned = clerk.returned_receipts(self)
+        bounced = {x.source for x in self.lines.values() if x.kind == "returned"}
+        plans = []
+        for r in clerk.unapplied_receipts():
+            x = self.lines.get(r.line_id or "")
+            if x is None or x.kind != "deposit" or self._bank_copy(x) or r.receipt_id in returned:
+                continue
+            p = self.payments.get(x.source or "")
+            if p is None or (p.duplicate_of is not None and p.duplicate_of not in bounced):
+                continue  # a payment sent twice: the second stays unapplied (unless the
+                # first came back unpaid)
+            if r.customer_id not in (None, p.customer_id):
+                continue
+            shortfall = p.amount - p.arrives
+            wanted = []
+            for a in p.allocations:
+                fee = min(shortfall, a.amount)
+                shortfall -= fee
+                wanted.append((a.doc_id, a.amount - fee, fee))
+            apps = plan_applications(r, wanted, invoices, open_, p.customer_id,
+                                     WIRE_CHARGES if p.method == "wire" else CARD_FEE)
+            if apps:
+                plans.append(ReceiptPlan(r.receipt_id,
+                                         p.customer_id if r.customer_id is None else None,
+                                         tuple(apps)))
+        return plans
+
+    def bills(self, clerk: Clerk) -> list[BillDoc]:
+        """Every bill the vendors issued and sent, less their resends (a price over the
+        quote is entered and held unapproved)."""
+        out, seen = [], set()
+        for _, doc in self.docs:
+            t = doc.truth
+            if t.get("kind") not in ("original", "price_variance") or "bill_ref" not in t:
+                continue
+            b = self.bills_issued.get((t["vendor_id"], t["bill_ref"]))
+            if b is None or (b.vendor_id, b.bill_ref) in seen:
+                continue
+            seen.add((b.vendor_id, b.bill_ref))
+            out.append(BillDoc(b.vendor_id, b.invoice_number, b.issued_on, b.due_on,
+                               tuple((x.description, x.quantity * x.unit_price)
+                                     for x in b.lines),
+                               approve=b.kind == "original"))
+        return out
+
+    def credits(self) -> list[CreditDoc]:
+        """Every credit note the vendors sent."""
+        return [CreditDoc(d.truth["vendor_id"], d.truth["credit_number"],
+                          self.world.calendar.date_at(t), int(d.truth["amount"]),
+                          d.truth.get("for_invoice_number"))
+                for t, d in self.docs if d.kind == "credit_note"]
+
+
+@oracle_solver("month-end-close")
+def oracle(desk: Desk, world: World) -> None:
+    """Close the month from the world's truth."""
+    clerk = Clerk(desk)
+    close_turn(clerk, Oracle(desk, clerk, world))

@@ -1,0 +1,242 @@
+"""The month-end-close solvers: books that close, files that reconcile, the reference blind."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import dataclasses
+import inspect
+import io
+from collections import Counter
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from erp import queries as q
+from erp.money import parse_cents
+from erp.store import EventStore
+from runs.attempt import AttemptResult, run_attempt
+from runs.solvers import month_end_close as mec
+from scenarios.loader import LoadedScenario, find_scenario, load_scenario
+from sim.world_events import decode_world_event
+
+MONTH_END = date(2026, 5, 29)
+SEED = 1
+VENDORS_SEED = 2
+"""A seed at which the misbehaving vendors resend bills, reformat numbers and credit."""
+
+
+def _vendors_misbehave(loaded: LoadedScenario) -> LoadedScenario:
+    """The scenario with vendors that resend bills, reformat numbers and send credit notes."""
+    sc = loaded.scenario
+    vendors = sc.population.vendors.model_copy(update={
+        "profiles": {"reliable": 0.1, "bills_twice": 0.3, "near_duplicates": 0.3,
+                     "credit_notes": 0.3},
+        "params": {"bills_twice": {"duplicate_rate": 0.6},
+                   "near_duplicates": {"near_duplicate_rate": 0.6},
+                   "credit_notes": {"credit_note_rate": 0.6}}})
+    pop = sc.population.model_copy(update={"vendors": vendors})
+    return dataclasses.replace(loaded, scenario=sc.model_copy(update={"population": pop}))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, AttemptResult]:
+    """Attempts: null, reference (twice) and oracle; both again with misbehaving vendors."""
+    loaded = load_scenario(find_scenario("month-end-close"))
+    vendors = _vendors_misbehave(loaded)
+    root = tmp_path_factory.mktemp("month-end-close")
+    plan = {"null": (loaded, SEED, "null"), "reference": (loaded, SEED, "reference"),
+            "reference-again": (loaded, SEED, "reference"), "oracle": (loaded, SEED, "oracle"),
+            "vendors-reference": (vendors, VENDORS_SEED, "reference"),
+            "vendors-oracle": (vendors, VENDORS_SEED, "oracle")}
+    return {name: run_attempt(sc, seed, agent, root / name)
+            for name, (sc, seed, agent) in plan.items()}
+
+
+def _store(result: AttemptResult) -> EventStore:
+    return EventStore.open(str(result.out / "books.db"))
+
+
+def _rows(result: AttemptResult, name: str, turn: int | None = None) -> list[dict[str, str]]:
+    folder = (result.out / "outputs" if turn is None
+              else result.out / "turns" / f"{turn:02d}" / "outputs")
+    return list(csv.DictReader(io.StringIO((folder / name).read_text(encoding="utf-8"))))
+
+
+def _world(store: EventStore, *types: str) -> list[Any]:
+    return [decode_world_event(e.type, e.payload) for e in store.read(realm="world",
+                                                                     types=list(types))]
+
+
+def _planted(store: EventStore, kind: str) -> dict[str, Any]:
+    [detail] = [x.detail for x in _world(store, "injection_planted") if x.kind == kind]
+    return detail
+
+
+def _end_of_turn(store: EventStore, turn: int) -> int:
+    """The log position when the agent's turn ended (later that day the company acts)."""
+    return max(e.position for e in store.read(realm="erp", actor=f"agent:turn-{turn}"))
+
+
+@pytest.mark.parametrize("agent", ["reference", "oracle"])
+def test_the_books_close_balanced_and_tied(runs: dict[str, AttemptResult], agent: str) -> None:
+    s = runs[agent].summary
+    assert s["trial_balance_total"]["difference"] == "0.00"
+    assert [t["difference"] for t in s["control_ties"]] == ["0.00"] * len(s["control_ties"])
+    assert [(t["status"], t["rejections"]) for t in s["turns"]] == [("completed", [])] * 5
+    assert not s["turns"][-1]["missing_outputs"]
+    assert s["figures"]["bills_entered"] > 0 and s["figures"]["unmatched_statement_lines"] == 1
+
+
+def test_the_bank_statement_reaches_the_month_end_turn(runs: dict[str, AttemptResult]) -> None:
+    inbox = runs["reference"].out / "turns" / "05" / "workspace" / "inbox"
+    assert [p.name for p in inbox.glob("*bank-statement-2026-05.csv")]
+    earlier = runs["reference"].out / "turns" / "04" / "workspace" / "inbox"
+    assert not list(earlier.rglob("*bank-statement*"))
+
+
+@pytest.mark.parametrize("agent", ["reference", "oracle"])
+def test_the_bank_reconciliation_reconciles_statement_to_books(
+        runs: dict[str, AttemptResult], agent: str) -> None:
+    result = runs[agent]
+    store = _store(result)
+    rows = _rows(result, mec.RECONCILIATION)
+    assert list(rows[0]) == ["item", "reference", "amount"]
+    amounts = [parse_cents(r["amount"]) for r in rows]
+    first, last, items = rows[0], rows[-1], rows[1:-1]
+    # the statement balance is the bank's own balance of the account at the month end
+    lines = _world(store, "bank_line_posted")
+    opening = next(e.data["opening_balance"] for e in store.read(types=["bank_account_opened"]))
+    assert first["item"] == "statement balance"
+    assert amounts[0] == opening + sum(x.amount for x in lines if x.posted_on <= MONTH_END)
+    assert last["item"] == "book balance"
+    assert amounts[-1] == q.account_balance(store, "1000", as_of=MONTH_END)
+    assert sum(amounts[:-1]) == amounts[-1]
+    assert "unexplained difference" not in {r["item"] for r in items}
+    returned, duplicate = _planted(store, "returned_item"), _planted(store, "duplicate_bank_line")
+    nsf = [r for r in items if r["item"].startswith("returned item")]
+    assert [(r["reference"], parse_cents(r["amount"])) for r in nsf] == [
+        (f"{returned['line_id']} returns {returned['returns']}", returned["amount"])]
+    dup = [(r["item"].split(" ")[0], parse_cents(r["amount"])) for r in items
+           if "duplicate bank line" in r["item"]]
+    assert dup == [("duplicate", -duplicate["amount"]), ("receipt", duplicate["amount"])]
+    assert len(items) == 3  # fees, interest, payments and deposits are all in the books
+
+
+def test_before_the_statement_the_reconciliation_is_to_the_imported_lines(
+        runs: dict[str, AttemptResult]) -> None:
+    rows = _rows(runs["reference"], mec.RECONCILIATION, turn=3)
+    assert rows[0]["item"] == ("statement balance per the bank lines imported in the books "
+                               "(no bank statement for 2026-05 received)")
+    amounts = [parse_cents(r["amount"]) for r in rows]
+    assert sum(amounts[:-1]) == amounts[-1]
+    store = _store(runs["reference"])
+    assert amounts[-1] == q.account_balance(store, "1000", position=_end_of_turn(store, 3))
+    # that day's payments leave after the turn: outstanding until the bank posts them
+    assert {r["item"] for r in rows[1:-1]} >= {"outstanding payment"}
+
+
+@pytest.mark.parametrize("agent", ["reference", "oracle"])
+def test_the_aging_is_the_books_receivables_at_the_end_of_the_turn(
+        runs: dict[str, AttemptResult], agent: str) -> None:
+    store = _store(runs[agent])
+    rows = _rows(runs[agent], mec.AGING)
+    assert list(rows[0]) == list(mec.AGING_COLUMNS)
+    position = _end_of_turn(store, 5)
+    total = sum(parse_cents(r["total"]) for r in rows)
+    assert total == q.account_balance(store, "1200", position=position) > 0
+    expected = {a.party: a for a in q.aging(store, "ar", as_of=MONTH_END, position=position)}
+    assert {r["customer"] for r in rows} == set(expected)
+    for r in rows:
+        buckets = tuple(parse_cents(r[k]) for k in mec.AGING_COLUMNS[1:-1])
+        assert buckets == expected[r["customer"]].buckets
+        assert sum(buckets) == parse_cents(r["total"])
+
+
+@pytest.mark.parametrize("agent", ["reference", "oracle"])
+def test_only_cash_that_cannot_be_placed_stays_unapplied(
+        runs: dict[str, AttemptResult], agent: str) -> None:
+    store = _store(runs[agent])
+    duplicate, returned = _planted(store, "duplicate_bank_line"), _planted(store, "returned_item")
+    unapplied = {i.doc_id: i.open_amount for i in q.open_items(store, "unapplied_cash")}
+    # the receipt of the line the bank posted twice, and the deposit that bounced
+    assert unapplied == {f"RCT-{duplicate['line_id']}": duplicate["amount"],
+                         f"RCT-{returned['returns']}": returned["amount"]}
+    # the bounced deposit's invoices are owed again
+    [paid] = [p for p in _world(store, "payment_sent") if p.payment_id == returned["payment_id"]]
+    for a in paid.allocations:
+        doc = q.document(store, "invoice", a.doc_id)
+        assert doc is not None and doc["open_amount"] >= a.amount
+
+
+def test_the_null_agent_leaves_the_work_undone(runs: dict[str, AttemptResult]) -> None:
+    null, ref = runs["null"].summary["figures"], runs["reference"].summary["figures"]
+    assert null["unapplied_receipts"] > 10 * ref["unapplied_receipts"]
+    assert parse_cents(null["unapplied_cash"]) > parse_cents(ref["unapplied_cash"])
+    assert null["bills_entered"] == 0 < null["bills_received"]
+    assert null["unmatched_statement_lines"] > ref["unmatched_statement_lines"]
+    assert not (runs["null"].out / "outputs" / mec.RECONCILIATION).exists()
+
+
+def test_the_reference_is_deterministic_and_does_the_oracles_work(
+        runs: dict[str, AttemptResult]) -> None:
+    assert runs["reference"].final_hash == runs["reference-again"].final_hash
+    assert runs["reference"].final_hash == runs["oracle"].final_hash
+    assert runs["vendors-reference"].final_hash == runs["vendors-oracle"].final_hash
+
+
+def test_bills_are_entered_once_and_credit_notes_applied(runs: dict[str, AttemptResult]) -> None:
+    result = runs["vendors-reference"]
+    store = _store(result)
+    issued = _world(store, "bill_issued")
+    kinds = Counter(b.kind for b in issued)
+    assert kinds["duplicate"] and kinds["near_duplicate"] and kinds["original"]
+    entered = {(d["party"], d["reference"]) for d in q.documents(store, "bill")
+               if not d["reference"].startswith("OB-")}
+    assert entered == {(b.vendor_id, b.invoice_number) for b in issued if b.kind == "original"}
+    notes = _world(store, "credit_note_issued")
+    credits = {(d["party"], d["reference"]): d for d in q.documents(store, "vendor_credit")}
+    assert notes and set(credits) == {(n.vendor_id, n.number) for n in notes}
+    assert all(d["open_amount"] == 0 for d in credits.values())  # applied to their bills
+    s = result.summary
+    assert s["trial_balance_total"]["difference"] == "0.00"
+    assert all(t["difference"] == "0.00" for t in s["control_ties"])
+    assert not any(t["rejections"] for t in s["turns"])
+
+
+def test_the_reference_never_reads_the_world() -> None:
+    tree = ast.parse(inspect.getsource(mec))
+    top_imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    modules = [a.name for n in top_imports if isinstance(n, ast.Import) for a in n.names]
+    modules += [n.module or "" for n in top_imports if isinstance(n, ast.ImportFrom)]
+    assert not [m for m in modules if m.split(".")[0] in ("sim", "counterparties", "checks")]
+    blind = [mec.Clerk, mec.Reference, mec.reference, mec.close_turn, mec.plan_applications,
+             mec._email_text, mec._bank_statement, mec._last_turn]
+    for obj in blind:
+        source = inspect.getsource(obj)
+        for word in ("world", "truth", "sim.", "counterparties", "World"):
+            assert word not in source, f"{obj.__name__} mentions {word!r}"
+    assert "world" in inspect.getsource(mec.Oracle)  # the check can see a mention
+
+
+def test_the_solvers_are_registered() -> None:
+    from runs.agents import ORACLE_SOLVERS, REFERENCE_SOLVERS
+
+    assert REFERENCE_SOLVERS["month-end-close"] is mec.reference
+    assert ORACLE_SOLVERS["month-end-close"] is mec.oracle
+
+
+def test_a_statement_csv_reads_as_the_bank_wrote_it(tmp_path: Path) -> None:
+    text = ("date,line_id,description,reference,counterparty,amount,balance\n"
+            "2026-05-01,,OPENING BALANCE,,,,100.00\n"
+            "2026-05-04,BL-1,ACH CREDIT,INV-000001,\"Kim, Lee and Co\",25.50,125.50\n"
+            "2026-05-29,BL-2,SERVICE CHARGE,FEE 2026-05,First Harbor Bank,-15.25,110.25\n"
+            "2026-05-31,,CLOSING BALANCE,,,,110.25\n")
+    statement = mec._bank_statement("s.csv", list(csv.DictReader(io.StringIO(text))))
+    assert statement is not None
+    assert (statement.period, statement.start, statement.closing) == (
+        "2026-05", date(2026, 5, 1), 11025)
+    assert [(x.line_id, x.amount, x.counterparty) for x in statement.lines] == [
+        ("BL-1", 2550, "Kim, Lee and Co"), ("BL-2", -1525, "First Harbor Bank")]
