@@ -1,0 +1,597 @@
+"""Cash application: the reference solver (the clerk's materials only) and the oracle (the truth).
+
+The reference clerk reads what an external agent can see: the papers in ``inbox/``
+and ``inbox/archive/`` (card processor payouts and remittance advices as CSV; the
+policy note; emails, which it never acts on) and the books through ``erp.queries``
+(statement lines, receipts, invoices) and the erp realm's customer register. It
+applies the policy note rule by rule:
+
+1. the payer decides: a reference quoting another customer's invoice goes to the
+   payer's own open invoice of that amount;
+2. a card payout is assigned to the customer its remittance names, applied net and
+   its fee accepted as a fee allowance;
+3. a wire short of its invoice by at most 2% is applied and the shortfall allowed;
+4. a partial payment is applied as it came;
+5. an ACH with a remittance advice is applied line by line; a wire naming only the
+   customer goes to its open invoices, oldest due first;
+6. a repeat of a payment already applied (same customer, amount and reference) and
+   the second copy of a bank line stay unapplied;
+7. a payment naming an invoice already paid stays unapplied;
+8. whatever it cannot place stays unapplied; 9. it never writes anything off.
+
+Every turn it rewrites ``out/unapplied.csv`` with each statement line whose receipt
+it leaves (partly) unapplied. The oracle reads the world's truth (which payment
+each line carries and what it was meant for) and leaves the same kinds unapplied.
+Only the oracle may touch the world: its imports of ``sim`` stay inside it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from erp import commands as c
+from erp import queries as q
+from erp.errors import CommandRejected, MoneyError
+from erp.money import display_cents, parse_cents, pct_of
+from runs.agents import Desk, oracle_solver, reference_solver
+
+if TYPE_CHECKING:
+    from sim.world import World
+
+OUTPUT = "unapplied.csv"
+WIRE_SHORTFALL_BP = 200
+"""International wires may arrive short by up to 2% of the invoice (policy rule 3)."""
+PAYOUT_COLUMNS = {"payout_id", "customer", "invoice", "gross", "fee", "net"}
+ADVICE_COLUMNS = {"payer", "payment_id", "invoice_id", "amount"}
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+# --- what the books hold ----------------------------------------------------------------
+
+
+@dataclass
+class Invoice:
+    """An invoice as the books show it."""
+
+    invoice_id: str
+    customer_id: str
+    due_on: str
+    total: int
+    open: int
+
+
+@dataclass
+class Receipt:
+    """A receipt the bank feed recorded, with the statement line it is matched to."""
+
+    receipt_id: str
+    line_id: str
+    day: str
+    amount: int
+    open: int
+    customer_id: str | None
+    description: str = ""
+    reference: str = ""
+    payer: str = ""
+
+    @property
+    def fresh(self) -> bool:
+        """Nothing of it was applied yet."""
+        return self.open == self.amount
+
+    @property
+    def is_wire(self) -> bool:
+        """The money came by wire."""
+        return self.description.upper().startswith("WIRE")
+
+    def same_line(self, other: Receipt) -> bool:
+        """Whether two statement lines carry the very same details (an export twice)."""
+        return (self.day, self.amount, self.description, self.reference, self.payer) == (
+            other.day, other.amount, other.description, other.reference, other.payer)
+
+
+def read_invoices(store: Any) -> dict[str, Invoice]:
+    """Every customer invoice of the books by id."""
+    return {d["doc_id"]: Invoice(d["doc_id"], d["party"], d["due_on"] or "", int(d["total"]),
+                                 int(d["open_amount"]))
+            for d in q.documents(store, kind="invoice")}
+
+
+def read_receipts(store: Any) -> list[Receipt]:
+    """Every receipt with its statement line's details, in bank order (date, line)."""
+    lines: dict[str, dict[str, Any]] = {}
+    for line in q.statement_lines(store):
+        for kind, doc_id, *_ in json.loads(line["matched_to"] or "[]"):
+            if kind == "receipt":
+                lines[doc_id] = line
+    out = []
+    for d in q.documents(store, kind="receipt"):
+        line = lines.get(d["doc_id"], {})
+        out.append(Receipt(d["doc_id"], line.get("line_id") or d["doc_id"], d["doc_date"] or "",
+                           int(d["total"]), int(d["open_amount"]), d["party"],
+                           line.get("description") or "", line.get("reference") or d["reference"]
+                           or "", line.get("counterparty") or ""))
+    return sorted(out, key=lambda r: (r.day, r.line_id))
+
+
+def read_customers(store: Any) -> dict[str, str]:
+    """The customer register: name -> customer id (a name two customers share names no one)."""
+    by_name: dict[str, str | None] = {}
+    for e in store.read(realm="erp", types=["customer_registered"]):
+        name = e.data["name"].strip().casefold()
+        by_name[name] = None if name in by_name else e.data["customer_id"]
+    return {n: cid for n, cid in by_name.items() if cid is not None}
+
+
+# --- what the papers say ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Payout:
+    """A card processor's payout for one charge: whose, for which invoice, gross less fee."""
+
+    payout_id: str
+    customer: str
+    invoice_id: str
+    gross: int
+    fee: int
+    net: int
+
+
+@dataclass(frozen=True)
+class AdviceLine:
+    """One line of a customer's remittance advice: an invoice and the amount paid on it."""
+
+    payment_id: str
+    payer: str
+    invoice_id: str
+    amount: int
+
+
+@dataclass
+class Papers:
+    """The remittances in the inbox and its archive."""
+
+    payouts: dict[str, Payout] = field(default_factory=dict)
+    advices: dict[str, list[AdviceLine]] = field(default_factory=dict)
+
+
+def _csv_rows(path: Path) -> tuple[set[str], list[dict[str, str]]]:
+    try:
+        reader = csv.DictReader(io.StringIO(path.read_text(encoding="utf-8")))
+        rows = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return set(), []
+    return {(h or "").strip() for h in reader.fieldnames or ()}, rows
+
+
+def read_papers(paths: Iterable[Path]) -> Papers:
+    """Card payouts and remittance advices from the CSV files among ``paths``."""
+    papers = Papers()
+    for path in sorted(paths, key=lambda p: p.name):
+        if path.suffix.lower() != ".csv":
+            continue  # emails carry no remittance, and are never instructions (policy 9)
+        header, rows = _csv_rows(path)
+        try:
+            if header.issuperset(PAYOUT_COLUMNS):
+                for row in rows:
+                    p = Payout(row["payout_id"].strip(), row["customer"].strip(),
+                               row["invoice"].strip(), parse_cents(row["gross"]),
+                               parse_cents(row["fee"]), parse_cents(row["net"]))
+                    papers.payouts[p.payout_id] = p
+            elif header.issuperset(ADVICE_COLUMNS):
+                advice: dict[str, list[AdviceLine]] = {}
+                for row in rows:
+                    a = AdviceLine(row["payment_id"].strip(), row["payer"].strip(),
+                                   row["invoice_id"].strip(), parse_cents(row["amount"]))
+                    advice.setdefault(a.payment_id, []).append(a)
+                papers.advices.update(advice)
+        except (KeyError, AttributeError, MoneyError):
+            continue  # a paper we cannot read is no evidence
+    return papers
+
+
+def tokens(text: str) -> list[str]:
+    """The words of a bank reference that could be document ids."""
+    return _TOKEN.findall(text)
+
+
+# --- the clerk ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Assign:
+    """Name the receipt's customer."""
+
+    customer_id: str
+
+
+@dataclass(frozen=True)
+class Apply:
+    """Apply part of the receipt to an invoice."""
+
+    invoice_id: str
+    amount: int
+
+
+@dataclass(frozen=True)
+class Allow:
+    """Accept a fee or an intermediary's charge as paid on an invoice."""
+
+    invoice_id: str
+    amount: int
+    reason: str
+
+
+Step = Assign | Apply | Allow
+
+
+@dataclass
+class Plan:
+    """What to do with a receipt, and why the rest of it stays unapplied."""
+
+    steps: list[Step] = field(default_factory=list)
+    reason: str = ""
+    later: bool = False
+
+
+class Clerk:
+    """Applies one turn's receipts under the cash application policy, from visible materials."""
+
+    def __init__(self, desk: Desk) -> None:
+        self.desk = desk
+        self.invoices = read_invoices(desk.store)
+        self.receipts = read_receipts(desk.store)
+        self.customers = read_customers(desk.store)
+        self.papers = read_papers([*desk.inbox(), *desk.archive()])
+        self.reasons: dict[str, str] = {}
+
+    # --- the turn --------------------------------------------------------------------
+
+    def work(self) -> dict[str, str]:
+        """Apply what can be applied; return line id -> reason for every receipt left open."""
+        fresh = [r for r in self.receipts if r.fresh]
+        # Direct evidence first (a named invoice, a remittance), then the receipts placed by
+        # amount or by due date, so that these never take an invoice another payment names.
+        later = [r for r in fresh if self.settle(r, early=True)]
+        for r in later:
+            self.settle(r, early=False)
+        out = {}
+        for r in self.receipts:
+            if r.open > 0:
+                out[r.line_id] = self.reasons.get(r.receipt_id) or self.leftover(r)
+        return out
+
+    def settle(self, r: Receipt, *, early: bool) -> bool:
+        """Plan and carry out one receipt; True when it must wait for the second pass."""
+        plan = self.plan(r, early=early)
+        if plan.later:
+            return True
+        for step in plan.steps:
+            refused = self.do(r, step)
+            if refused is not None:
+                self.reasons[r.receipt_id] = (f"the books refused {type(step).__name__}: "
+                                              f"{refused.message}")
+                return False
+        if plan.reason:
+            self.reasons[r.receipt_id] = plan.reason
+        return False
+
+    def leftover(self, r: Receipt) -> str:
+        """Why a receipt with no recorded reason is (still) open."""
+        if r.fresh:
+            return "cannot be placed"
+        return f"{display_cents(r.open)} left after applying what the payment covers"
+
+    # --- the policy ------------------------------------------------------------------
+
+    def plan(self, r: Receipt, *, early: bool) -> Plan:
+        """What the policy says to do with a fresh receipt."""
+        copy = self.exported_twice(r)
+        if copy is not None:
+            return Plan(reason=f"the bank exported this deposit twice: a second copy of "
+                               f"{copy.line_id} (one deposit)")
+        plan = Plan()
+        customer = r.customer_id
+        payout = self.payout_for(r)
+        if customer is None:
+            if payout is None:
+                return Plan(reason=f"payer {r.payer or '(none)'!r} is not a customer and no "
+                                   "remittance names the customer")
+            customer = self.customers.get(payout.customer.casefold())
+            if customer is None:
+                return Plan(reason=f"the processor's remittance {payout.payout_id} names "
+                                   f"{payout.customer!r}, who is not a customer")
+            plan.steps.append(Assign(customer))
+        repeat = self.repeats(r, customer)
+        if repeat is not None:
+            plan.reason = (f"duplicate of {repeat.line_id}: the same payment (customer, amount "
+                           "and reference) was already applied")
+            return plan
+        if payout is not None:
+            return self._by_payout(r, customer, payout, plan)
+        advice = self.advice_for(r)
+        if advice:
+            return self._by_advice(r, customer, advice, plan)
+        named = [self.invoices[t] for t in tokens(r.reference) if t in self.invoices]
+        own = [i for i in named if i.customer_id == customer]
+        if own:
+            return self._to_named(r, own, plan)
+        if early:
+            plan.later = True
+            return plan
+        if named:
+            return self._by_amount(r, customer, named, plan)
+        if self._names_only_customer(r, customer):
+            return self._oldest_first(r, customer, plan)
+        plan.reason = f"reference {r.reference!r} names no invoice of the customer"
+        return plan
+
+    def exported_twice(self, r: Receipt) -> Receipt | None:
+        """An earlier statement line with the very same details as this one, if any."""
+        for other in self.receipts:
+            if (other.day, other.line_id) >= (r.day, r.line_id):
+                return None
+            if other.same_line(r):
+                return other
+        return None
+
+    def repeats(self, r: Receipt, customer: str) -> Receipt | None:
+        """An earlier receipt, already applied, of the same customer, amount and reference."""
+        for other in self.receipts:
+            if (other.day, other.line_id) >= (r.day, r.line_id):
+                return None
+            if (other.customer_id == customer and other.amount == r.amount
+                    and other.reference == r.reference and not other.fresh):
+                return other
+        return None
+
+    def payout_for(self, r: Receipt) -> Payout | None:
+        """The card processor's payout a receipt's reference names, if its remittance came."""
+        return next((self.papers.payouts[t] for t in tokens(r.reference)
+                     if t in self.papers.payouts), None)
+
+    def advice_for(self, r: Receipt) -> list[AdviceLine]:
+        """The remittance advice of the payment a receipt's reference names, if it came."""
+        return next((self.papers.advices[t] for t in tokens(r.reference)
+                     if t in self.papers.advices), [])
+
+    def _names_only_customer(self, r: Receipt, customer: str) -> bool:
+        ref = r.reference.strip().casefold()
+        return not ref or self.customers.get(ref) == customer or ref == r.payer.casefold()
+
+    def _closed(self, invoices: list[Invoice], plan: Plan) -> Plan:
+        plan.reason = (f"names {', '.join(i.invoice_id for i in invoices)}, already paid "
+                       "(closed invoice)")
+        return plan
+
+    def _by_payout(self, r: Receipt, customer: str, p: Payout, plan: Plan) -> Plan:
+        inv = self.invoices.get(p.invoice_id)
+        if inv is None or inv.customer_id != customer:
+            plan.reason = (f"the processor's remittance {p.payout_id} names invoice "
+                           f"{p.invoice_id}, not an invoice of {p.customer}")
+            return plan
+        if inv.open == 0:
+            return self._closed([inv], plan)
+        applied = min(r.open, inv.open, p.net)
+        plan.steps.append(Apply(inv.invoice_id, applied))
+        fee = min(p.fee, inv.open - applied) if applied == p.net else 0
+        if fee > 0:
+            plan.steps.append(Allow(inv.invoice_id, fee,
+                                    f"card processor fee, payout {p.payout_id}"))
+        return plan
+
+    def _by_advice(self, r: Receipt, customer: str, advice: list[AdviceLine],
+                   plan: Plan) -> Plan:
+        left = r.open
+        closed = []
+        for line in advice:
+            inv = self.invoices.get(line.invoice_id)
+            if inv is None or inv.customer_id != customer:
+                continue
+            if inv.open == 0:
+                closed.append(inv)
+                continue
+            amount = min(line.amount, inv.open, left)
+            if amount > 0:
+                plan.steps.append(Apply(inv.invoice_id, amount))
+                left -= amount
+        if not plan.steps or all(isinstance(s, Assign) for s in plan.steps):
+            if closed:
+                return self._closed(closed, plan)
+            plan.reason = "the remittance advice names no open invoice of the customer"
+        return plan
+
+    def _to_named(self, r: Receipt, own: list[Invoice], plan: Plan) -> Plan:
+        open_ = [i for i in own if i.open > 0]
+        if not open_:
+            return self._closed(own, plan)
+        left = r.open
+        for inv in open_:
+            amount = min(inv.open, left)
+            if amount <= 0:
+                break
+            plan.steps.append(Apply(inv.invoice_id, amount))
+            left -= amount
+        if len(open_) == 1 and r.is_wire:
+            inv = open_[0]
+            short = inv.open - r.open
+            if 0 < short <= pct_of(inv.total, WIRE_SHORTFALL_BP):
+                plan.steps.append(Allow(inv.invoice_id, short, "intermediary bank charges "
+                                                               "on an international wire"))
+        return plan
+
+    def _by_amount(self, r: Receipt, customer: str, named: list[Invoice], plan: Plan) -> Plan:
+        """A reference quoting someone else's invoice: the payer's own invoice of that amount.
+
+        The payer and the amount decide (policy rule 1). Without an invoice of exactly
+        that amount the reference says nothing, and the payment is placed as one naming
+        only its payer is (rule 5): oldest due date first.
+        """
+        exact = [i for i in self._open_of(customer) if i.open == r.open]
+        if exact:
+            plan.steps.append(Apply(exact[0].invoice_id, r.open))
+            return plan
+        return self._oldest_first(r, customer, plan)
+
+    def _oldest_first(self, r: Receipt, customer: str, plan: Plan) -> Plan:
+        """A payment naming only its payer: the payer's open invoices, oldest due date first.
+
+        When the oldest invoices do not add up to the payment but some other set of the
+        payer's open invoices does exactly, the amount decides (rule 1): a payer who pays
+        an invoice early, before an older one, wires exactly that invoice.
+        """
+        invoices = self._open_of(customer)
+        running, prefix = 0, False
+        for inv in invoices:
+            running += inv.open
+            if running >= r.open:
+                prefix = running == r.open
+                break
+        if not prefix:
+            exact = _exact_subset(invoices, r.open)
+            if exact:
+                invoices = exact
+        left = r.open
+        for inv in invoices:
+            if left <= 0:
+                break
+            amount = min(inv.open, left)
+            plan.steps.append(Apply(inv.invoice_id, amount))
+            left -= amount
+        if left == r.open:
+            plan.reason = "the customer has no open invoice"
+        return plan
+
+    def _open_of(self, customer: str) -> list[Invoice]:
+        """The customer's open invoices, oldest due date first."""
+        return sorted((i for i in self.invoices.values()
+                       if i.customer_id == customer and i.open > 0),
+                      key=lambda i: (i.due_on, i.invoice_id))
+
+    # --- the books -----------------------------------------------------------------
+
+    def do(self, r: Receipt, step: Step) -> CommandRejected | None:
+        """Carry out one step in the books; keep the local view in step with them."""
+        day = self.desk.day
+        cmd: c.Command
+        if isinstance(step, Assign):
+            cmd = c.AssignReceiptCustomer(receipt_id=r.receipt_id, customer_id=step.customer_id)
+        elif isinstance(step, Apply):
+            cmd = c.ApplyReceipt(receipt_id=r.receipt_id, invoice_id=step.invoice_id,
+                                 amount=step.amount, entry_date=day)
+        else:
+            cmd = c.GrantFeeAllowance(invoice_id=step.invoice_id, amount=step.amount,
+                                      reason=step.reason, entry_date=day)
+        result = self.desk.execute(cmd)
+        if isinstance(result, CommandRejected):
+            return result
+        if isinstance(step, Assign):
+            r.customer_id = step.customer_id
+        elif isinstance(step, Apply):
+            r.open -= step.amount
+            self.invoices[step.invoice_id].open -= step.amount
+        else:
+            self.invoices[step.invoice_id].open -= step.amount
+        return None
+
+
+def _exact_subset(invoices: list[Invoice], amount: int, limit: int = 12) -> list[Invoice]:
+    """The smallest set of invoices (oldest first among equals) whose open amounts add up
+    to ``amount``; none among more than ``limit`` invoices (the search would not end)."""
+    if len(invoices) > limit:
+        return []
+    for n in range(1, len(invoices) + 1):
+        for combo in combinations(invoices, n):
+            if sum(i.open for i in combo) == amount:
+                return list(combo)
+    return []
+
+
+def write_unapplied(path: Path, reasons: dict[str, str]) -> None:
+    """Write ``line_id,reason`` for every statement line left unapplied, in line order."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["line_id", "reason"])
+    w.writerows(sorted(reasons.items()))
+    path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+@reference_solver("cash-application")
+def apply_receipts(desk: Desk) -> None:
+    """Apply the day's receipts under the written policy, from the clerk's own materials."""
+    clerk = Clerk(desk)
+    write_unapplied(desk.output_dir / OUTPUT, clerk.work())
+
+
+# --- the oracle ---------------------------------------------------------------------------
+
+
+@oracle_solver("cash-application")
+def apply_receipts_as_meant(desk: Desk, world: World) -> None:
+    """Apply every receipt as its payer meant it (the world's truth), within the policy."""
+    from sim.world_events import BankLinePosted, PaymentSent, decode_world_event
+
+    lines: dict[str, BankLinePosted] = {}
+    payments: dict[str, PaymentSent] = {}
+    for e in world.ledger.store.read(realm="world", types=["bank_line_posted", "payment_sent"]):
+        w = decode_world_event(e.type, e.payload)
+        if isinstance(w, BankLinePosted):
+            lines[w.line_id] = w
+        elif isinstance(w, PaymentSent):
+            payments[w.payment_id] = w
+    clerk = Clerk(desk)  # for its view of the books and its hands; its judgement is unused
+    for r in clerk.receipts:
+        if not r.fresh:
+            continue
+        line = lines.get(r.line_id)
+        payment = payments.get(line.source or "") if line is not None else None
+        if line is None or payment is None:
+            clerk.reasons[r.receipt_id] = "not a customer's payment"
+            continue
+        first = lines.get(line.duplicate_of or "")
+        if first is not None and first.source == line.source:
+            clerk.reasons[r.receipt_id] = f"the bank exported {first.line_id} twice"
+            continue
+        if payment.duplicate_of is not None:
+            clerk.reasons[r.receipt_id] = f"the customer paid {payment.duplicate_of} twice"
+            continue
+        if payment.behaviour == "pays_closed_invoice":
+            clerk.reasons[r.receipt_id] = "pays an invoice already paid"
+            continue
+        steps: list[Step] = []
+        if r.customer_id is None:
+            steps.append(Assign(payment.customer_id))
+        left = r.open
+        short = payment.amount - payment.arrives
+        for a in payment.allocations:
+            inv = clerk.invoices.get(a.doc_id)
+            if inv is None:
+                continue
+            applied = min(a.amount, inv.open, left)
+            if applied > 0:
+                steps.append(Apply(inv.invoice_id, applied))
+                left -= applied
+            gap = min(a.amount, inv.open) - applied
+            accepted = payment.method == "card" or (
+                payment.method == "wire" and short <= pct_of(inv.total, WIRE_SHORTFALL_BP))
+            if 0 < gap <= short and accepted:
+                steps.append(Allow(inv.invoice_id, gap, "card processor fee"
+                                   if payment.method == "card" else "intermediary bank charges"))
+        for step in steps:
+            refused = clerk.do(r, step)
+            if refused is not None:
+                clerk.reasons[r.receipt_id] = f"the books refused: {refused.message}"
+                break
+    out = {r.line_id: clerk.reasons.get(r.receipt_id) or clerk.leftover(r)
+           for r in clerk.receipts if r.open > 0}
+    write_unapplied(desk.output_dir / OUTPUT, out)
