@@ -13,9 +13,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
-## demo: build a small company's books into demo-books.db and print them
+## demo: run the cash-application scenario with the reference agent and print the figures
 demo: $(STAMP)
-	$(BIN)/erpsim demo
+	$(BIN)/erpsim run cash-application --seed 1 --agent reference --out demo-attempt --replace
 
 ## test: the whole suite (SQLite and PostgreSQL), lint and layering included
 test: $(STAMP)
@@ -29,4 +29,4 @@ bench: $(STAMP)
 	$(BIN)/erpsim bench ledger
 
 clean:
-	rm -rf $(VENV) demo-books.db demo-books.db-wal demo-books.db-shm .pytest_cache .hypothesis
+	rm -rf $(VENV) demo-attempt demo-books.db demo-books.db-wal demo-books.db-shm .pytest_cache .hypothesis
