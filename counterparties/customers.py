@@ -332,7 +332,9 @@ class Customer:
                                 pay_on: date) -> Generator[Any, Any, None]:
         """Wire every invoice due by now in one go, quoting only the customer's name."""
         yield self.engine.until(pay_on, Phase.COUNTERPARTIES)
-        batch = self._open_invoices(inv, pay_on)
+        # Everything due up to this invoice, so the wire covers the oldest first (as the
+        # company's policy reads a wire that names no invoice).
+        batch = self._open_invoices(inv, max(pay_on, inv.due_on))
         if batch:
             self._send(method="wire", amount=sum(a for _, a in batch), reference=self.name,
                        allocations=[(i.invoice_id, a) for i, a in batch],
