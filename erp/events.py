@@ -670,7 +670,7 @@ def decode_event(type_: str, schema_version: int, payload: str | bytes) -> Event
     if cls is None:
         raise KeyError(f"unknown event type {type_!r}")
     if schema_version == cls.schema_version:
-        return _ADAPTER.validate_json(payload)
+        return cls.__pydantic_validator__.validate_json(payload)  # type: ignore[no-any-return]
     import orjson
 
     data = orjson.loads(payload)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -266,26 +265,16 @@ class Ledger:
         gc_was = gc.isenabled()
         gc.disable()  # a long fold allocates many objects that live on; the GC only slows it
         try:
-            with self.store.write_transaction(conn), self.store.engine.connect() as reader, \
-                    ThreadPoolExecutor(max_workers=1) as writer:
+            with self.store.write_transaction(conn), self.store.engine.connect() as reader:
                 for table in PROJECTION_TABLES:
                     conn.exec_driver_sql(f"DELETE FROM {table.name}")
-                # Pipeline: fold page k on this thread while the writer thread inserts the
-                # rows of page k-1 (the drivers release the GIL inside executemany).
-                pending: Future[None] | None = None
                 apply = projections.apply
                 for page in self.store.scan_pages(reader, realm="erp"):
                     for position, type_, schema_version, business_date, payload in page:
                         apply(position, business_date,
                               decode_event(type_, schema_version, payload))
                     n += len(page)
-                    writes = projections.take()
-                    if pending is not None:
-                        pending.result()
-                    pending = writer.submit(write, conn, sql, writes)
-                if pending is not None:
-                    pending.result()
-                write(conn, sql, projections.take())
+                    write(conn, sql, projections.take())
         except BaseException:
             self._reload()
             raise

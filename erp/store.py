@@ -187,7 +187,8 @@ class EventStore:
 
     @classmethod
     def _open_sqlite(cls, path: Path) -> EventStore:
-        # Connections may be handed to a helper thread (one user at a time): see rebuild.
+        # A pooled connection may be used by another thread than the one that opened it
+        # (one user at a time), as with PostgreSQL.
         engine = sa.create_engine(f"sqlite:///{path}",
                                   connect_args={"check_same_thread": False})
 
