@@ -60,7 +60,8 @@ class Instance:
             order_intake=auto.order_intake, auto_invoicing=auto.auto_invoicing,
             dispatch_invoices=auto.dispatch_invoices, bank_feed=auto.bank_feed,
             auto_receipts=auto.auto_receipts,
-            controller_approves_bank_changes=auto.controller_approves_bank_changes),
+            controller_approves_bank_changes=auto.controller_approves_bank_changes,
+            month_end_statements=auto.month_end_statements),
             unsent_invoices=population.unsent_invoices)
         population.start(self.customers, self.vendors, self.injections)
         return population

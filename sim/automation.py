@@ -2,13 +2,17 @@
 
 - ``set_up_books``: the company, its chart, periods, bank account, customers,
   vendors and opening balances, before the first day.
-- order intake and auto-invoicing: customers' orders become invoices at ``COMPANY``.
+- order intake and shipping: customers' orders are shipped at ``COMPANY``; with
+  auto-invoicing each shipped order is invoiced at once, without it the day's
+  shipped orders reach the inbox as a CSV for the clerk to invoice.
 - dispatch: every invoice in the books that the customer has not been sent is sent
   (the customer's own books receive it) at ``COMPANY``.
 - the bank feed: the day's bank lines are imported into the books at ``BANK_FEED``;
   with auto-receipts, each deposit becomes an unapplied receipt matched to its line,
   its customer named when the payer's name is exactly a customer's.
 - the controller approves pending vendor bank-detail changes at ``DAY_END``.
+- month-end statements: on the month's last business day each customer with open
+  invoices is sent a statement of them.
 
 Which of these run is the scenario's choice (``Options``).
 """
@@ -21,9 +25,19 @@ from datetime import date, timedelta
 from erp import commands as c
 from erp.charts import chart_commands
 from erp.events import BankDetails, CompanyAccounts, Policies
+from erp.money import format_cents
 from sim.calendar import BusinessCalendar
+from sim.documents import deliver, render_csv
 from sim.engine import Engine, Phase
-from sim.world_events import BankLinePosted, InvoiceReceived, OrderLine, OrderPlaced
+from sim.world_events import (
+    Allocation,
+    BankLinePosted,
+    InvoiceReceived,
+    OrderLine,
+    OrderPlaced,
+    OrderShipped,
+    StatementSent,
+)
 
 SETUP = "system:setup"
 BANK_ACCOUNT = "B-OPER"
@@ -40,6 +54,7 @@ class Options:
     bank_feed: bool = True
     auto_receipts: bool = True
     controller_approves_bank_changes: bool = True
+    month_end_statements: bool = True
 
 
 @dataclass(frozen=True)
@@ -162,18 +177,55 @@ class Automation:
         w = self.world
         w.subscribe(OrderPlaced, lambda e, _: self._orders.append(e))  # type: ignore[arg-type]
         w.subscribe(BankLinePosted, lambda e, _: self._lines.append(e))  # type: ignore[arg-type]
-        if options.order_intake and options.auto_invoicing:
-            engine.daily(Phase.COMPANY, self.invoice_orders)
+        if options.order_intake:
+            engine.daily(Phase.COMPANY, self.ship_orders)
         if options.dispatch_invoices:
             engine.daily(Phase.COMPANY, self.dispatch_invoices)
         if options.bank_feed:
             engine.daily(Phase.BANK_FEED, self.import_bank_lines, business_days_only=False)
         if options.controller_approves_bank_changes:
             engine.daily(Phase.DAY_END, self.approve_bank_changes)
+        if options.month_end_statements:
+            engine.daily(Phase.DAY_END, self.send_statements)
 
-    def invoice_orders(self, day: date) -> None:
-        """Invoice the orders placed since the last run (one invoice per order)."""
+    def ship_orders(self, day: date) -> None:
+        """Ship the orders placed since the last run; invoice them or list them for the clerk."""
         orders, self._orders = self._orders, []
+        if not orders:
+            return
+        for o in orders:
+            self.world.emit(OrderShipped(customer_id=o.customer_id, order_id=o.order_id),
+                            "system:shipping")
+        if self.options.auto_invoicing:
+            self.invoice_orders(day, orders)
+            return
+        rows = [(o.order_id, o.customer_id, x.description, x.quantity, format_cents(x.unit_price))
+                for o in orders for x in o.lines]
+        deliver(self.engine, actor="system:shipping", kind="other",
+                filename=f"shipped-orders-{day.isoformat()}.csv", sender="shipping@company",
+                subject=f"Orders shipped on {day.isoformat()}: to invoice",
+                content=render_csv(("order_id", "customer_id", "description", "quantity",
+                                    "unit_price"), rows))
+
+    def send_statements(self, day: date) -> None:
+        """On the month's last business day, send each customer its open invoices."""
+        if not self.engine.calendar.is_last_business_day_of_month(day):
+            return
+        books = self.world.ledger.books
+        open_by_customer: dict[str, list[tuple[str, int]]] = {}
+        for inv in books.invoices.values():
+            if inv.open > 0:
+                open_by_customer.setdefault(inv.customer_id, []).append((inv.invoice_id,
+                                                                         inv.open))
+        for cid in sorted(open_by_customer):
+            items = open_by_customer[cid]
+            self.world.emit(StatementSent(
+                customer_id=cid, as_of=day, balance=sum(a for _, a in items),
+                items=tuple(Allocation(doc_id=i, amount=a) for i, a in items)),
+                "system:statements")
+
+    def invoice_orders(self, day: date, orders: list[OrderPlaced]) -> None:
+        """Invoice shipped orders (one invoice per order)."""
         cmds: list[c.Command] = [
             c.IssueInvoice(invoice_id=self.world.next_id("INV"), customer_id=o.customer_id,
                            entry_date=day, reference=o.order_id,

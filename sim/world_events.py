@@ -58,6 +58,28 @@ class OrderPlaced(WorldEvent):
     lines: tuple[OrderLine, ...]
 
 
+class OrderShipped(WorldEvent):
+    """The company shipped (delivered) a customer's order; it can now be invoiced."""
+
+    type: Literal["order_shipped"] = "order_shipped"
+    stream_kind: ClassVar[str] = "customer"
+    stream_key: ClassVar[str] = "customer_id"
+    customer_id: str
+    order_id: str
+
+
+class StatementSent(WorldEvent):
+    """The company sent a customer its month-end statement of open invoices."""
+
+    type: Literal["statement_sent"] = "statement_sent"
+    stream_kind: ClassVar[str] = "customer"
+    stream_key: ClassVar[str] = "customer_id"
+    customer_id: str
+    as_of: date
+    balance: int
+    items: tuple[Allocation, ...]
+
+
 class InvoiceReceived(WorldEvent):
     """A customer received one of the company's invoices (its own books now owe it)."""
 
@@ -237,7 +259,8 @@ class InjectionPlanted(WorldEvent):
 
 
 AnyWorldEvent = Annotated[
-    OrderPlaced | InvoiceReceived | PaymentSent | LineDisputed | BillIssued | CreditNoteIssued
+    OrderPlaced | OrderShipped | StatementSent | InvoiceReceived | PaymentSent | LineDisputed
+    | BillIssued | CreditNoteIssued
     | BankChangeAsked | PaymentReceived | PaymentDiverted | BankLinePosted | DocumentDelivered
     | InjectionPlanted,
     Field(discriminator="type"),
