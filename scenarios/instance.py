@@ -24,7 +24,6 @@ from sim.automation import (
     CustomerMaster,
     OpeningBill,
     OpeningInvoice,
-    Options,
     VendorMaster,
     set_up_books,
 )
@@ -53,16 +52,10 @@ class Instance:
         """Write the starting books and start the company and its counterparties."""
         set_up_books(engine, self.setup)
         engine.world.reserve("INV", len(self.setup.opening_invoices))
-        auto = self.scenario.company.automation
         population = Population(engine, self.setup.name, BANK_ACCOUNT)
         self.population = population
-        self.automation = Automation(engine, Options(
-            order_intake=auto.order_intake, auto_invoicing=auto.auto_invoicing,
-            dispatch_invoices=auto.dispatch_invoices, bank_feed=auto.bank_feed,
-            auto_receipts=auto.auto_receipts,
-            controller_approves_bank_changes=auto.controller_approves_bank_changes,
-            month_end_statements=auto.month_end_statements),
-            unsent_invoices=population.unsent_invoices)
+        self.automation = Automation(engine, self.scenario.company.automation,
+                                     unsent_invoices=population.unsent_invoices)
         population.start(self.customers, self.vendors, self.injections)
         return population
 

@@ -26,6 +26,7 @@ from counterparties.profiles import CUSTOMER_PROFILES, VENDOR_PROFILES, resolve_
 from erp.charts import CHARTS
 from erp.events import Policies
 from erp.money import DecimalMoney
+from sim.automation import Options
 from sim.calendar import BusinessCalendar
 
 Loc = tuple[str | int, ...]
@@ -93,19 +94,6 @@ class OpeningSpec(Strict):
     ap_open_bills: Annotated[int, Field(ge=0, le=100_000)] = 0
 
 
-class AutomationSpec(Strict):
-    """Which company processes run by themselves (actors ``system:*``)."""
-
-    order_intake: bool = True
-    auto_invoicing: bool = True
-    dispatch_invoices: bool = True
-    bank_feed: bool = True
-    auto_receipts: bool = True
-    execute_payments: bool = True
-    controller_approves_bank_changes: bool = True
-    month_end_statements: bool = True
-
-
 class CompanySpec(Strict):
     """The company: its chart, opening balances, policies and automation."""
 
@@ -114,7 +102,7 @@ class CompanySpec(Strict):
     chart: str = "standard-services"
     opening: OpeningSpec = OpeningSpec()
     policies: Policies = Policies()
-    automation: AutomationSpec = AutomationSpec()
+    automation: Options = Options()
 
     @model_validator(mode="after")
     def _known_chart(self) -> CompanySpec:

@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
+from pydantic import BaseModel, ConfigDict
+
 from erp import commands as c
 from erp.charts import chart_commands
 from erp.events import BankDetails, CompanyAccounts, Policies
@@ -44,9 +46,10 @@ BANK_ACCOUNT = "B-OPER"
 BANK_GL = "1000"
 
 
-@dataclass(frozen=True)
-class Options:
-    """Which company processes run."""
+class Options(BaseModel):
+    """Which company processes run (a scenario's ``company.automation``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     order_intake: bool = True
     auto_invoicing: bool = True
