@@ -63,6 +63,7 @@ class InvoiceState:
     open: int
     ar_account: str
     entry_date: date
+    due_on: date
     written_off: int = 0
     allowed: int = 0
 
@@ -266,7 +267,8 @@ class Books:
         match e:
             case ev.InvoiceIssued():
                 self.invoices[e.invoice_id] = InvoiceState(
-                    e.invoice_id, e.customer_id, e.total, e.total, e.ar_account, e.entry_date)
+                    e.invoice_id, e.customer_id, e.total, e.total, e.ar_account, e.entry_date,
+                    e.due_on)
                 self.customers[e.customer_id].open_ar += e.total
             case ev.ReceiptRecorded():
                 self.receipts[e.receipt_id] = ReceiptState(

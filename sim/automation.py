@@ -19,6 +19,7 @@ Which of these run is the scenario's choice (``Options``).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
@@ -175,7 +176,7 @@ class Automation:
         """Invoice ids dispatch must skip (shared: an injection may add to it later)."""
         self._orders: list[OrderPlaced] = []
         self._lines: list[BankLinePosted] = []
-        self._dispatched_to = 0
+        self._dispatched = 0
         self._customer_names: dict[str, str] = {}
         w = self.world
         w.subscribe(OrderPlaced, lambda e, _: self._orders.append(e))  # type: ignore[arg-type]
@@ -243,11 +244,9 @@ class Automation:
 
     def dispatch_invoices(self, day: date) -> None:
         """Send every invoice in the books that has not been sent (and may be)."""
-        ledger = self.world.ledger
-        self.world.flush()
-        for e in ledger.store.read(after=self._dispatched_to, types=["invoice_issued"]):
-            inv = e.event
-            self._dispatched_to = e.position
+        invoices = self.world.ledger.books.invoices  # in the order they were issued
+        for inv in itertools.islice(invoices.values(), self._dispatched, None):
+            self._dispatched += 1
             if inv.invoice_id in self.unsent:
                 continue
             self.world.emit(InvoiceReceived(customer_id=inv.customer_id,
