@@ -176,14 +176,22 @@ _schema_opt = click.option("--schema", default=None,
 
 @ledger.command()
 @click.argument("store")
+@click.option("--expect-head", metavar="HASH", default=None,
+              help="Also require this head hash (e.g. an attempt's final_hash): a log cut "
+                   "short or rewritten from some position on still chains, but not to it.")
 @_schema_opt
-def verify(store: str, schema: str | None) -> None:
+def verify(store: str, expect_head: str | None, schema: str | None) -> None:
     """Recompute the log's hash chain; name the first position that does not match."""
     with _errors():
         s = EventStore.open(store, schema=schema)
         report = s.verify()
         if not report.ok:
             click.echo(f"error: {store}: {report.message}", err=True)
+            sys.exit(1)
+        if expect_head is not None and report.head_hash != expect_head:
+            click.echo(f"error: {store}: the head after {report.events} events is "
+                       f"{report.head_hash}, expected {expect_head} (events were removed or "
+                       "replaced at the end of the log)", err=True)
             sys.exit(1)
         click.echo(f"ok: {report.events} events, head {report.head_hash}")
 

@@ -149,3 +149,17 @@ def test_bench_ledger_prints_the_six_figures() -> None:
     for line in result.stdout.splitlines():
         if not line.startswith("#"):
             assert float(line.split(": ")[1]) > 0
+
+
+def test_verify_against_a_recorded_head_catches_a_cut_log(demo_store: Path,
+                                                         tmp_path: Path) -> None:
+    store = _copy(demo_store, tmp_path / "cut.db")
+    head = CliRunner().invoke(main, ["ledger", "verify", str(store)]).output.split()[-1]
+    with sqlite3.connect(store) as conn:
+        (last,) = conn.execute("SELECT MAX(position) FROM events").fetchone()
+        conn.execute("DELETE FROM events WHERE position = ?", (last,))
+    plain = CliRunner().invoke(main, ["ledger", "verify", str(store)])
+    assert plain.exit_code == 0  # the chain alone cannot see a cut tail
+    cut = CliRunner().invoke(main, ["ledger", "verify", str(store), "--expect-head", head])
+    assert cut.exit_code == 1
+    assert f"expected {head} (events were removed or replaced at the end" in cut.output
