@@ -26,7 +26,7 @@ from erp.commands import Command
 from erp.errors import CommandRejected
 from erp.events import decode_event
 from erp.handlers import Context, handle
-from erp.projections import Projections, write
+from erp.projections import Projections, load
 from erp.schema import PROJECTION_TABLES
 from erp.store import GENESIS, EventStore, StoredEvent, chain_hash
 
@@ -261,20 +261,21 @@ class Ledger:
         started = time.perf_counter()
         projections = Projections()
         n = 0
-        conn, sql = self._conn, self._sql
+        conn = self._conn
         gc_was = gc.isenabled()
         gc.disable()  # a long fold allocates many objects that live on; the GC only slows it
         try:
             with self.store.write_transaction(conn), self.store.engine.connect() as reader:
-                for table in PROJECTION_TABLES:
-                    conn.exec_driver_sql(f"DELETE FROM {table.name}")
+                self.store.clear_tables(conn, [t.name for t in PROJECTION_TABLES])
                 apply = projections.apply
                 for page in self.store.scan_pages(reader, realm="erp"):
                     for position, type_, schema_version, business_date, payload in page:
                         apply(position, business_date,
                               decode_event(type_, schema_version, payload))
                     n += len(page)
-                    write(conn, sql, projections.take())
+                    load(conn, self.store, projections.take_rows())
+                # Documents and statement lines change many times: write each once, as it ended.
+                load(conn, self.store, projections.take_states())
         except BaseException:
             self._reload()
             raise

@@ -3,11 +3,18 @@
 The general ledger is nothing but the fold of these lines. Each line is
 ``(account, amount, party, doc_id)`` with ``amount`` signed, debit positive; the
 lines of one event always sum to zero. Events that move no money post nothing.
+
+Each rule is a small function registered for the event types it posts
+(``_rule``); ``post`` looks the rule up by the event's class. A table lookup
+rather than a ``match`` over every type: ``post`` runs for every event the books
+write and every event a rebuild folds, and a failed class pattern costs an
+``isinstance`` check on pydantic's ABC metaclass, about 65 ns each.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from erp import events as ev
 
@@ -23,71 +30,124 @@ class Posting(NamedTuple):
 
 NO_LINES: tuple[Posting, ...] = ()
 
-POSTING_TYPES: frozenset[type[ev.Event]] = frozenset({
-    ev.InvoiceIssued, ev.ReceiptRecorded, ev.ReceiptApplied, ev.ApplicationReversed,
-    ev.BillEntered, ev.VendorPaid, ev.JournalEntryPosted, ev.JournalEntryReversed,
-    ev.CreditMemoIssued, ev.InvoiceWrittenOff, ev.FeeAllowanceGranted, ev.CustomerRefunded,
-    ev.VendorCreditRecorded, ev.BankFeeRecorded, ev.InterestRecorded, ev.BankAccountOpened,
-})
-"""Event types that can post GL lines; ``post`` returns nothing for every other type."""
+Rule = Callable[[Any], tuple[Posting, ...]]
+
+_RULES: dict[type[ev.Event], Rule] = {}
+
+
+def _rule(*types: type[ev.Event]) -> Callable[[Rule], Rule]:
+    """Register a posting rule for these event types."""
+    def register(fn: Rule) -> Rule:
+        for t in types:
+            _RULES[t] = fn
+        return fn
+    return register
 
 
 def post(e: ev.Event) -> tuple[Posting, ...]:
     """The GL lines of an event (empty when it moves no money)."""
-    match e:
-        case ev.InvoiceIssued():
-            lines = [Posting(e.ar_account, e.total, e.customer_id, e.invoice_id)]
-            lines += [Posting(x.account, -x.amount, e.customer_id, e.invoice_id) for x in e.lines]
-            if e.tax:
-                lines.append(Posting(e.tax_account, -e.tax, e.customer_id, e.invoice_id))
-            return tuple(lines)
-        case ev.ReceiptRecorded():
-            return (Posting(e.bank_gl_account, e.amount, e.customer_id, e.receipt_id),
-                    Posting(e.unapplied_account, -e.amount, e.customer_id, e.receipt_id))
-        case ev.ReceiptApplied():
-            return (Posting(e.unapplied_account, e.amount, e.customer_id, e.receipt_id),
-                    Posting(e.ar_account, -e.amount, e.customer_id, e.invoice_id))
-        case ev.ApplicationReversed():
-            return (Posting(e.ar_account, e.amount, e.customer_id, e.invoice_id),
-                    Posting(e.unapplied_account, -e.amount, e.customer_id, e.receipt_id))
-        case ev.BillEntered():
-            lines = [Posting(x.account, x.amount, e.vendor_id, e.bill_id) for x in e.lines]
-            if e.tax:
-                lines.append(Posting(e.tax_account, e.tax, e.vendor_id, e.bill_id))
-            lines.append(Posting(e.ap_account, -e.total, e.vendor_id, e.bill_id))
-            return tuple(lines)
-        case ev.VendorPaid():
-            return (Posting(e.ap_account, e.amount, e.vendor_id, e.payment_id),
-                    Posting(e.bank_gl_account, -e.amount, e.vendor_id, e.payment_id))
-        case ev.JournalEntryPosted():
-            return tuple(Posting(x.account, x.amount, x.party, e.entry_id) for x in e.lines)
-        case ev.JournalEntryReversed():
-            return tuple(Posting(x.account, x.amount, x.party, e.reversal_id) for x in e.lines)
-        case ev.CreditMemoIssued():
-            return (Posting(e.account, e.amount, e.customer_id, e.credit_memo_id),
-                    Posting(e.ar_account, -e.amount, e.customer_id, e.invoice_id))
-        case ev.InvoiceWrittenOff() | ev.FeeAllowanceGranted():
-            return (Posting(e.account, e.amount, e.customer_id, e.invoice_id),
-                    Posting(e.ar_account, -e.amount, e.customer_id, e.invoice_id))
-        case ev.CustomerRefunded():
-            return (Posting(e.unapplied_account, e.amount, e.customer_id, e.receipt_id),
-                    Posting(e.bank_gl_account, -e.amount, e.customer_id, e.refund_id))
-        case ev.VendorCreditRecorded():
-            return (Posting(e.ap_account, e.amount, e.vendor_id, e.credit_id),
-                    Posting(e.account, -e.amount, e.vendor_id, e.credit_id))
-        case ev.BankFeeRecorded():
-            return (Posting(e.account, e.amount, None, e.fee_id),
-                    Posting(e.bank_gl_account, -e.amount, None, e.fee_id))
-        case ev.InterestRecorded():
-            return (Posting(e.bank_gl_account, e.amount, None, e.interest_id),
-                    Posting(e.account, -e.amount, None, e.interest_id))
-        case ev.BankAccountOpened():
-            if not e.opening_balance:
-                return NO_LINES
-            return (Posting(e.gl_account, e.opening_balance, None, e.bank_account_id),
-                    Posting(e.equity_account, -e.opening_balance, None, e.bank_account_id))
-        case _:
-            return NO_LINES
+    rule = _RULES.get(type(e))
+    return rule(e) if rule is not None else NO_LINES
+
+
+@_rule(ev.InvoiceIssued)
+def _invoice_issued(e: ev.InvoiceIssued) -> tuple[Posting, ...]:
+    lines = [Posting(e.ar_account, e.total, e.customer_id, e.invoice_id)]
+    lines += [Posting(x.account, -x.amount, e.customer_id, e.invoice_id) for x in e.lines]
+    if e.tax:
+        lines.append(Posting(e.tax_account, -e.tax, e.customer_id, e.invoice_id))
+    return tuple(lines)
+
+
+@_rule(ev.ReceiptRecorded)
+def _receipt_recorded(e: ev.ReceiptRecorded) -> tuple[Posting, ...]:
+    return (Posting(e.bank_gl_account, e.amount, e.customer_id, e.receipt_id),
+            Posting(e.unapplied_account, -e.amount, e.customer_id, e.receipt_id))
+
+
+@_rule(ev.ReceiptApplied)
+def _receipt_applied(e: ev.ReceiptApplied) -> tuple[Posting, ...]:
+    return (Posting(e.unapplied_account, e.amount, e.customer_id, e.receipt_id),
+            Posting(e.ar_account, -e.amount, e.customer_id, e.invoice_id))
+
+
+@_rule(ev.ApplicationReversed)
+def _application_reversed(e: ev.ApplicationReversed) -> tuple[Posting, ...]:
+    return (Posting(e.ar_account, e.amount, e.customer_id, e.invoice_id),
+            Posting(e.unapplied_account, -e.amount, e.customer_id, e.receipt_id))
+
+
+@_rule(ev.BillEntered)
+def _bill_entered(e: ev.BillEntered) -> tuple[Posting, ...]:
+    lines = [Posting(x.account, x.amount, e.vendor_id, e.bill_id) for x in e.lines]
+    if e.tax:
+        lines.append(Posting(e.tax_account, e.tax, e.vendor_id, e.bill_id))
+    lines.append(Posting(e.ap_account, -e.total, e.vendor_id, e.bill_id))
+    return tuple(lines)
+
+
+@_rule(ev.VendorPaid)
+def _vendor_paid(e: ev.VendorPaid) -> tuple[Posting, ...]:
+    return (Posting(e.ap_account, e.amount, e.vendor_id, e.payment_id),
+            Posting(e.bank_gl_account, -e.amount, e.vendor_id, e.payment_id))
+
+
+@_rule(ev.JournalEntryPosted)
+def _journal_entry_posted(e: ev.JournalEntryPosted) -> tuple[Posting, ...]:
+    return tuple(Posting(x.account, x.amount, x.party, e.entry_id) for x in e.lines)
+
+
+@_rule(ev.JournalEntryReversed)
+def _journal_entry_reversed(e: ev.JournalEntryReversed) -> tuple[Posting, ...]:
+    return tuple(Posting(x.account, x.amount, x.party, e.reversal_id) for x in e.lines)
+
+
+@_rule(ev.CreditMemoIssued)
+def _credit_memo_issued(e: ev.CreditMemoIssued) -> tuple[Posting, ...]:
+    return (Posting(e.account, e.amount, e.customer_id, e.credit_memo_id),
+            Posting(e.ar_account, -e.amount, e.customer_id, e.invoice_id))
+
+
+@_rule(ev.InvoiceWrittenOff, ev.FeeAllowanceGranted)
+def _invoice_reduced(e: ev.InvoiceWrittenOff | ev.FeeAllowanceGranted) -> tuple[Posting, ...]:
+    return (Posting(e.account, e.amount, e.customer_id, e.invoice_id),
+            Posting(e.ar_account, -e.amount, e.customer_id, e.invoice_id))
+
+
+@_rule(ev.CustomerRefunded)
+def _customer_refunded(e: ev.CustomerRefunded) -> tuple[Posting, ...]:
+    return (Posting(e.unapplied_account, e.amount, e.customer_id, e.receipt_id),
+            Posting(e.bank_gl_account, -e.amount, e.customer_id, e.refund_id))
+
+
+@_rule(ev.VendorCreditRecorded)
+def _vendor_credit_recorded(e: ev.VendorCreditRecorded) -> tuple[Posting, ...]:
+    return (Posting(e.ap_account, e.amount, e.vendor_id, e.credit_id),
+            Posting(e.account, -e.amount, e.vendor_id, e.credit_id))
+
+
+@_rule(ev.BankFeeRecorded)
+def _bank_fee_recorded(e: ev.BankFeeRecorded) -> tuple[Posting, ...]:
+    return (Posting(e.account, e.amount, None, e.fee_id),
+            Posting(e.bank_gl_account, -e.amount, None, e.fee_id))
+
+
+@_rule(ev.InterestRecorded)
+def _interest_recorded(e: ev.InterestRecorded) -> tuple[Posting, ...]:
+    return (Posting(e.bank_gl_account, e.amount, None, e.interest_id),
+            Posting(e.account, -e.amount, None, e.interest_id))
+
+
+@_rule(ev.BankAccountOpened)
+def _bank_account_opened(e: ev.BankAccountOpened) -> tuple[Posting, ...]:
+    if not e.opening_balance:
+        return NO_LINES
+    return (Posting(e.gl_account, e.opening_balance, None, e.bank_account_id),
+            Posting(e.equity_account, -e.opening_balance, None, e.bank_account_id))
+
+
+POSTING_TYPES: frozenset[type[ev.Event]] = frozenset(_RULES)
+"""Event types that can post GL lines; ``post`` returns nothing for every other type."""
 
 
 def entry_date(e: ev.Event) -> object:

@@ -9,12 +9,18 @@ Tables (see ``erp.schema``): ``gl_lines`` (the posting rules' fold), ``subledger
 (AR, AP, unapplied cash and bank-book movements per document), ``documents`` and
 ``doc_history`` (every document's state, now and at each change), and
 ``statement_lines``. The audit trail is a view over the log itself.
+
+Every event the books write and every event a rebuild folds passes through here,
+so the hot path is kept plain: ``Projections`` looks up, once per event, the
+methods that handle its class (marked with ``handles``) and turns the event's date
+into its ISO string once for all of them.
 """
 
 from __future__ import annotations
 
-from datetime import date
-from typing import Any
+from collections.abc import Callable, Sequence
+from itertools import chain
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from sqlalchemy.engine import Connection
@@ -22,128 +28,205 @@ from sqlalchemy.engine import Connection
 from erp import events as ev
 from erp.postings import POSTING_TYPES, post
 
-Write = tuple[str, list[tuple[Any, ...]]]
-"""A statement (with ``?`` placeholders) and the rows to execute it with."""
+if TYPE_CHECKING:
+    from erp.store import EventStore
 
-_GL_INSERT = ("INSERT INTO gl_lines (position, seq, entry_date, account, amount, party, doc_id) "
-              "VALUES (?,?,?,?,?,?,?)")
-_SUBLEDGER_INSERT = ("INSERT INTO subledger (position, seq, ledger, account, party, doc_kind, "
-                     "doc_id, entry_date, amount) VALUES (?,?,?,?,?,?,?,?,?)")
-_DOCUMENT_UPSERT = (
-    "INSERT INTO documents (kind, doc_id, party, account, doc_date, due_on, total, open_amount, "
-    "status, reference, last_position) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+ROWS_PER_STATEMENT = 100
+"""How many rows one INSERT carries. Executed one row at a time, each row pays the
+driver's per-execution work on top of the insert itself (SQLite: 1.05 µs for a
+7-column row against 0.55 µs in 100-row statements; PostgreSQL: a protocol round
+per row). A rebuild on SQLite spent 7.3 µs an event on its inserts one row at a
+time, 5.8 µs with this, and the command path gained about 8%. 250 or 500 rows buy
+no more, and leave more rows to the one-row statement at the end of a small batch."""
+
+
+class Insert:
+    """An INSERT into a read table (an upsert with ``conflict``), as a one-row and as a
+    ``ROWS_PER_STATEMENT``-row statement, with ``?`` placeholders."""
+
+    def __init__(self, table: str, columns: str, conflict: str = "") -> None:
+        self.table, self.columns = table, columns
+        group = f"({','.join('?' * (columns.count(',') + 1))})"
+        head = f"INSERT INTO {table} ({columns}) VALUES "
+        tail = f" {conflict}" if conflict else ""
+        self.one = f"{head}{group}{tail}"
+        self.many = f"{head}{','.join([group] * ROWS_PER_STATEMENT)}{tail}"
+
+
+Write = tuple[Insert, Sequence[Sequence[Any]]]
+"""A statement and the rows to execute it with."""
+
+Handler = Callable[[int, str, Any], None]
+"""A projector method: ``(position, day, event)``, where ``day`` is the event's
+``entry_date`` as an ISO string, or its business date when it has none."""
+
+_GL_INSERT = Insert("gl_lines", "position, seq, entry_date, account, amount, party, doc_id")
+_SUBLEDGER_INSERT = Insert("subledger", "position, seq, ledger, account, party, doc_kind, "
+                                        "doc_id, entry_date, amount")
+_DOCUMENT_UPSERT = Insert(
+    "documents", "kind, doc_id, party, account, doc_date, due_on, total, open_amount, status, "
+                 "reference, last_position",
     "ON CONFLICT (kind, doc_id) DO UPDATE SET party = excluded.party, "
     "open_amount = excluded.open_amount, status = excluded.status, "
     "last_position = excluded.last_position")
-_HISTORY_INSERT = ("INSERT INTO doc_history (position, kind, doc_id, entry_date, status, "
-                   "open_amount, party) VALUES (?,?,?,?,?,?,?)")
-_STATEMENT_UPSERT = (
-    "INSERT INTO statement_lines (line_id, bank_account_id, entry_date, amount, description, "
-    "reference, counterparty, bank_ref, status, matched_to, last_position) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (line_id) DO UPDATE SET "
-    "status = excluded.status, matched_to = excluded.matched_to, "
-    "last_position = excluded.last_position")
+_HISTORY_INSERT = Insert("doc_history", "position, kind, doc_id, entry_date, status, "
+                                        "open_amount, party")
+_STATEMENT_UPSERT = Insert(
+    "statement_lines", "line_id, bank_account_id, entry_date, amount, description, reference, "
+                       "counterparty, bank_ref, status, matched_to, last_position",
+    "ON CONFLICT (line_id) DO UPDATE SET status = excluded.status, "
+    "matched_to = excluded.matched_to, last_position = excluded.last_position")
 
 
-class GeneralLedger:
+def handles(*types: type[ev.Event]) -> Callable[[Handler], Handler]:
+    """Mark a projector method as the one that folds events of these types."""
+    def mark(method: Handler) -> Handler:
+        method.handles = types  # type: ignore[attr-defined]
+        return method
+    return mark
+
+
+class Projector:
+    """Base of the projectors: their handlers by event type, and their buffered rows.
+
+    ``take_rows`` hands over rows that only ever append (one per change);
+    ``take_changes`` the current state of what changed since the last take, as
+    upserts; ``take_states`` the current state of everything, for a rebuild into
+    emptied tables.
+    """
+
+    def handlers(self) -> dict[type[ev.Event], Handler]:
+        """Event type -> bound method, from the methods marked with ``handles``."""
+        out: dict[type[ev.Event], Handler] = {}
+        for name, member in vars(type(self)).items():
+            for t in getattr(member, "handles", ()):
+                out[t] = getattr(self, name)
+        return out
+
+    def take_rows(self) -> list[Write]:
+        """Hand over the rows appended since the last take."""
+        return []
+
+    def take_changes(self) -> list[Write]:
+        """Hand over, as upserts, the state of what changed since the last take."""
+        return []
+
+    def take_states(self) -> list[Write]:
+        """Hand over the state of everything (for emptied tables)."""
+        return []
+
+    def discard(self) -> None:
+        """Forget what the next take would hand over."""
+        self.take_rows()
+        self.take_changes()
+
+
+class GeneralLedger(Projector):
     """GL lines: the fold of the posting rules."""
-
-    interested: frozenset[type[ev.Event]] | None = POSTING_TYPES
 
     def __init__(self) -> None:
         self.rows: list[tuple[Any, ...]] = []
 
-    def apply(self, position: int, business_date: str, e: ev.Event) -> None:
-        """Buffer the GL lines of one event."""
-        lines = post(e)
-        if lines:
-            day = e.entry_date.isoformat()  # type: ignore[attr-defined]
-            self.rows.extend((position, seq, day, p.account, p.amount, p.party, p.doc_id)
-                             for seq, p in enumerate(lines))
+    def handlers(self) -> dict[type[ev.Event], Handler]:
+        return dict.fromkeys(POSTING_TYPES, self.apply)
 
-    def take(self) -> list[Write]:
+    def apply(self, position: int, day: str, e: ev.Event) -> None:
+        """Buffer the GL lines of one event."""
+        rows = self.rows
+        for seq, (account, amount, party, doc_id) in enumerate(post(e)):
+            rows.append((position, seq, day, account, amount, party, doc_id))
+
+    def take_rows(self) -> list[Write]:
         """Hand over the buffered lines as statements to execute."""
         out = [(_GL_INSERT, self.rows)] if self.rows else []
         self.rows = []
         return out
 
 
-class Subledgers:
-    """Movements of the AR, AP, unapplied-cash and bank subledgers, from documents."""
+class Subledgers(Projector):
+    """Movements of the AR, AP, unapplied-cash and bank subledgers, from documents.
 
-    interested: frozenset[type[ev.Event]] | None = frozenset({
-        ev.InvoiceIssued, ev.ReceiptRecorded, ev.ReceiptApplied, ev.ApplicationReversed,
-        ev.BillEntered, ev.VendorPaid, ev.CreditMemoIssued, ev.InvoiceWrittenOff,
-        ev.FeeAllowanceGranted, ev.CustomerRefunded, ev.VendorCreditRecorded,
-        ev.VendorCreditApplied, ev.BankFeeRecorded, ev.InterestRecorded, ev.BankAccountOpened,
-    })
+    A row: ``(position, seq, ledger, account, party, doc_kind, doc_id, day, amount)``.
+    """
 
     def __init__(self) -> None:
         self.rows: list[tuple[Any, ...]] = []
 
-    def apply(self, position: int, business_date: str, e: ev.Event) -> None:
-        """Buffer the subledger movements of one event."""
-        out = self.rows
-        match e:
-            case ev.InvoiceIssued():
-                d = e.entry_date.isoformat()
-                out.append((position, 0, "ar", e.ar_account, e.customer_id, "invoice",
-                            e.invoice_id, d, e.total))
-            case ev.ReceiptRecorded():
-                d = e.entry_date.isoformat()
-                out.append((position, 0, "unapplied_cash", e.unapplied_account, e.customer_id,
-                            "receipt", e.receipt_id, d, e.amount))
-                out.append((position, 1, "bank", e.bank_gl_account, e.customer_id, "receipt",
-                            e.receipt_id, d, e.amount))
-            case ev.ReceiptApplied() | ev.ApplicationReversed():
-                d = e.entry_date.isoformat()
-                sign = 1 if isinstance(e, ev.ReceiptApplied) else -1
-                out.append((position, 0, "unapplied_cash", e.unapplied_account, e.customer_id,
-                            "receipt", e.receipt_id, d, -sign * e.amount))
-                out.append((position, 1, "ar", e.ar_account, e.customer_id, "invoice",
-                            e.invoice_id, d, -sign * e.amount))
-            case ev.BillEntered():
-                out.append((position, 0, "ap", e.ap_account, e.vendor_id, "bill", e.bill_id,
-                            e.entry_date.isoformat(), e.total))
-            case ev.VendorPaid():
-                d = e.entry_date.isoformat()
-                seq = 0
-                for a in e.applications:
-                    out.append((position, seq, "ap", e.ap_account, e.vendor_id, "bill",
-                                a.bill_id, d, -a.amount))
-                    seq += 1
-                out.append((position, seq, "bank", e.bank_gl_account, e.vendor_id, "payment",
-                            e.payment_id, d, -e.amount))
-            case ev.CreditMemoIssued() | ev.InvoiceWrittenOff() | ev.FeeAllowanceGranted():
-                out.append((position, 0, "ar", e.ar_account, e.customer_id, "invoice",
-                            e.invoice_id, e.entry_date.isoformat(), -e.amount))
-            case ev.CustomerRefunded():
-                d = e.entry_date.isoformat()
-                out.append((position, 0, "unapplied_cash", e.unapplied_account, e.customer_id,
-                            "receipt", e.receipt_id, d, -e.amount))
-                out.append((position, 1, "bank", e.bank_gl_account, e.customer_id, "refund",
-                            e.refund_id, d, -e.amount))
-            case ev.VendorCreditRecorded():
-                out.append((position, 0, "ap", e.ap_account, e.vendor_id, "vendor_credit",
-                            e.credit_id, e.entry_date.isoformat(), -e.amount))
-            case ev.VendorCreditApplied():
-                d = e.entry_date.isoformat()
-                out.append((position, 0, "ap", e.ap_account, e.vendor_id, "bill", e.bill_id, d,
-                            -e.amount))
-                out.append((position, 1, "ap", e.ap_account, e.vendor_id, "vendor_credit",
-                            e.credit_id, d, e.amount))
-            case ev.BankFeeRecorded():
-                out.append((position, 0, "bank", e.bank_gl_account, None, "fee", e.fee_id,
-                            e.entry_date.isoformat(), -e.amount))
-            case ev.InterestRecorded():
-                out.append((position, 0, "bank", e.bank_gl_account, None, "interest",
-                            e.interest_id, e.entry_date.isoformat(), e.amount))
-            case ev.BankAccountOpened():
-                if e.opening_balance:
-                    out.append((position, 0, "bank", e.gl_account, None, "bank_account",
-                                e.bank_account_id, e.entry_date.isoformat(), e.opening_balance))
+    @handles(ev.InvoiceIssued)
+    def _invoice_issued(self, p: int, day: str, e: ev.InvoiceIssued) -> None:
+        self.rows.append((p, 0, "ar", e.ar_account, e.customer_id, "invoice", e.invoice_id, day,
+                          e.total))
 
-    def take(self) -> list[Write]:
+    @handles(ev.ReceiptRecorded)
+    def _receipt_recorded(self, p: int, day: str, e: ev.ReceiptRecorded) -> None:
+        self.rows += [(p, 0, "unapplied_cash", e.unapplied_account, e.customer_id, "receipt",
+                       e.receipt_id, day, e.amount),
+                      (p, 1, "bank", e.bank_gl_account, e.customer_id, "receipt", e.receipt_id,
+                       day, e.amount)]
+
+    @handles(ev.ReceiptApplied, ev.ApplicationReversed)
+    def _receipt_applied(self, p: int, day: str,
+                         e: ev.ReceiptApplied | ev.ApplicationReversed) -> None:
+        moved = e.amount if type(e) is ev.ReceiptApplied else -e.amount
+        self.rows += [(p, 0, "unapplied_cash", e.unapplied_account, e.customer_id, "receipt",
+                       e.receipt_id, day, -moved),
+                      (p, 1, "ar", e.ar_account, e.customer_id, "invoice", e.invoice_id, day,
+                       -moved)]
+
+    @handles(ev.BillEntered)
+    def _bill_entered(self, p: int, day: str, e: ev.BillEntered) -> None:
+        self.rows.append((p, 0, "ap", e.ap_account, e.vendor_id, "bill", e.bill_id, day, e.total))
+
+    @handles(ev.VendorPaid)
+    def _vendor_paid(self, p: int, day: str, e: ev.VendorPaid) -> None:
+        out = self.rows
+        seq = 0
+        for a in e.applications:
+            out.append((p, seq, "ap", e.ap_account, e.vendor_id, "bill", a.bill_id, day,
+                        -a.amount))
+            seq += 1
+        out.append((p, seq, "bank", e.bank_gl_account, e.vendor_id, "payment", e.payment_id, day,
+                    -e.amount))
+
+    @handles(ev.CreditMemoIssued, ev.InvoiceWrittenOff, ev.FeeAllowanceGranted)
+    def _invoice_reduced(self, p: int, day: str, e: Any) -> None:
+        self.rows.append((p, 0, "ar", e.ar_account, e.customer_id, "invoice", e.invoice_id, day,
+                          -e.amount))
+
+    @handles(ev.CustomerRefunded)
+    def _customer_refunded(self, p: int, day: str, e: ev.CustomerRefunded) -> None:
+        self.rows += [(p, 0, "unapplied_cash", e.unapplied_account, e.customer_id, "receipt",
+                       e.receipt_id, day, -e.amount),
+                      (p, 1, "bank", e.bank_gl_account, e.customer_id, "refund", e.refund_id, day,
+                       -e.amount)]
+
+    @handles(ev.VendorCreditRecorded)
+    def _vendor_credit_recorded(self, p: int, day: str, e: ev.VendorCreditRecorded) -> None:
+        self.rows.append((p, 0, "ap", e.ap_account, e.vendor_id, "vendor_credit", e.credit_id,
+                          day, -e.amount))
+
+    @handles(ev.VendorCreditApplied)
+    def _vendor_credit_applied(self, p: int, day: str, e: ev.VendorCreditApplied) -> None:
+        self.rows += [(p, 0, "ap", e.ap_account, e.vendor_id, "bill", e.bill_id, day, -e.amount),
+                      (p, 1, "ap", e.ap_account, e.vendor_id, "vendor_credit", e.credit_id, day,
+                       e.amount)]
+
+    @handles(ev.BankFeeRecorded)
+    def _bank_fee_recorded(self, p: int, day: str, e: ev.BankFeeRecorded) -> None:
+        self.rows.append((p, 0, "bank", e.bank_gl_account, None, "fee", e.fee_id, day, -e.amount))
+
+    @handles(ev.InterestRecorded)
+    def _interest_recorded(self, p: int, day: str, e: ev.InterestRecorded) -> None:
+        self.rows.append((p, 0, "bank", e.bank_gl_account, None, "interest", e.interest_id, day,
+                          e.amount))
+
+    @handles(ev.BankAccountOpened)
+    def _bank_account_opened(self, p: int, day: str, e: ev.BankAccountOpened) -> None:
+        if e.opening_balance:
+            self.rows.append((p, 0, "bank", e.gl_account, None, "bank_account",
+                              e.bank_account_id, day, e.opening_balance))
+
+    def take_rows(self) -> list[Write]:
         """Hand over the buffered movements as statements to execute."""
         out = [(_SUBLEDGER_INSERT, self.rows)] if self.rows else []
         self.rows = []
@@ -170,10 +253,11 @@ def _status(kind: str, total: int, open_: int, approved: bool) -> str:
     raise ValueError(kind)
 
 
-class DocumentStates:
-    """Every document's current state and the history of its states."""
+_UNCLEARED = {"payment": "paid", "refund": "paid", "fee": "recorded", "interest": "recorded"}
 
-    interested: frozenset[type[ev.Event]] | None = None  # nearly every event
+
+class DocumentStates(Projector):
+    """Every document's current state and the history of its states."""
 
     def __init__(self) -> None:
         self.docs: dict[tuple[str, str], list[Any]] = {}
@@ -182,160 +266,221 @@ class DocumentStates:
         self.history: list[tuple[Any, ...]] = []
 
     def _new(self, position: int, kind: str, doc_id: str, party: str | None,
-             account: str | None, day: date | str, due: date | None, total: int, open_: int,
+             account: str | None, day: str, due: str | None, total: int, open_: int,
              status: str, ref: str = "") -> None:
-        d = day if isinstance(day, str) else day.isoformat()
-        row = [kind, doc_id, party, account, d, due.isoformat() if due else None, total, open_,
-               status, ref, position]
-        self.docs[(kind, doc_id)] = row
-        self.dirty.add((kind, doc_id))
-        self.history.append((position, kind, doc_id, d, status, open_, party))
+        key = (kind, doc_id)
+        self.docs[key] = [kind, doc_id, party, account, day, due, total, open_, status, ref,
+                          position]
+        self.dirty.add(key)
+        self.history.append((position, kind, doc_id, day, status, open_, party))
 
-    def _change(self, position: int, kind: str, doc_id: str, day: date | str, *,
+    def _change(self, position: int, kind: str, doc_id: str, day: str, *,
                 delta: int = 0, status: str | None = None) -> None:
-        row = self.docs[(kind, doc_id)]
-        row[OPEN] -= delta
-        row[STATUS] = status or _status(kind, row[TOTAL], row[OPEN], doc_id in self.approved)
+        key = (kind, doc_id)
+        row = self.docs[key]
+        open_ = row[OPEN] = row[OPEN] - delta
+        if status is None:
+            status = _status(kind, row[TOTAL], open_, doc_id in self.approved)
+        row[STATUS] = status
         row[POS] = position
-        self.dirty.add((kind, doc_id))
-        self.history.append((position, kind, doc_id,
-                             day if isinstance(day, str) else day.isoformat(), row[STATUS],
-                             row[OPEN], row[PARTY]))
+        self.dirty.add(key)
+        self.history.append((position, kind, doc_id, day, status, open_, row[PARTY]))
 
-    def apply(self, position: int, business_date: str, e: ev.Event) -> None:
-        """Record the document changes of one event."""
-        p, bd = position, business_date
-        match e:
-            case ev.InvoiceIssued():
-                self._new(p, "invoice", e.invoice_id, e.customer_id, e.ar_account, e.entry_date,
-                          e.due_on, e.total, e.total, "open", e.reference)
-            case ev.ReceiptRecorded():
-                self._new(p, "receipt", e.receipt_id, e.customer_id, e.unapplied_account,
-                          e.entry_date, None, e.amount, e.amount, "unapplied", e.reference)
-            case ev.ReceiptApplied():
-                self._change(p, "receipt", e.receipt_id, e.entry_date, delta=e.amount)
-                self._change(p, "invoice", e.invoice_id, e.entry_date, delta=e.amount)
-            case ev.BillEntered():
-                self._new(p, "bill", e.bill_id, e.vendor_id, e.ap_account, e.entry_date,
-                          e.due_on, e.total, e.total, "entered", e.vendor_invoice_number)
-            case ev.BillApproved():
-                self.approved.add(e.bill_id)
-                self._change(p, "bill", e.bill_id, bd)
-            case ev.VendorPaid():
-                self._new(p, "payment", e.payment_id, e.vendor_id, e.bank_gl_account,
-                          e.entry_date, None, e.amount, 0, "paid", e.run_id or "")
-                for a in e.applications:
-                    self._change(p, "bill", a.bill_id, e.entry_date, delta=a.amount)
-            case ev.StatementLineImported():
-                self._new(p, "statement_line", e.line_id, e.counterparty or None,
-                          e.bank_account_id, e.entry_date, None, e.amount, e.amount,
-                          "unmatched", e.reference)
-            case ev.StatementLineMatched() | ev.StatementLineUnmatched():
-                matched = isinstance(e, ev.StatementLineMatched)
-                row = self.docs[("statement_line", e.line_id)]
-                self._change(p, "statement_line", e.line_id, bd,
-                             delta=row[OPEN] if matched else -row[TOTAL],
-                             status="matched" if matched else "unmatched")
-                for t in e.targets:
-                    if t.kind != "receipt":
-                        self._change(p, t.kind, t.doc_id, bd,
-                                     status="cleared" if matched else _UNCLEARED[t.kind])
-            case ev.JournalEntryPosted():
-                self._new(p, "journal", e.entry_id, None, None, e.entry_date, None,
-                          sum(x.amount for x in e.lines if x.amount > 0), 0, "posted", e.kind)
-            case ev.JournalEntryReversed():
-                self._change(p, "journal", e.entry_id, e.entry_date, status="reversed")
-                self._new(p, "journal", e.reversal_id, None, None, e.entry_date, None,
-                          sum(x.amount for x in e.lines if x.amount > 0), 0, "posted",
-                          f"reversal of {e.entry_id}")
-            case ev.CreditMemoIssued():
-                self._new(p, "credit_memo", e.credit_memo_id, e.customer_id, e.account,
-                          e.entry_date, None, e.amount, 0, "issued", e.invoice_id)
-                self._change(p, "invoice", e.invoice_id, e.entry_date, delta=e.amount)
-            case ev.InvoiceWrittenOff() | ev.FeeAllowanceGranted():
-                self._change(p, "invoice", e.invoice_id, e.entry_date, delta=e.amount)
-            case ev.ApplicationReversed():
-                self._change(p, "receipt", e.receipt_id, e.entry_date, delta=-e.amount)
-                self._change(p, "invoice", e.invoice_id, e.entry_date, delta=-e.amount)
-            case ev.ReceiptCustomerAssigned():
-                self.docs[("receipt", e.receipt_id)][PARTY] = e.customer_id
-                self._change(p, "receipt", e.receipt_id, bd)
-            case ev.CustomerRefunded():
-                self._new(p, "refund", e.refund_id, e.customer_id, e.bank_gl_account,
-                          e.entry_date, None, e.amount, 0, "paid", e.receipt_id)
-                self._change(p, "receipt", e.receipt_id, e.entry_date, delta=e.amount)
-            case ev.VendorCreditRecorded():
-                self._new(p, "vendor_credit", e.credit_id, e.vendor_id, e.ap_account,
-                          e.entry_date, None, e.amount, e.amount, "open", e.vendor_credit_number)
-            case ev.VendorCreditApplied():
-                self._change(p, "vendor_credit", e.credit_id, e.entry_date, delta=e.amount)
-                self._change(p, "bill", e.bill_id, e.entry_date, delta=e.amount)
-            case ev.PaymentRunCreated():
-                self._new(p, "payment_run", e.run_id, None, None, e.entry_date, None, e.total, 0,
-                          "completed")
-            case ev.BankFeeRecorded():
-                self._new(p, "fee", e.fee_id, None, e.account, e.entry_date, None, e.amount, 0,
-                          "recorded", e.memo)
-            case ev.InterestRecorded():
-                self._new(p, "interest", e.interest_id, None, e.account, e.entry_date, None,
-                          e.amount, 0, "recorded", e.memo)
-            case ev.VendorBankChangeRequested():
-                self._new(p, "bank_change", e.request_id, e.vendor_id, None, bd, None, 0, 0,
-                          "pending", e.new_bank.masked())
-            case ev.VendorBankChangeApproved():
-                self._change(p, "bank_change", e.request_id, bd, status="approved")
-            case ev.VendorBankChangeRejected():
-                self._change(p, "bank_change", e.request_id, bd, status="rejected")
-            case ev.PeriodOpened():
-                self._new(p, "period", e.period, None, None, e.start, e.end, 0, 0, "open")
-            case ev.PeriodClosed():
-                self._change(p, "period", e.period, bd, status="closed")
-            case ev.PeriodReopened():
-                self._change(p, "period", e.period, bd, status="open")
+    @handles(ev.InvoiceIssued)
+    def _invoice_issued(self, p: int, day: str, e: ev.InvoiceIssued) -> None:
+        self._new(p, "invoice", e.invoice_id, e.customer_id, e.ar_account, day,
+                  e.due_on.isoformat(), e.total, e.total, "open", e.reference)
 
-    def take(self) -> list[Write]:
-        """Hand over changed documents (as upserts) and their history rows."""
-        out: list[Write] = []
-        if self.dirty:
-            out.append((_DOCUMENT_UPSERT, [tuple(self.docs[k]) for k in sorted(self.dirty)]))
-            self.dirty = set()
-        if self.history:
-            out.append((_HISTORY_INSERT, self.history))
-            self.history = []
+    @handles(ev.ReceiptRecorded)
+    def _receipt_recorded(self, p: int, day: str, e: ev.ReceiptRecorded) -> None:
+        self._new(p, "receipt", e.receipt_id, e.customer_id, e.unapplied_account, day, None,
+                  e.amount, e.amount, "unapplied", e.reference)
+
+    @handles(ev.ReceiptApplied)
+    def _receipt_applied(self, p: int, day: str, e: ev.ReceiptApplied) -> None:
+        self._change(p, "receipt", e.receipt_id, day, delta=e.amount)
+        self._change(p, "invoice", e.invoice_id, day, delta=e.amount)
+
+    @handles(ev.BillEntered)
+    def _bill_entered(self, p: int, day: str, e: ev.BillEntered) -> None:
+        self._new(p, "bill", e.bill_id, e.vendor_id, e.ap_account, day, e.due_on.isoformat(),
+                  e.total, e.total, "entered", e.vendor_invoice_number)
+
+    @handles(ev.BillApproved)
+    def _bill_approved(self, p: int, day: str, e: ev.BillApproved) -> None:
+        self.approved.add(e.bill_id)
+        self._change(p, "bill", e.bill_id, day)
+
+    @handles(ev.VendorPaid)
+    def _vendor_paid(self, p: int, day: str, e: ev.VendorPaid) -> None:
+        self._new(p, "payment", e.payment_id, e.vendor_id, e.bank_gl_account, day, None, e.amount,
+                  0, "paid", e.run_id or "")
+        for a in e.applications:
+            self._change(p, "bill", a.bill_id, day, delta=a.amount)
+
+    @handles(ev.StatementLineImported)
+    def _statement_line_imported(self, p: int, day: str, e: ev.StatementLineImported) -> None:
+        self._new(p, "statement_line", e.line_id, e.counterparty or None, e.bank_account_id, day,
+                  None, e.amount, e.amount, "unmatched", e.reference)
+
+    @handles(ev.StatementLineMatched, ev.StatementLineUnmatched)
+    def _statement_line_matched(self, p: int, day: str,
+                                e: ev.StatementLineMatched | ev.StatementLineUnmatched) -> None:
+        matched = type(e) is ev.StatementLineMatched
+        row = self.docs[("statement_line", e.line_id)]
+        self._change(p, "statement_line", e.line_id, day,
+                     delta=row[OPEN] if matched else -row[TOTAL],
+                     status="matched" if matched else "unmatched")
+        for t in e.targets:
+            if t.kind != "receipt":
+                self._change(p, t.kind, t.doc_id, day,
+                             status="cleared" if matched else _UNCLEARED[t.kind])
+
+    @handles(ev.JournalEntryPosted)
+    def _journal_entry_posted(self, p: int, day: str, e: ev.JournalEntryPosted) -> None:
+        self._new(p, "journal", e.entry_id, None, None, day, None,
+                  sum(x.amount for x in e.lines if x.amount > 0), 0, "posted", e.kind)
+
+    @handles(ev.JournalEntryReversed)
+    def _journal_entry_reversed(self, p: int, day: str, e: ev.JournalEntryReversed) -> None:
+        self._change(p, "journal", e.entry_id, day, status="reversed")
+        self._new(p, "journal", e.reversal_id, None, None, day, None,
+                  sum(x.amount for x in e.lines if x.amount > 0), 0, "posted",
+                  f"reversal of {e.entry_id}")
+
+    @handles(ev.CreditMemoIssued)
+    def _credit_memo_issued(self, p: int, day: str, e: ev.CreditMemoIssued) -> None:
+        self._new(p, "credit_memo", e.credit_memo_id, e.customer_id, e.account, day, None,
+                  e.amount, 0, "issued", e.invoice_id)
+        self._change(p, "invoice", e.invoice_id, day, delta=e.amount)
+
+    @handles(ev.InvoiceWrittenOff, ev.FeeAllowanceGranted)
+    def _invoice_reduced(self, p: int, day: str,
+                         e: ev.InvoiceWrittenOff | ev.FeeAllowanceGranted) -> None:
+        self._change(p, "invoice", e.invoice_id, day, delta=e.amount)
+
+    @handles(ev.ApplicationReversed)
+    def _application_reversed(self, p: int, day: str, e: ev.ApplicationReversed) -> None:
+        self._change(p, "receipt", e.receipt_id, day, delta=-e.amount)
+        self._change(p, "invoice", e.invoice_id, day, delta=-e.amount)
+
+    @handles(ev.ReceiptCustomerAssigned)
+    def _receipt_customer_assigned(self, p: int, day: str,
+                                   e: ev.ReceiptCustomerAssigned) -> None:
+        self.docs[("receipt", e.receipt_id)][PARTY] = e.customer_id
+        self._change(p, "receipt", e.receipt_id, day)
+
+    @handles(ev.CustomerRefunded)
+    def _customer_refunded(self, p: int, day: str, e: ev.CustomerRefunded) -> None:
+        self._new(p, "refund", e.refund_id, e.customer_id, e.bank_gl_account, day, None, e.amount,
+                  0, "paid", e.receipt_id)
+        self._change(p, "receipt", e.receipt_id, day, delta=e.amount)
+
+    @handles(ev.VendorCreditRecorded)
+    def _vendor_credit_recorded(self, p: int, day: str, e: ev.VendorCreditRecorded) -> None:
+        self._new(p, "vendor_credit", e.credit_id, e.vendor_id, e.ap_account, day, None, e.amount,
+                  e.amount, "open", e.vendor_credit_number)
+
+    @handles(ev.VendorCreditApplied)
+    def _vendor_credit_applied(self, p: int, day: str, e: ev.VendorCreditApplied) -> None:
+        self._change(p, "vendor_credit", e.credit_id, day, delta=e.amount)
+        self._change(p, "bill", e.bill_id, day, delta=e.amount)
+
+    @handles(ev.PaymentRunCreated)
+    def _payment_run_created(self, p: int, day: str, e: ev.PaymentRunCreated) -> None:
+        self._new(p, "payment_run", e.run_id, None, None, day, None, e.total, 0, "completed")
+
+    @handles(ev.BankFeeRecorded)
+    def _bank_fee_recorded(self, p: int, day: str, e: ev.BankFeeRecorded) -> None:
+        self._new(p, "fee", e.fee_id, None, e.account, day, None, e.amount, 0, "recorded", e.memo)
+
+    @handles(ev.InterestRecorded)
+    def _interest_recorded(self, p: int, day: str, e: ev.InterestRecorded) -> None:
+        self._new(p, "interest", e.interest_id, None, e.account, day, None, e.amount, 0,
+                  "recorded", e.memo)
+
+    @handles(ev.VendorBankChangeRequested)
+    def _bank_change_requested(self, p: int, day: str,
+                               e: ev.VendorBankChangeRequested) -> None:
+        self._new(p, "bank_change", e.request_id, e.vendor_id, None, day, None, 0, 0, "pending",
+                  e.new_bank.masked())
+
+    @handles(ev.VendorBankChangeApproved)
+    def _bank_change_approved(self, p: int, day: str, e: ev.VendorBankChangeApproved) -> None:
+        self._change(p, "bank_change", e.request_id, day, status="approved")
+
+    @handles(ev.VendorBankChangeRejected)
+    def _bank_change_rejected(self, p: int, day: str, e: ev.VendorBankChangeRejected) -> None:
+        self._change(p, "bank_change", e.request_id, day, status="rejected")
+
+    @handles(ev.PeriodOpened)
+    def _period_opened(self, p: int, day: str, e: ev.PeriodOpened) -> None:
+        # A period's document date is its first day, not the day it was opened.
+        self._new(p, "period", e.period, None, None, e.start.isoformat(), e.end.isoformat(), 0,
+                  0, "open")
+
+    @handles(ev.PeriodClosed)
+    def _period_closed(self, p: int, day: str, e: ev.PeriodClosed) -> None:
+        self._change(p, "period", e.period, day, status="closed")
+
+    @handles(ev.PeriodReopened)
+    def _period_reopened(self, p: int, day: str, e: ev.PeriodReopened) -> None:
+        self._change(p, "period", e.period, day, status="open")
+
+    def take_rows(self) -> list[Write]:
+        """Hand over the history rows."""
+        out = [(_HISTORY_INSERT, self.history)] if self.history else []
+        self.history = []
         return out
 
+    def take_changes(self) -> list[Write]:
+        """Hand over the documents that changed since the last take, as upserts."""
+        if not self.dirty:
+            return []
+        rows = [tuple(self.docs[k]) for k in sorted(self.dirty)]
+        self.dirty = set()
+        return [(_DOCUMENT_UPSERT, rows)]
 
-_UNCLEARED = {"payment": "paid", "refund": "paid", "fee": "recorded", "interest": "recorded"}
+    def take_states(self) -> list[Write]:
+        """Hand over every document (into an emptied table).
+
+        The rows are the projector's own lists, in the order the documents were
+        created: write them before folding on. (Sorted by key and copied to tuples,
+        as ``take_changes`` hands them, they took 0.35 µs an event longer to write.)
+        """
+        self.dirty = set()
+        return [(_DOCUMENT_UPSERT, list(self.docs.values()))] if self.docs else []
+
+    def discard(self) -> None:
+        """Forget the history rows and which documents changed."""
+        self.history, self.dirty = [], set()
 
 
-class BankStatement:
+class BankStatement(Projector):
     """Imported statement lines with what each is matched to."""
-
-    interested: frozenset[type[ev.Event]] | None = frozenset({
-        ev.StatementLineImported, ev.StatementLineMatched, ev.StatementLineUnmatched})
 
     def __init__(self) -> None:
         self.lines: dict[str, list[Any]] = {}
         self.dirty: set[str] = set()
 
-    def apply(self, position: int, business_date: str, e: ev.Event) -> None:
-        """Record statement-line changes of one event."""
-        match e:
-            case ev.StatementLineImported():
-                self.lines[e.line_id] = [e.line_id, e.bank_account_id, e.entry_date.isoformat(),
-                                         e.amount, e.description, e.reference, e.counterparty,
-                                         e.bank_ref, "unmatched", "[]", position]
-                self.dirty.add(e.line_id)
-            case ev.StatementLineMatched() | ev.StatementLineUnmatched():
-                row = self.lines[e.line_id]
-                matched = isinstance(e, ev.StatementLineMatched)
-                row[8] = "matched" if matched else "unmatched"
-                row[9] = orjson.dumps([[t.kind, t.doc_id, t.amount] for t in e.targets]
-                                      if matched else []).decode()
-                row[10] = position
-                self.dirty.add(e.line_id)
+    @handles(ev.StatementLineImported)
+    def _imported(self, p: int, day: str, e: ev.StatementLineImported) -> None:
+        self.lines[e.line_id] = [e.line_id, e.bank_account_id, day, e.amount, e.description,
+                                 e.reference, e.counterparty, e.bank_ref, "unmatched", "[]", p]
+        self.dirty.add(e.line_id)
 
-    def take(self) -> list[Write]:
+    @handles(ev.StatementLineMatched, ev.StatementLineUnmatched)
+    def _matched(self, p: int, day: str,
+                 e: ev.StatementLineMatched | ev.StatementLineUnmatched) -> None:
+        row = self.lines[e.line_id]
+        matched = type(e) is ev.StatementLineMatched
+        row[8] = "matched" if matched else "unmatched"
+        row[9] = orjson.dumps([[t.kind, t.doc_id, t.amount] for t in e.targets]
+                              if matched else []).decode()
+        row[10] = p
+        self.dirty.add(e.line_id)
+
+    def take_changes(self) -> list[Write]:
         """Hand over changed statement lines as upserts."""
         if not self.dirty:
             return []
@@ -343,48 +488,100 @@ class BankStatement:
         self.dirty = set()
         return [(_STATEMENT_UPSERT, rows)]
 
+    def take_states(self) -> list[Write]:
+        """Hand over every statement line (into an emptied table); the rows are the
+        projector's own lists, as in ``DocumentStates.take_states``."""
+        self.dirty = set()
+        return [(_STATEMENT_UPSERT, list(self.lines.values()))] if self.lines else []
+
+    def discard(self) -> None:
+        """Forget which lines changed."""
+        self.dirty = set()
+
 
 class Projections:
-    """All projectors of the books, applied and flushed together.
-
-    Each projector declares the event types it reads (``interested``; None: all);
-    an event is handed only to the projectors that read it.
-    """
+    """All projectors of the books, applied and flushed together."""
 
     def __init__(self) -> None:
         self.gl = GeneralLedger()
         self.subledgers = Subledgers()
         self.documents = DocumentStates()
         self.statement = BankStatement()
-        self._all = (self.gl, self.subledgers, self.documents, self.statement)
-        self._dispatch = {
-            cls: tuple(p.apply for p in self._all if p.interested is None or cls in p.interested)
+        self._all: tuple[Projector, ...] = (self.gl, self.subledgers, self.documents,
+                                            self.statement)
+        handlers = [p.handlers() for p in self._all]
+        # Per event class: whether it has an entry_date (then that is the day its
+        # handlers get), and its handlers in projector order.
+        self._dispatch: dict[type[ev.Event], tuple[bool, tuple[Handler, ...]]] = {
+            cls: ("entry_date" in cls.model_fields, tuple(h[cls] for h in handlers if cls in h))
             for cls in ev.EVENT_CLASSES.values()
         }
 
     def apply(self, position: int, business_date: str, e: ev.Event) -> None:
         """Apply one erp-realm event to every projector that reads its type."""
-        for fn in self._dispatch[type(e)]:
-            fn(position, business_date, e)
+        dated, handlers = self._dispatch[type(e)]
+        day = e.entry_date.isoformat() if dated else business_date  # type: ignore[attr-defined]
+        for fn in handlers:
+            fn(position, day, e)
 
     def take(self) -> list[Write]:
-        """Every projector's buffered rows, as statements; the buffers are emptied.
+        """Every projector's buffered rows and changed states, as statements; the buffers
+        are emptied. The rows are copies: the projectors may go on folding."""
+        out: list[Write] = []
+        for p in self._all:
+            out += p.take_rows()
+            out += p.take_changes()
+        return out
 
-        The rows are copies: the caller may execute them (say, on another thread)
-        while the projectors go on folding.
+    def take_rows(self) -> list[Write]:
+        """Only the rows that append (GL lines, subledger movements, document history).
+
+        With ``take_states`` at the end, this is how a rebuild writes: each document
+        once in its final state rather than once per page it changed in.
         """
-        return [w for p in self._all for w in p.take()]
+        return [w for p in self._all for w in p.take_rows()]
+
+    def take_states(self) -> list[Write]:
+        """Every document and statement line in its current state, for emptied tables."""
+        return [w for p in self._all for w in p.take_states()]
 
     def flush(self, conn: Connection, sql: Any) -> None:
         """Write every projector's buffered rows in the caller's transaction."""
         write(conn, sql, self.take())
 
     def discard(self) -> None:
-        """Drop buffered rows (the transaction they belonged to was rolled back)."""
-        self.take()
+        """Drop buffered rows (the transaction they belonged to was rolled back, or the
+        tables already hold them)."""
+        for p in self._all:
+            p.discard()
 
 
-def write(conn: Connection, sql: Any, writes: list[Write]) -> None:
-    """Execute statements from ``take()`` on a connection (``sql`` adapts placeholders)."""
-    for statement, rows in writes:
-        conn.exec_driver_sql(sql(statement), rows)
+def write(conn: Connection, sql: Any, writes: Sequence[Write]) -> None:
+    """Execute statements from ``take()`` on a connection (``sql`` adapts placeholders).
+
+    Rows go ``ROWS_PER_STATEMENT`` to a statement, the rest one by one. An upsert's
+    rows name distinct keys (they come from a dict), as PostgreSQL requires of the
+    rows of one statement.
+    """
+    n = ROWS_PER_STATEMENT
+    for insert, rows in writes:
+        whole = len(rows) - len(rows) % n
+        if whole:
+            conn.exec_driver_sql(sql(insert.many), [tuple(chain.from_iterable(rows[i:i + n]))
+                                                    for i in range(0, whole, n)])
+        if whole < len(rows):
+            conn.exec_driver_sql(sql(insert.one), [tuple(r) for r in rows[whole:]])
+
+
+def load(conn: Connection, store: EventStore, writes: Sequence[Write]) -> None:
+    """Write rows from ``take_rows`` and ``take_states`` into emptied tables (a rebuild).
+
+    PostgreSQL takes them by COPY, about five times faster there than the INSERTs,
+    and an emptied table has nothing to upsert; SQLite has no such path and takes
+    the INSERTs of ``write``.
+    """
+    if store.dialect == "postgresql":
+        for insert, rows in writes:
+            store.copy_rows(conn, insert.table, insert.columns, rows)
+    else:
+        write(conn, store.sql, writes)

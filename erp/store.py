@@ -10,7 +10,7 @@ events give the same head hash on any machine and either backend.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -275,6 +275,32 @@ class EventStore:
     def sql(self, text: str) -> str:
         """Adapt a statement written with ``?`` placeholders to the driver."""
         return text if self._qmark else text.replace("?", "%s")
+
+    def clear_tables(self, conn: Connection, names: Sequence[str]) -> None:
+        """Delete every row of these tables inside the caller's transaction.
+
+        PostgreSQL: ``TRUNCATE``. ``DELETE`` would leave every old row dead in the
+        table and its indexes until a vacuum, and a rebuild's inserts, which put the
+        same keys back, would step over them (loading 60,000 events' rows took 0.72 s
+        after ``DELETE``, 0.33 s after ``TRUNCATE``). The price: until the
+        transaction ends, other sessions that read these tables wait instead of
+        seeing the old rows. SQLite: ``DELETE`` without ``WHERE``, which it already
+        runs as a truncation, and readers keep seeing the old rows.
+        """
+        for name in names:
+            conn.exec_driver_sql(f"TRUNCATE {name}" if self.dialect == "postgresql"
+                                 else f"DELETE FROM {name}")
+
+    def copy_rows(self, conn: Connection, table: str, columns: str,
+                  rows: Iterable[Sequence[Any]]) -> None:
+        """Append rows to a table with PostgreSQL's ``COPY`` (PostgreSQL only), inside the
+        caller's transaction; ``columns`` is the comma-separated column list."""
+        if self.dialect != "postgresql":
+            raise StoreError(f"{self.label}: COPY is a PostgreSQL statement")
+        with conn.connection.cursor() as cur, \
+                cur.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
 
     @contextmanager
     def write_transaction(self, conn: Connection | None = None) -> Iterator[Connection]:
