@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from typing import Any
 
 from counterparties.injections import INJECTIONS
 from counterparties.population import CustomerSpec, PlannedInjection, Population, VendorSpec
@@ -71,6 +72,19 @@ def _pick(rng: object, weights: dict[str, float]) -> str:
     return names[-1]
 
 
+def _draw_party(streams: Streams, kind: str, party_id: str, weights: dict[str, float],
+                taken: set[str]) -> tuple[Any, str, str]:
+    """A party's own set-up stream, its behaviour from the mixture, and a name no other
+    party of its kind has (the bank feed and the documents name parties, not ids)."""
+    rng = streams.generator(f"setup:{kind}:{party_id}")
+    behaviour = _pick(rng, weights)
+    name = streams.faker(f"setup:{kind}:{party_id}").company()
+    if name in taken:
+        name = f"{name} ({party_id})"
+    taken.add(name)
+    return rng, behaviour, name
+
+
 def _domain(name: str) -> str:
     slug = "".join(ch for ch in name.lower() if ch.isalnum())[:20] or "vendor"
     return f"{slug}.example"
@@ -85,12 +99,8 @@ def build_instance(scenario: Scenario, seed: int | str) -> Instance:
     names: set[str] = set()
     for i in range(1, pop.customers.count + 1):
         cid = f"C{i:04d}"
-        rng = streams.generator(f"setup:customer:{cid}")
-        behaviour = _pick(rng, pop.customers.profiles)
-        name = streams.faker(f"setup:customer:{cid}").company()
-        if name in names:  # two customers never share a name (the bank feed matches on it)
-            name = f"{name} ({cid})"
-        names.add(name)
+        rng, behaviour, name = _draw_party(streams, "customer", cid, pop.customers.profiles,
+                                           names)
         customers.append(CustomerSpec(
             customer_id=cid, name=name, behaviour=behaviour,
             profile=resolve_profile(CUSTOMER_PROFILES, behaviour,  # type: ignore[arg-type]
@@ -100,12 +110,8 @@ def build_instance(scenario: Scenario, seed: int | str) -> Instance:
     vendor_names: set[str] = set()
     for i in range(1, pop.vendors.count + 1):
         vid = f"V{i:03d}"
-        rng = streams.generator(f"setup:vendor:{vid}")
-        behaviour = _pick(rng, pop.vendors.profiles)
-        name = streams.faker(f"setup:vendor:{vid}").company()
-        if name in vendor_names:  # nor two vendors: their documents name them, not their ids
-            name = f"{name} ({vid})"
-        vendor_names.add(name)
+        rng, behaviour, name = _draw_party(streams, "vendor", vid, pop.vendors.profiles,
+                                           vendor_names)
         profile = resolve_profile(VENDOR_PROFILES, behaviour, pop.vendors.params.get(behaviour))
         vendors.append(VendorSpec(
             vendor_id=vid, name=name, behaviour=behaviour, profile=profile,  # type: ignore[arg-type]
