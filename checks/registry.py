@@ -1,0 +1,226 @@
+"""The check registry: spec models by type name, their functions, and the strict parser.
+
+A check type is a pydantic spec model whose ``type`` field is a ``Literal`` of its
+name, plus a function ``fn(spec, ctx) -> CheckResult | list[CheckResult]``; the
+decorator :func:`check_type` registers both. :func:`parse_checks` validates a
+scenario's raw check list against the discriminated union of every registered model
+and reports every problem with its path (``checks[2].tolerance``), the value and what
+was expected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union, get_args
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+if TYPE_CHECKING:
+    from checks.context import CheckContext
+
+FAMILIES = ("state", "control", "audit", "files")
+
+
+class CheckSpecError(ValueError):
+    """A scenario's check list is invalid; ``problems`` holds (path, message, value)."""
+
+    def __init__(self, problems: list[tuple[str, str, Any]]) -> None:
+        self.problems = problems
+        lines = [f"{path}: {message} (got {value!r})" for path, message, value in problems]
+        super().__init__("invalid checks:\n  " + "\n  ".join(lines))
+
+
+class CheckSpec(BaseModel):
+    """Base of every check spec: strict, immutable; ``required`` defaults to true.
+
+    ``daily`` asks for the check at the end of every business date as well (books
+    checks only); the attempt summary then shows the first date it failed.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    family: ClassVar[str] = "state"
+    type: str
+    name: str | None = Field(default=None, min_length=1, max_length=120,
+                             pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:/ -]*$")
+    required: bool = True
+    daily: bool = False
+
+    def label(self, index: int) -> str:
+        """The check's name: its own, or ``TYPE#INDEX`` (1-based) when it has none."""
+        return self.name or f"{self.type}#{index + 1}"
+
+
+def workspace_path(value: str) -> str:
+    """A relative path inside the workspace (a glob is allowed); refuses ``..`` and roots."""
+    p = PurePosixPath(value)
+    if not value or p.is_absolute() or ".." in p.parts or "\\" in value or "\x00" in value:
+        raise ValueError("expected a relative path inside the workspace (no '..', no leading "
+                         "'/')")
+    return value
+
+
+class FileCheckSpec(CheckSpec):
+    """Base of the file checks: ``path`` is relative to the workspace (e.g. ``out/x.csv``)."""
+
+    family: ClassVar[str] = "files"
+    path: str
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, v: str) -> str:
+        return workspace_path(v)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One result of a check: ``{name, passed, detail, metrics}`` (+ whether required)."""
+
+    name: str
+    passed: bool
+    detail: str = ""
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    required: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"name": self.name, "passed": self.passed, "required": self.required,
+                "detail": self.detail, "metrics": dict(self.metrics)}
+
+
+CheckFn = Callable[[Any, "CheckContext"], "CheckResult | list[CheckResult]"]
+
+
+@dataclass(frozen=True)
+class CheckType:
+    """A registered check type."""
+
+    name: str
+    model: type[CheckSpec]
+    fn: CheckFn
+    family: str
+
+
+REGISTRY: dict[str, CheckType] = {}
+_ADAPTER: list[tuple[int, TypeAdapter[Any]]] = []
+
+#: Modules whose import registers the built-in check types.
+BUILTIN_MODULES = ("checks.files", "checks.books", "checks.control", "checks.audit")
+
+
+def check_type(model: type[CheckSpec]) -> Callable[[CheckFn], CheckFn]:
+    """Register ``fn`` as the check for ``model`` (whose ``type`` is a one-name Literal)."""
+    annotation = model.model_fields["type"].annotation
+    names = get_args(annotation)
+    if len(names) != 1 or not isinstance(names[0], str):
+        raise TypeError(f"{model.__name__}.type must be a Literal of one name")
+    name = names[0]
+    if model.family not in FAMILIES:
+        raise TypeError(f"{model.__name__}.family {model.family!r} is not one of {FAMILIES}")
+
+    def deco(fn: CheckFn) -> CheckFn:
+        if name in REGISTRY:
+            raise ValueError(f"check type {name!r} is already registered")
+        REGISTRY[name] = CheckType(name, model, fn, model.family)
+        _ADAPTER.clear()
+        return fn
+
+    return deco
+
+
+def load_builtin() -> None:
+    """Import the modules that register the built-in check types (idempotent)."""
+    for mod in BUILTIN_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:  # a family still being written is simply absent
+            if e.name != mod:
+                raise
+
+
+def _adapter() -> TypeAdapter[Any]:
+    if not _ADAPTER or _ADAPTER[0][0] != len(REGISTRY):
+        models = tuple(t.model for t in REGISTRY.values())
+        union = Annotated[Union[models], Field(discriminator="type")]  # type: ignore[valid-type]  # noqa: UP007
+        _ADAPTER[:] = [(len(REGISTRY), TypeAdapter(union))]
+    return _ADAPTER[0][1]
+
+
+def _path(root: str, loc: Sequence[str | int]) -> str:
+    out = root
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def parse_checks(raw: Sequence[Any], *, where: str = "checks") -> list[CheckSpec]:
+    """Validate a raw check list strictly; raise :class:`CheckSpecError` naming every problem.
+
+    Refused: an entry that is not a mapping, a missing or unknown ``type``, an unknown or
+    missing field, a value out of its bounds (each model's own rules), two checks with
+    the same name, and ``daily`` on a file check.
+    """
+    load_builtin()
+    adapter = _adapter()
+    known = ", ".join(sorted(REGISTRY))
+    problems: list[tuple[str, str, Any]] = []
+    specs: list[tuple[int, CheckSpec]] = []
+    for i, item in enumerate(raw):
+        at = f"{where}[{i}]"
+        if not isinstance(item, Mapping):
+            problems.append((at, "expected a mapping with a 'type'", item))
+            continue
+        kind = item.get("type")
+        if kind not in REGISTRY:
+            problems.append((f"{at}.type", f"unknown check type; expected one of: {known}"
+                             if kind is not None else
+                             f"missing; expected one of: {known}", kind))
+            continue
+        try:
+            spec = adapter.validate_python(dict(item))
+        except ValidationError as e:
+            for err in e.errors(include_url=False):
+                loc = [p for p in err["loc"] if p != kind]  # drop the union tag
+                msg = err["msg"].removeprefix("Value error, ")
+                if err["type"] == "extra_forbidden":
+                    fields = ", ".join(sorted(REGISTRY[kind].model.model_fields))
+                    msg = f"unknown field for {kind}; expected one of: {fields}"
+                elif err["type"] == "missing":
+                    msg = f"required field of {kind} is missing"
+                problems.append((_path(at, loc), msg, err.get("input")))
+            continue
+        if spec.daily and spec.family == "files":
+            problems.append((f"{at}.daily", "only books checks (state, control, audit) can "
+                             "run every business date", True))
+        specs.append((i, spec))
+    seen: dict[str, int] = {}
+    for i, spec in specs:
+        label = spec.label(i)
+        if spec.name is not None and label in seen:
+            problems.append((f"{where}[{i}].name", f"duplicate check name (also "
+                             f"{where}[{seen[label]}])", label))
+        seen.setdefault(label, i)
+    if problems:
+        raise CheckSpecError(problems)
+    return [spec for _, spec in specs]
+
+
+def definitions_hash(specs: Sequence[CheckSpec]) -> str:
+    """sha256 of the canonical JSON of the check definitions (the scorer's fingerprint)."""
+    data = [s.model_dump(mode="json") for s in specs]
+    return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def literal_name(model: type[CheckSpec]) -> str:
+    """The type name a spec model registers under."""
+    return str(get_args(model.model_fields["type"].annotation)[0])
+
+
+__all__ = ["FAMILIES", "REGISTRY", "CheckResult", "CheckSpec", "CheckSpecError", "CheckType",
+           "FileCheckSpec", "Literal", "check_type", "definitions_hash", "load_builtin",
+           "parse_checks", "workspace_path"]

@@ -1,0 +1,160 @@
+"""Evaluating a check list into a verdict.
+
+Accepted if and only if every required check passes. A check that raises is a
+grader error (kept with its traceback), never a plain failure: the verdict's status
+is then ``grader_error`` and it is not accepted. The verdict binds the results to the
+scorer's identity (name, version, hash of the definitions), the sha256 of every output
+file and the final log head.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checks.context import CheckContext
+from checks.registry import REGISTRY, CheckResult, CheckSpec, definitions_hash, load_builtin
+
+SCORER_NAME = "erpsim-checks"
+
+
+def scorer_version() -> str:
+    """The version of the check implementations (the installed erpsim version)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("erpsim")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare tree
+        return "0+unknown"
+
+
+@dataclass
+class GraderError:
+    """A check that raised instead of answering."""
+
+    check: str
+    error: str
+    traceback: str
+
+    def to_json(self) -> dict[str, str]:
+        """JSON-ready form."""
+        return {"check": self.check, "error": self.error, "traceback": self.traceback}
+
+
+@dataclass
+class Verdict:
+    """Every check result, the acceptance, and what they were computed from."""
+
+    results: list[CheckResult]
+    grader_errors: list[GraderError]
+    scorer: dict[str, str]
+    outputs: dict[str, str] = field(default_factory=dict)
+    final_log_hash: str | None = None
+    final_position: int | None = None
+
+    @property
+    def status(self) -> str:
+        """``accepted``, ``rejected`` or ``grader_error`` (ungraded)."""
+        if self.grader_errors:
+            return "grader_error"
+        return "accepted" if self.accepted else "rejected"
+
+    @property
+    def accepted(self) -> bool:
+        """True iff no required check failed and no check raised."""
+        return not self.grader_errors and all(r.passed for r in self.results if r.required)
+
+    @property
+    def failed(self) -> list[CheckResult]:
+        """Required results that failed."""
+        return [r for r in self.results if r.required and not r.passed]
+
+    @property
+    def check_fraction(self) -> float:
+        """Share of required results that passed (1.0 when there are none)."""
+        req = [r for r in self.results if r.required]
+        return sum(r.passed for r in req) / len(req) if req else 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (what ``verdict.json`` holds)."""
+        req = [r for r in self.results if r.required]
+        return {"status": self.status, "accepted": self.accepted,
+                "required_passed": sum(r.passed for r in req), "required_total": len(req),
+                "failed": [r.name for r in self.failed],
+                "results": [r.to_json() for r in self.results],
+                "grader_errors": [g.to_json() for g in self.grader_errors],
+                "scorer": self.scorer, "outputs": self.outputs,
+                "final_log_hash": self.final_log_hash, "final_position": self.final_position}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Verdict:
+        """Read back what :meth:`to_json` wrote."""
+        return cls(results=[CheckResult(r["name"], r["passed"], r["detail"], r["metrics"],
+                                        r["required"]) for r in data["results"]],
+                   grader_errors=[GraderError(**g) for g in data["grader_errors"]],
+                   scorer=data["scorer"], outputs=data["outputs"],
+                   final_log_hash=data["final_log_hash"],
+                   final_position=data["final_position"])
+
+
+def output_hashes(root: Path | None) -> dict[str, str]:
+    """sha256 of every file under ``root``, by POSIX relative path, sorted."""
+    if root is None or not root.is_dir():
+        return {}
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def run_check(spec: CheckSpec, index: int, ctx: CheckContext) -> list[CheckResult]:
+    """Run one check; its results are named after the check and carry its ``required``."""
+    load_builtin()
+    label = spec.label(index)
+    out = REGISTRY[spec.type].fn(spec, ctx)
+    results = [out] if isinstance(out, CheckResult) else list(out)
+    if not results:
+        raise RuntimeError(f"check {label} returned no result")
+    named: list[CheckResult] = []
+    for r in results:
+        if not isinstance(r, CheckResult):
+            raise TypeError(f"check {label} returned {type(r).__name__}, not CheckResult")
+        name = label if r.name in ("", label) else f"{label}/{r.name}"
+        named.append(CheckResult(name, bool(r.passed), r.detail, dict(r.metrics),
+                                 spec.required))
+    return named
+
+
+def evaluate(specs: Sequence[CheckSpec], ctx: CheckContext, *,
+             outputs_root: Path | None = None, scorer_name: str = SCORER_NAME,
+             version: str | None = None) -> Verdict:
+    """Run every check against ``ctx`` and return the verdict.
+
+    ``outputs_root`` is the folder whose files are hashed into the verdict (by default
+    the context's workspace).
+    """
+    results: list[CheckResult] = []
+    errors: list[GraderError] = []
+    for i, spec in enumerate(specs):
+        try:
+            results.extend(run_check(spec, i, ctx))
+        except Exception as e:
+            errors.append(GraderError(spec.label(i), f"{type(e).__name__}: {e}",
+                                      traceback.format_exc()))
+    position, head = ctx.store.head()
+    scorer = {"name": scorer_name, "version": version or scorer_version(),
+              "definitions_sha256": definitions_hash(specs)}
+    return Verdict(results, errors, scorer,
+                   outputs=output_hashes(outputs_root if outputs_root is not None
+                                         else ctx.workspace),
+                   final_log_hash=head, final_position=position)
+
+
+def write_verdict(verdict: Verdict, path: Path) -> None:
+    """Write ``verdict.json`` atomically (a temporary file renamed into place)."""
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(verdict.to_json(), indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
