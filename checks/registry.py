@@ -107,7 +107,7 @@ class CheckType:
 
 
 REGISTRY: dict[str, CheckType] = {}
-_ADAPTER: list[tuple[int, TypeAdapter[Any]]] = []
+_ADAPTER: list[tuple[tuple[tuple[str, int], ...], TypeAdapter[Any]]] = []
 
 #: Modules whose import registers the built-in check types.
 BUILTIN_MODULES = ("checks.files", "checks.books", "checks.control", "checks.audit")
@@ -144,10 +144,13 @@ def load_builtin() -> None:
 
 
 def _adapter() -> TypeAdapter[Any]:
-    if not _ADAPTER or _ADAPTER[0][0] != len(REGISTRY):
+    # Keyed by the registry's contents, not its size: removing one type and adding
+    # another (as tests do) must not reuse a stale union.
+    key = tuple((name, id(t.model)) for name, t in REGISTRY.items())
+    if not _ADAPTER or _ADAPTER[0][0] != key:
         models = tuple(t.model for t in REGISTRY.values())
         union = Annotated[Union[models], Field(discriminator="type")]  # type: ignore[valid-type]  # noqa: UP007
-        _ADAPTER[:] = [(len(REGISTRY), TypeAdapter(union))]
+        _ADAPTER[:] = [(key, TypeAdapter(union))]
     return _ADAPTER[0][1]
 
 
@@ -166,6 +169,8 @@ def parse_checks(raw: Sequence[Any], *, where: str = "checks") -> list[CheckSpec
     the same name, and ``daily`` on a file check.
     """
     load_builtin()
+    if isinstance(raw, str | bytes | Mapping) or not isinstance(raw, Sequence):
+        raise CheckSpecError([(where, "expected a list of checks", raw)])
     adapter = _adapter()
     known = ", ".join(sorted(REGISTRY))
     problems: list[tuple[str, str, Any]] = []
@@ -176,7 +181,7 @@ def parse_checks(raw: Sequence[Any], *, where: str = "checks") -> list[CheckSpec
             problems.append((at, "expected a mapping with a 'type'", item))
             continue
         kind = item.get("type")
-        if kind not in REGISTRY:
+        if not isinstance(kind, str) or kind not in REGISTRY:  # (a list is not hashable)
             problems.append((f"{at}.type", f"unknown check type; expected one of: {known}"
                              if kind is not None else
                              f"missing; expected one of: {known}", kind))
@@ -185,7 +190,9 @@ def parse_checks(raw: Sequence[Any], *, where: str = "checks") -> list[CheckSpec
             spec = adapter.validate_python(dict(item))
         except ValidationError as e:
             for err in e.errors(include_url=False):
-                loc = [p for p in err["loc"] if p != kind]  # drop the union tag
+                loc = list(err["loc"])
+                if loc[:1] == [kind]:  # drop the union tag (only the tag: a field may
+                    loc = loc[1:]      # hold the same string)
                 msg = err["msg"].removeprefix("Value error, ")
                 if err["type"] == "extra_forbidden":
                     fields = ", ".join(sorted(REGISTRY[kind].model.model_fields))

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -106,8 +108,12 @@ def output_hashes(root: Path | None) -> dict[str, str]:
     """sha256 of every file under ``root``, by POSIX relative path, sorted."""
     if root is None or not root.is_dir():
         return {}
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    out: dict[str, str] = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            with p.open("rb") as f:
+                out[p.relative_to(root).as_posix()] = hashlib.file_digest(f, "sha256").hexdigest()
+    return out
 
 
 def run_check(spec: CheckSpec, index: int, ctx: CheckContext) -> list[CheckResult]:
@@ -122,6 +128,12 @@ def run_check(spec: CheckSpec, index: int, ctx: CheckContext) -> list[CheckResul
     for r in results:
         if not isinstance(r, CheckResult):
             raise TypeError(f"check {label} returned {type(r).__name__}, not CheckResult")
+        if not isinstance(r.detail, str):
+            raise TypeError(f"check {label}: detail is a {type(r.detail).__name__}, not str")
+        try:  # caught here, as this check's grader error, not when verdict.json is written
+            json.dumps(dict(r.metrics))
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"check {label}: metrics are not JSON ({e})") from None
         name = label if r.name in ("", label) else f"{label}/{r.name}"
         named.append(CheckResult(name, bool(r.passed), r.detail, dict(r.metrics),
                                  spec.required))
@@ -154,7 +166,21 @@ def evaluate(specs: Sequence[CheckSpec], ctx: CheckContext, *,
 
 
 def write_verdict(verdict: Verdict, path: Path) -> None:
-    """Write ``verdict.json`` atomically (a temporary file renamed into place)."""
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(verdict.to_json(), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    """Write ``verdict.json`` atomically (a temporary file renamed into place).
+
+    The temporary file is unique to this call, flushed to disk before the rename and
+    removed if anything fails: a reader sees the old file or the new one, never a part.
+    """
+    text = json.dumps(verdict.to_json(), indent=2) + "\n"
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a verdict is for every reader
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,950 @@
+"""The file checks of the methods page: ``file_exists``, ``csv_*``, ``text_*`` and ``custom``.
+
+Every ``path`` is relative to the workspace (``ctx.file``) and every ``ref`` / ``equals_ref``
+/ ``module`` to the reference folder (``ctx.ref``); the spec models refuse absolute paths
+and ``..``. Only ``file_exists`` takes a glob; the checks that read one file refuse glob
+characters (``*?[``) in their paths.
+
+Who is at fault decides the outcome:
+
+- The agent's file missing, a directory, a link leading out of the workspace, larger than
+  :data:`MAX_BYTES`, not UTF-8, not a readable CSV, or lacking a needed column: the check
+  **fails** with a detail naming the path.
+- A reference file or custom module missing or unusable, a reference lacking a column,
+  or a must-match key absent from the reference: the check **raises**, i.e. a grader
+  error (the instrument is broken, the agent is not to blame).
+
+Reading rules (where the methods page is silent):
+
+- Text is decoded as UTF-8; a byte-order mark is tolerated.
+- CSV: the stdlib ``csv`` module, comma-separated (tab for a ``.tsv`` path), strict
+  quoting. The first non-blank row is the header; header names are stripped of
+  surrounding whitespace and compared case-sensitively. Blank lines and rows whose every
+  field is empty are not data rows. A short row is padded with empty fields; a row
+  longer than the header fails (an unquoted comma) unless the extra fields are empty.
+  A NUL byte fails (a binary file).
+- Cell values are stripped of surrounding whitespace before comparison (``csv_set_equal``
+  follows its ``normalize`` list instead; ``normalize: []`` compares raw cells).
+- A number in a CSV cell (:func:`parse_number`): an optional sign, currency symbols
+  ($ € £ ¥) and spaces ignored, thousands commas in groups of three, a decimal point,
+  an exponent; ``(30.00)`` is -30.00; a trailing ``%`` is dropped and the figure read as
+  written (``12.5%`` is 12.5, not 0.125).
+- Phrases match as case-insensitive substrings with whitespace runs collapsed on both
+  sides (a phrase may wrap across a line break; ``paid`` is found in ``unpaid``).
+- Regexes (``text_matches_all``, ``text_sentence_matches``) are case-insensitive, with
+  ``^`` and ``$`` matching at line ends; ``(?-i:...)`` restores case.
+- Figures in text (:func:`numbers_in_text`) compare by magnitude: signs and accounting
+  parentheses are ignored, as the methods page ignores parentheses.
+- Sentences: see :func:`sentences`.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import hashlib
+import importlib.util
+import io
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
+
+from checks.context import CheckContext
+from checks.registry import CheckResult, CheckSpec, FileCheckSpec, check_type, workspace_path
+
+#: Larger workspace files are not read (the check fails).
+MAX_BYTES = 64 * 1024 * 1024
+
+#: How many missing values, mismatches or phrases a detail names before "...".
+SHOW = 5
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+# --- field types ------------------------------------------------------------------------
+
+
+def file_path(value: str) -> str:
+    """A relative path to one file (no glob characters, no ``..``, no leading ``/``)."""
+    workspace_path(value)
+    if _GLOB_CHARS & set(value):
+        raise ValueError("expected the path of one file, not a glob (no '*', '?', '[')")
+    return value
+
+
+def reference_path(value: str) -> str:
+    """A relative path to one file of the reference folder (no glob, no ``..``)."""
+    try:
+        return file_path(value)
+    except ValueError as e:
+        raise ValueError(str(e).replace("the workspace", "the reference folder")) from None
+
+
+def _python_module(value: str) -> str:
+    reference_path(value)
+    if not value.endswith(".py"):
+        raise ValueError("expected a .py file relative to the reference folder")
+    return value
+
+
+def _regex(value: str) -> str:
+    try:
+        re.compile(value, _RE_FLAGS)
+    except re.error as e:
+        raise ValueError(f"not a valid regular expression: {e}") from None
+    return value
+
+
+def _phrase(value: str) -> str:
+    if not value.strip():
+        raise ValueError("a phrase must not be blank")
+    return value
+
+
+def _unique(values: Sequence[Any], what: str) -> None:
+    seen: set[Any] = set()
+    dups = []
+    for v in values:
+        if v in seen:
+            dups.append(v)
+        seen.add(v)
+    if dups:
+        raise ValueError(f"{what} listed twice: {', '.join(map(str, dups))}")
+
+
+_RE_FLAGS = re.IGNORECASE | re.MULTILINE
+
+RefPath = Annotated[str, AfterValidator(reference_path)]
+ModulePath = Annotated[str, AfterValidator(_python_module)]
+Regex = Annotated[str, AfterValidator(_regex)]
+Phrase = Annotated[str, AfterValidator(_phrase)]
+Column = Annotated[str, Field(min_length=1)]
+Normalize = Literal["strip", "casefold", "space"]
+
+
+# --- spec models ------------------------------------------------------------------------
+
+
+class _FileSpec(FileCheckSpec):
+    """Strict (no coercion of strings into numbers or booleans), no unknown fields."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class _OneFileSpec(_FileSpec):
+    """A check that reads the one file at ``path`` (no glob)."""
+
+    @field_validator("path")
+    @classmethod
+    def _one_file(cls, v: str) -> str:
+        return file_path(v)
+
+
+class FileExists(_FileSpec):
+    """``path`` (a glob such as ``out/*.csv``) matches at least one file."""
+
+    type: Literal["file_exists"]
+
+
+class CsvColumns(_OneFileSpec):
+    """The header holds every one of ``columns``; with ``exact``, exactly those in order."""
+
+    type: Literal["csv_columns"]
+    columns: list[Column] = Field(min_length=1)
+    exact: bool = False
+
+    @field_validator("columns")
+    @classmethod
+    def _distinct(cls, v: list[str]) -> list[str]:
+        _unique(v, "column")
+        return v
+
+
+class CsvRowCount(_OneFileSpec):
+    """The number of data rows equals ``equals`` or the rows of ``equals_ref``, ± ``tolerance``."""
+
+    type: Literal["csv_row_count"]
+    equals: int | None = Field(default=None, ge=0)
+    equals_ref: RefPath | None = None
+    tolerance: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> CsvRowCount:
+        if (self.equals is None) == (self.equals_ref is None):
+            raise ValueError("set exactly one of equals, equals_ref")
+        return self
+
+
+class CsvSetEqual(_OneFileSpec):
+    """The set of values of ``column`` equals the set of ``ref_column`` in ``ref``.
+
+    ``normalize`` applies to both sides, in this order: ``strip`` (surrounding
+    whitespace; the default), ``space`` (runs of inner whitespace become one space),
+    ``casefold`` (case-insensitive). ``normalize: []`` compares the raw cells.
+    """
+
+    type: Literal["csv_set_equal"]
+    column: Column
+    ref: RefPath
+    ref_column: Column | None = None
+    normalize: list[Normalize] = Field(default_factory=lambda: ["strip"])
+
+
+class CsvValuesMatch(_OneFileSpec):
+    """Per reference key, the agent's row holds the reference's values in ``columns``.
+
+    ``key`` is a column or a list of columns (a composite key). ``numeric`` columns
+    compare as numbers within ``tolerance`` (absolute); the others as text (stripped,
+    case-sensitive). Accuracy is the share of reference keys whose every compared column
+    matches; a key missing from the agent's file, or present more than once, is wrong.
+    Passes when accuracy >= ``min_accuracy`` and every ``must_match_keys`` key is right
+    (for a composite key each is a list of values or an ``a|b`` string).
+    """
+
+    type: Literal["csv_values_match"]
+    ref: RefPath
+    key: Column | list[Column]
+    columns: list[Column] = Field(min_length=1)
+    min_accuracy: float = Field(default=1.0, ge=0.0, le=1.0, allow_inf_nan=False)
+    numeric: list[Column] = Field(default_factory=list)
+    tolerance: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
+    must_match_keys: list[str | list[str]] = Field(default_factory=list)
+
+    @property
+    def key_columns(self) -> list[str]:
+        """The key as a list of columns."""
+        return [self.key] if isinstance(self.key, str) else list(self.key)
+
+    def must_keys(self) -> list[tuple[str, ...]]:
+        """The must-match keys as tuples of (stripped) values, one per key column.
+
+        An ``a|b`` string is split only for a key of several columns.
+        """
+        composite = len(self.key_columns) > 1
+        out = []
+        for k in self.must_match_keys:
+            parts = (k.split("|") if composite else [k]) if isinstance(k, str) else k
+            out.append(tuple(p.strip() for p in parts))
+        return out
+
+    @model_validator(mode="after")
+    def _coherent(self) -> CsvValuesMatch:
+        if isinstance(self.key, list):
+            if not self.key:
+                raise ValueError("key: give at least one column")
+            _unique(self.key, "key column")
+        _unique(self.columns, "column")
+        _unique(self.numeric, "numeric column")
+        stray = [c for c in self.numeric if c not in self.columns]
+        if stray:
+            raise ValueError(f"numeric columns must be among columns; not there: "
+                             f"{', '.join(stray)}")
+        n = len(self.key_columns)
+        for i, k in enumerate(self.must_keys()):
+            if len(k) != n:
+                raise ValueError(f"must_match_keys[{i}] has {len(k)} part(s); the key has {n} "
+                                 f"column(s)")
+        return self
+
+
+class _PhraseSpec(_FileSpec):
+    phrases: list[Phrase] = Field(min_length=1)
+
+
+class _TextSpec(_OneFileSpec):
+    pass
+
+
+class TextContainsAll(_PhraseSpec, _TextSpec):
+    """Every phrase appears in the text (case-insensitive, whitespace runs collapsed)."""
+
+    type: Literal["text_contains_all"]
+
+
+class TextContainsAny(_PhraseSpec, _TextSpec):
+    """At least one phrase appears in the text (case-insensitive)."""
+
+    type: Literal["text_contains_any"]
+
+
+class TextNotContains(_PhraseSpec, _TextSpec):
+    """No phrase appears in the text (case-insensitive)."""
+
+    type: Literal["text_not_contains"]
+
+
+class TextMatchesAll(_TextSpec):
+    """Every regex matches somewhere in the text (case-insensitive, ``^``/``$`` per line)."""
+
+    type: Literal["text_matches_all"]
+    patterns: list[Regex] = Field(min_length=1)
+
+
+class TextNumbersPresent(_TextSpec):
+    """At least ``min_count`` (default: all) of ``numbers`` appear in the text.
+
+    A figure is present when some number in the text is within
+    ``max(|expected| x rel_tol, 0.01)`` of it, comparing magnitudes (see
+    :func:`numbers_in_text`).
+    """
+
+    type: Literal["text_numbers_present"]
+    numbers: list[Annotated[float, Field(allow_inf_nan=False)]] = Field(min_length=1)
+    rel_tol: float = Field(default=0.0, ge=0.0, le=1.0, allow_inf_nan=False)
+    min_count: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _count_fits(self) -> TextNumbersPresent:
+        if self.min_count is not None and self.min_count > len(self.numbers):
+            raise ValueError(f"min_count {self.min_count} exceeds the {len(self.numbers)} "
+                             f"numbers listed")
+        return self
+
+
+class TextSentenceMatches(_TextSpec):
+    """Some sentence matches every regex in ``all`` and none in ``none`` (case-insensitive).
+
+    See :func:`sentences` for how the text is cut into sentences.
+    """
+
+    type: Literal["text_sentence_matches"]
+    all: list[Regex] = Field(min_length=1)
+    none: list[Regex] = Field(default_factory=list)
+
+
+class Custom(CheckSpec):
+    """``module`` (a ``.py`` file in the reference folder) defines ``check(ws, ref)``.
+
+    ``check`` receives the workspace and reference folders (``Path``) and returns a list
+    of ``{name, passed, detail?, metrics?}`` dicts; each becomes a result named
+    ``CHECK/name``. Any other shape is a grader error. The module is never taken from the
+    workspace: the agent could write it.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    family: ClassVar[str] = "files"
+    type: Literal["custom"]
+    module: ModulePath
+
+
+# --- reading ----------------------------------------------------------------------------
+
+
+class Unusable(Exception):
+    """The agent's file cannot be used; the message is the failure detail."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A parsed CSV: the header (names stripped) and the data rows, padded to its width.
+
+    Cells are kept as written; each check strips or normalizes them as it documents.
+    """
+
+    header: list[str]
+    rows: list[list[str]]
+
+    def locate(self, columns: Iterable[str]) -> tuple[dict[str, int], list[str], list[str]]:
+        """``(index by column, missing columns, columns the header has twice)``."""
+        found: dict[str, int] = {}
+        missing: list[str] = []
+        twice: list[str] = []
+        for c in columns:
+            n = self.header.count(c)
+            if n == 0:
+                missing.append(c)
+            else:
+                found[c] = self.header.index(c)
+                if n > 1:
+                    twice.append(c)
+        return found, missing, twice
+
+
+def workspace_file(ctx: CheckContext, rel: str) -> Path:
+    """The agent's file at ``rel``, resolved; :class:`Unusable` names what is wrong with it."""
+    path = ctx.file(rel)
+    assert ctx.workspace is not None  # ctx.file raised otherwise
+    if not path.exists():
+        raise Unusable(f"{rel}: no such file in the workspace"
+                       + (" (a dangling link)" if path.is_symlink() else ""))
+    real = path.resolve()
+    if not real.is_relative_to(ctx.workspace.resolve()):
+        raise Unusable(f"{rel}: a link leading outside the workspace; not read")
+    if real.is_dir():
+        raise Unusable(f"{rel}: a directory, not a file")
+    if not real.is_file():
+        raise Unusable(f"{rel}: not a regular file")
+    size = real.stat().st_size
+    if size > MAX_BYTES:
+        raise Unusable(f"{rel}: {size} bytes, larger than the {MAX_BYTES} this check reads")
+    return real
+
+
+def reference_file(ctx: CheckContext, rel: str) -> Path:
+    """The reference file at ``rel``; missing is a grader error (``FileNotFoundError``)."""
+    path = ctx.ref(rel)
+    if not path.is_file():
+        raise FileNotFoundError(f"reference file {rel} not found in {ctx.reference}")
+    return path
+
+
+def decode(data: bytes, rel: str) -> str:
+    """UTF-8 text (a BOM is dropped); :class:`Unusable` when it is not UTF-8."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise Unusable(f"{rel}: not UTF-8 text (invalid byte 0x{data[e.start]:02x} at offset "
+                       f"{e.start})") from None
+
+
+def parse_csv(text: str, rel: str) -> Table:
+    """Parse CSV text by the module's reading rules; :class:`Unusable` when garbled."""
+    if "\x00" in text:
+        raise Unusable(f"{rel}: not a readable CSV (contains NUL bytes; a binary file?)")
+    delimiter = "\t" if rel.lower().endswith(".tsv") else ","
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    rows: list[tuple[int, list[str]]] = []
+    try:
+        for row in reader:
+            if any(cell.strip() for cell in row):
+                rows.append((reader.line_num, row))
+    except csv.Error as e:
+        raise Unusable(f"{rel}: not a readable CSV (line {reader.line_num}: {e})") from None
+    if not rows:
+        raise Unusable(f"{rel}: empty (no header row)")
+    header = [h.strip() for h in rows[0][1]]
+    width = len(header)
+    data: list[list[str]] = []
+    for line, row in rows[1:]:
+        if len(row) > width:
+            if any(cell.strip() for cell in row[width:]):
+                raise Unusable(f"{rel}: not a readable CSV (line {line} has {len(row)} fields, "
+                               f"the header {width}; an unquoted comma?)")
+            row = row[:width]
+        data.append(row + [""] * (width - len(row)))
+    return Table(header, data)
+
+
+def agent_csv(ctx: CheckContext, rel: str) -> Table:
+    """The agent's CSV (:class:`Unusable` on any problem)."""
+    return parse_csv(decode(workspace_file(ctx, rel).read_bytes(), rel), rel)
+
+
+def agent_text(ctx: CheckContext, rel: str) -> str:
+    """The agent's text file (:class:`Unusable` on any problem)."""
+    return decode(workspace_file(ctx, rel).read_bytes(), rel)
+
+
+def reference_csv(ctx: CheckContext, rel: str) -> Table:
+    """A reference CSV; any problem with it raises (a grader error)."""
+    try:
+        return parse_csv(decode(reference_file(ctx, rel).read_bytes(), rel), rel)
+    except Unusable as e:
+        raise ValueError(f"reference {e}") from None
+
+
+def _columns_or_raise(table: Table, columns: Iterable[str], rel: str) -> dict[str, int]:
+    found, missing, twice = table.locate(columns)
+    if missing or twice:
+        raise ValueError(f"reference {rel}: "
+                         + "; ".join(p for p in (_listing("lacks columns", missing),
+                                                 _listing("has twice", twice)) if p))
+    return found
+
+
+def _columns_or_fail(table: Table, columns: Iterable[str], rel: str) -> dict[str, int]:
+    found, missing, twice = table.locate(columns)
+    problems = []
+    if missing:
+        problems.append(_listing("missing columns", missing) + _case_hint(table, missing))
+    if twice:
+        problems.append(_listing("ambiguous columns (in the header twice)", twice))
+    if problems:
+        raise Unusable(f"{rel}: " + "; ".join(problems) + f" (header: {_names(table.header)})")
+    return found
+
+
+def _case_hint(table: Table, missing: Sequence[str]) -> str:
+    by_fold = {h.casefold(): h for h in table.header}
+    near = [f"{m!r} as {by_fold[m.casefold()]!r}" for m in missing if m.casefold() in by_fold]
+    return f" [found {', '.join(near)}: column names are case-sensitive]" if near else ""
+
+
+def _names(values: Sequence[str], limit: int = 20) -> str:
+    shown = ", ".join(repr(v) for v in values[:limit])
+    return f"[{shown}{', ...' if len(values) > limit else ''}]"
+
+
+def _listing(what: str, values: Sequence[Any], limit: int = SHOW) -> str:
+    if not values:
+        return ""
+    shown = ", ".join(repr(v) for v in list(values)[:limit])
+    more = f", ... ({len(values) - limit} more)" if len(values) > limit else ""
+    return f"{what} ({len(values)}): {shown}{more}"
+
+
+def _result(passed: bool, detail: str, **metrics: Any) -> CheckResult:
+    return CheckResult("", passed, detail, metrics)
+
+
+def _failing(fn: Callable[[Any, CheckContext], CheckResult]
+             ) -> Callable[[Any, CheckContext], CheckResult]:
+    """Turn :class:`Unusable` (a problem with the agent's file) into a failed result."""
+
+    @functools.wraps(fn)
+    def wrapper(spec: Any, ctx: CheckContext) -> CheckResult:
+        try:
+            return fn(spec, ctx)
+        except Unusable as e:
+            return _result(False, str(e))
+
+    return wrapper
+
+
+# --- numbers ----------------------------------------------------------------------------
+
+_CURRENCY = re.compile(r"[$€£¥\s]")
+_NUMBER_BODY = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][+-]?\d+)?"
+                          r"|\.\d+(?:[eE][+-]?\d+)?")
+
+
+def parse_number(text: str) -> Decimal | None:
+    """A cell read as a number, or None: ``1,234.50``, ``$1,234.50``, ``-$5``, ``(30.00)``.
+
+    Currency symbols and spaces are ignored; thousands commas must group by three;
+    parentheses mean negative; a trailing ``%`` is dropped (``12.5%`` reads 12.5).
+    """
+    t = _CURRENCY.sub("", text)
+    negative = False
+    if len(t) >= 2 and t[0] == "(" and t[-1] == ")":
+        negative, t = True, t[1:-1]
+    if t and t[0] in "+-":
+        negative, t = negative != (t[0] == "-"), t[1:]
+        t = _CURRENCY.sub("", t)
+    t = t.removesuffix("%")
+    if not _NUMBER_BODY.fullmatch(t):
+        return None
+    try:
+        value = Decimal(t.replace(",", ""))
+    except InvalidOperation:  # pragma: no cover - the pattern admits only valid literals
+        return None
+    return -value if negative else value
+
+
+_TEXT_NUMBER = re.compile(r"(?<![\d.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\d)")
+
+
+def numbers_in_text(text: str) -> list[float]:
+    """The magnitudes of the figures written in ``text``.
+
+    A figure is digits with optional thousands commas (grouped by three) and a decimal
+    part; currency symbols, signs, parentheses and a ``%`` around it are ignored, so
+    ``-$1,234.50``, ``($1,234.50)`` and ``1234.5`` all read 1234.5. Signs are ignored on
+    purpose: prose states them in words ("a loss of $1,200"); pin a sign with
+    ``text_sentence_matches``.
+    """
+    return [float(m.group().replace(",", "")) for m in _TEXT_NUMBER.finditer(text)]
+
+
+# --- sentences --------------------------------------------------------------------------
+
+_ABBREVIATIONS = frozenset({
+    "e.g", "i.e", "etc", "vs", "approx", "inc", "ltd", "co", "corp", "llc", "mr", "mrs", "ms",
+    "dr", "jr", "sr", "dept", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
+    "oct", "nov", "dec"})
+#: Abbreviations only before a number ("No. 42"); elsewhere they end a sentence ("No.").
+_NUMBER_ABBREVIATIONS = frozenset({"no", "nos", "nr"})
+_BLOCK_START = re.compile(r"^\s*(?:[-*+•]\s|\d+[.)]\s|#|\|)")
+_LINE_ALONE = re.compile(r"^\s*[#|]")
+_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s)")
+
+
+def sentences(text: str) -> list[str]:
+    """Cut ``text`` into sentences.
+
+    Paragraphs (separated by blank lines) never share a sentence. Inside a paragraph,
+    a line break joins the lines with a space unless the next line starts a list item
+    (``-``, ``*``, ``+``, ``•``, ``1.``, ``1)``), a heading (``#``) or a table row
+    (``|``), which start a new sentence; a heading or table row is a sentence of its own.
+    Then a sentence ends after ``.``, ``!`` or ``?``
+    (with any closing quote or bracket) followed by whitespace, except after a common
+    abbreviation (``e.g.``, ``Inc.``, ``Co.``, ``Jan.``, ...), ``No.`` before a number, or
+    a single letter (``J. Smith``). A decimal point (``1,234.50``) is not an end.
+    """
+    segments: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", text.replace("\r\n", "\n").replace("\r", "\n")):
+        current: list[str] = []
+        for line in paragraph.split("\n"):
+            if _BLOCK_START.match(line) and current:
+                segments.append(" ".join(current))
+                current = []
+            if line.strip():
+                current.append(line.strip())
+            if _LINE_ALONE.match(line) and current:  # a heading or table row stands alone
+                segments.append(" ".join(current))
+                current = []
+        if current:
+            segments.append(" ".join(current))
+    out: list[str] = []
+    for seg in segments:
+        start = 0
+        for m in _SENTENCE_END.finditer(seg):
+            words = seg[start:m.start()].split()
+            last = words[-1].lstrip("(\"'").casefold() if words else ""
+            before_number = seg[m.end():].lstrip()[:1].isdigit()
+            if m.group() == "." and (last in _ABBREVIATIONS
+                                     or (last in _NUMBER_ABBREVIATIONS and before_number)
+                                     or (len(last) == 1 and last.isalpha())):
+                continue
+            out.append(seg[start:m.end()].strip())
+            start = m.end()
+        if seg[start:].strip():
+            out.append(seg[start:].strip())
+    return out
+
+
+# --- the checks -------------------------------------------------------------------------
+
+
+@check_type(FileExists)
+def file_exists(spec: FileExists, ctx: CheckContext) -> CheckResult:
+    """Pass when the glob matches at least one file of the workspace."""
+    ctx.file(spec.path)  # no workspace: a grader error
+    assert ctx.workspace is not None
+    root = ctx.workspace.resolve()
+    matches = sorted(p.relative_to(ctx.workspace).as_posix() for p in ctx.workspace.glob(spec.path)
+                     if p.is_file() and p.resolve().is_relative_to(root))
+    if not matches:
+        return _result(False, f"{spec.path}: no file in the workspace matches", matched=0)
+    return _result(True, f"{spec.path}: " + _listing("matched", matches), matched=len(matches))
+
+
+@check_type(CsvColumns)
+@_failing
+def csv_columns(spec: CsvColumns, ctx: CheckContext) -> CheckResult:
+    """Pass when the header has the required columns (``exact``: exactly, in order)."""
+    table = agent_csv(ctx, spec.path)
+    if spec.exact:
+        if table.header == spec.columns:
+            return _result(True, f"{spec.path}: columns are exactly {_names(spec.columns)}")
+        return _result(False, f"{spec.path}: expected exactly {_names(spec.columns)} in that "
+                              f"order; found {_names(table.header)}")
+    _columns_or_fail(table, spec.columns, spec.path)
+    return _result(True, f"{spec.path}: has the {len(spec.columns)} required columns")
+
+
+@check_type(CsvRowCount)
+@_failing
+def csv_row_count(spec: CsvRowCount, ctx: CheckContext) -> CheckResult:
+    """Pass when the data rows number ``equals`` (or the reference's rows) ± tolerance."""
+    if spec.equals_ref is not None:
+        expected, source = len(reference_csv(ctx, spec.equals_ref).rows), (
+            f" (the rows of {spec.equals_ref})")
+    else:
+        expected, source = spec.equals or 0, ""
+    rows = len(agent_csv(ctx, spec.path).rows)
+    passed = abs(rows - expected) <= spec.tolerance
+    tol = f" ± {spec.tolerance}" if spec.tolerance else ""
+    return _result(passed, f"{spec.path}: {rows} data rows; expected {expected}{tol}{source}",
+                   rows=rows, expected=expected)
+
+
+def _normalizer(options: Sequence[str]) -> Callable[[str], str]:
+    def norm(value: str) -> str:
+        if "strip" in options:
+            value = value.strip()
+        if "space" in options:
+            value = re.sub(r"\s+", " ", value)
+        if "casefold" in options:
+            value = value.casefold()
+        return value
+
+    return norm
+
+
+@check_type(CsvSetEqual)
+@_failing
+def csv_set_equal(spec: CsvSetEqual, ctx: CheckContext) -> CheckResult:
+    """Pass when the column's set of values equals the reference column's set."""
+    ref_column = spec.ref_column or spec.column
+    ref = reference_csv(ctx, spec.ref)
+    r = _columns_or_raise(ref, [ref_column], spec.ref)[ref_column]
+    table = agent_csv(ctx, spec.path)
+    a = _columns_or_fail(table, [spec.column], spec.path)[spec.column]
+    norm = _normalizer(spec.normalize)
+    expected = {norm(row[r]) for row in ref.rows}
+    got = {norm(row[a]) for row in table.rows}
+    missing, extra = sorted(expected - got), sorted(got - expected)
+    metrics = {"expected": len(expected), "got": len(got), "missing": len(missing),
+               "extra": len(extra)}
+    if not missing and not extra:
+        return _result(True, f"{spec.path}: the {len(got)} values of {spec.column!r} equal "
+                             f"{spec.ref}", **metrics)
+    parts = [p for p in (_listing("missing", missing), _listing("extra", extra)) if p]
+    return _result(False, f"{spec.path}: values of {spec.column!r} differ from {spec.ref} "
+                          f"{ref_column!r}: " + "; ".join(parts), **metrics)
+
+
+def _key_text(key: tuple[str, ...]) -> str:
+    return "|".join(key)
+
+
+@check_type(CsvValuesMatch)
+@_failing
+def csv_values_match(spec: CsvValuesMatch, ctx: CheckContext) -> CheckResult:
+    """Pass when enough reference keys match and every must-match key is right."""
+    keys, cols = spec.key_columns, spec.columns
+    ref = reference_csv(ctx, spec.ref)
+    ri = _columns_or_raise(ref, [*keys, *cols], spec.ref)
+    expected: dict[tuple[str, ...], list[str]] = {}
+    for row in ref.rows:
+        k = tuple(row[ri[c]].strip() for c in keys)
+        if k in expected:
+            raise ValueError(f"reference {spec.ref}: key {_key_text(k)!r} appears twice")
+        expected[k] = [row[ri[c]].strip() for c in cols]
+    if not expected:
+        raise ValueError(f"reference {spec.ref}: no data rows to compare with")
+    for i, mk in enumerate(spec.must_keys()):
+        if mk not in expected:
+            raise ValueError(f"must_match_keys[{i}] {_key_text(mk)!r} is not a key of "
+                             f"{spec.ref}")
+    numeric = set(spec.numeric)
+    tolerance = Decimal(repr(spec.tolerance)) + Decimal("1e-9")
+    for k, values in expected.items():
+        for c, v in zip(cols, values, strict=True):
+            if c in numeric and v and parse_number(v) is None:
+                raise ValueError(f"reference {spec.ref}: key {_key_text(k)!r} column {c!r}: "
+                                 f"{v!r} is not a number")
+
+    total = len(expected)
+    try:
+        table = agent_csv(ctx, spec.path)
+        ai = _columns_or_fail(table, [*keys, *cols], spec.path)
+    except Unusable as e:
+        return _result(False, str(e), accuracy=0.0, matched=0, total=total)
+    got: dict[tuple[str, ...], list[list[str]]] = {}
+    for row in table.rows:
+        got.setdefault(tuple(row[ai[c]].strip() for c in keys), []).append(
+            [row[ai[c]].strip() for c in cols])
+
+    def same(column: str, have: str, want: str) -> bool:
+        if column not in numeric or not want:
+            return have == want
+        h, w = parse_number(have), parse_number(want)
+        return h is not None and w is not None and abs(h - w) <= tolerance
+
+    wrong: set[tuple[str, ...]] = set()
+    mismatches: list[str] = []
+    for k, want in expected.items():
+        rows = got.get(k, [])
+        if len(rows) != 1:
+            wrong.add(k)
+            mismatches.append(f"key {_key_text(k)!r}: " + (
+                f"missing from {spec.path}" if not rows else f"appears {len(rows)} times"))
+            continue
+        for c, have, w in zip(cols, rows[0], want, strict=True):
+            if not same(c, have, w):
+                wrong.add(k)
+                mismatches.append(f"key {_key_text(k)!r} column {c!r}: got {have!r}, "
+                                  f"expected {w!r}")
+    matched = total - len(wrong)
+    accuracy = matched / total
+    must_wrong = [_key_text(k) for k in spec.must_keys() if k in wrong]
+    extra = sum(1 for k in got if k not in expected)
+    passed = accuracy >= spec.min_accuracy - 1e-12 and not must_wrong
+    detail = (f"{spec.path}: {matched}/{total} reference keys match (accuracy {accuracy:.3f}, "
+              f"required {spec.min_accuracy:.3f})")
+    if must_wrong:
+        detail += "; " + _listing("must-match keys wrong", must_wrong)
+    if mismatches:
+        shown = "; ".join(mismatches[:SHOW])
+        more = f"; ... ({len(mismatches) - SHOW} more)" if len(mismatches) > SHOW else ""
+        detail += f"; first mismatches: {shown}{more}"
+    return _result(passed, detail, accuracy=accuracy, matched=matched, total=total,
+                   extra_keys=extra, must_match_wrong=must_wrong)
+
+
+def _fold(text: str) -> str:
+    """Case-insensitive form with whitespace runs collapsed to one space."""
+    return " ".join(text.split()).casefold()
+
+
+@check_type(TextContainsAll)
+@_failing
+def text_contains_all(spec: TextContainsAll, ctx: CheckContext) -> CheckResult:
+    """Pass when every phrase appears (case-insensitive substring, whitespace collapsed)."""
+    text = _fold(agent_text(ctx, spec.path))
+    missing = [p for p in spec.phrases if _fold(p) not in text]
+    total = len(spec.phrases)
+    if missing:
+        return _result(False, f"{spec.path}: " + _listing("phrases missing", missing),
+                       found=total - len(missing), total=total)
+    return _result(True, f"{spec.path}: all {total} phrases present", found=total, total=total)
+
+
+@check_type(TextContainsAny)
+@_failing
+def text_contains_any(spec: TextContainsAny, ctx: CheckContext) -> CheckResult:
+    """Pass when at least one phrase appears (case-insensitive)."""
+    text = _fold(agent_text(ctx, spec.path))
+    found = [p for p in spec.phrases if _fold(p) in text]
+    if found:
+        return _result(True, f"{spec.path}: " + _listing("found", found), found=len(found))
+    return _result(False, f"{spec.path}: none of the phrases appear: "
+                          f"{_names(spec.phrases)}", found=0)
+
+
+@check_type(TextNotContains)
+@_failing
+def text_not_contains(spec: TextNotContains, ctx: CheckContext) -> CheckResult:
+    """Pass when no phrase appears (case-insensitive)."""
+    text = _fold(agent_text(ctx, spec.path))
+    found = [p for p in spec.phrases if _fold(p) in text]
+    if found:
+        return _result(False, f"{spec.path}: " + _listing("forbidden phrases present", found),
+                       found=len(found))
+    return _result(True, f"{spec.path}: none of the {len(spec.phrases)} forbidden phrases "
+                         f"appear", found=0)
+
+
+@check_type(TextMatchesAll)
+@_failing
+def text_matches_all(spec: TextMatchesAll, ctx: CheckContext) -> CheckResult:
+    """Pass when every regex matches somewhere (case-insensitive, multiline)."""
+    text = agent_text(ctx, spec.path)
+    missing = [p for p in spec.patterns if not re.search(p, text, _RE_FLAGS)]
+    total = len(spec.patterns)
+    if missing:
+        return _result(False, f"{spec.path}: " + _listing("patterns not matched", missing),
+                       matched=total - len(missing), total=total)
+    return _result(True, f"{spec.path}: all {total} patterns match", matched=total, total=total)
+
+
+@check_type(TextNumbersPresent)
+@_failing
+def text_numbers_present(spec: TextNumbersPresent, ctx: CheckContext) -> CheckResult:
+    """Pass when at least ``min_count`` (default all) figures appear within tolerance."""
+    seen = numbers_in_text(agent_text(ctx, spec.path))
+    missing = []
+    for want in spec.numbers:
+        tol = max(abs(want) * spec.rel_tol, 0.01) + 1e-9
+        if not any(abs(have - abs(want)) <= tol for have in seen):
+            missing.append(want)
+    total = len(spec.numbers)
+    need = spec.min_count or total
+    found = total - len(missing)
+    passed = found >= need
+    detail = f"{spec.path}: {found}/{total} figures present (need {need})"
+    if missing:
+        detail += "; " + _listing("missing", [_figure(m) for m in missing])
+    return _result(passed, detail, found=found, total=total)
+
+
+def _figure(x: float) -> str:
+    return f"{x:,.2f}" if x != int(x) or abs(x) >= 1000 else f"{int(x)}"
+
+
+@check_type(TextSentenceMatches)
+@_failing
+def text_sentence_matches(spec: TextSentenceMatches, ctx: CheckContext) -> CheckResult:
+    """Pass when one sentence matches every ``all`` regex and no ``none`` regex."""
+    cut = sentences(agent_text(ctx, spec.path))
+    best: tuple[int, str, list[str], list[str]] | None = None
+    for s in cut:
+        lacking = [p for p in spec.all if not re.search(p, s, _RE_FLAGS)]
+        vetoed = [p for p in spec.none if re.search(p, s, _RE_FLAGS)]
+        if not lacking and not vetoed:
+            return _result(True, f"{spec.path}: matching sentence: {_clip(s)!r}",
+                           sentences=len(cut))
+        score = len(spec.all) - len(lacking)
+        if best is None or score > best[0]:
+            best = (score, s, lacking, vetoed)
+    detail = f"{spec.path}: none of the {len(cut)} sentences matches"
+    if best is not None and best[0] > 0:
+        _, s, lacking, vetoed = best
+        why = "; ".join(p for p in (_listing("lacks", lacking),
+                                    _listing("matches a 'none' pattern", vetoed)) if p)
+        detail += f"; closest: {_clip(s)!r} ({why})"
+    return _result(False, detail, sentences=len(cut))
+
+
+def _clip(s: str, limit: int = 160) -> str:
+    return s if len(s) <= limit else s[:limit - 3] + "..."
+
+
+_CUSTOM_KEYS = frozenset({"name", "passed", "detail", "metrics"})
+
+
+def load_custom(path: Path) -> Callable[[Path, Path], Any]:
+    """Import the module at ``path`` and return its ``check`` function."""
+    name = "erpsim_custom_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    loader_spec = importlib.util.spec_from_file_location(name, path)
+    if loader_spec is None or loader_spec.loader is None:  # pragma: no cover - a .py file
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[name] = module  # dataclasses and typing look the module up while loading
+    try:
+        loader_spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(name, None)
+    fn = getattr(module, "check", None)
+    if not callable(fn):
+        raise TypeError(f"{path.name} defines no check(ws, ref) function")
+    return fn
+
+
+def custom_results(out: Any, module: str) -> list[CheckResult]:
+    """Validate what a custom ``check`` returned; raise ``TypeError`` on any bad shape."""
+    if not isinstance(out, list | tuple) or not out:
+        raise TypeError(f"{module}: check() must return a non-empty list of dicts, got "
+                        f"{type(out).__name__}" + ("" if out else " (empty)"))
+    results: list[CheckResult] = []
+    names: set[str] = set()
+    for i, item in enumerate(out):
+        where = f"{module}: result [{i}]"
+        if not isinstance(item, Mapping):
+            raise TypeError(f"{where} is a {type(item).__name__}, not a dict")
+        unknown = sorted(set(item) - _CUSTOM_KEYS, key=str)
+        if unknown:
+            raise TypeError(f"{where} has unknown keys {unknown}; allowed: "
+                            f"{sorted(_CUSTOM_KEYS)}")
+        name, passed = item.get("name"), item.get("passed")
+        detail, metrics = item.get("detail", ""), item.get("metrics", {})
+        if not isinstance(name, str) or not name.strip():
+            raise TypeError(f"{where}: 'name' must be a non-empty string, got {name!r}")
+        if name in names:
+            raise TypeError(f"{where}: name {name!r} used twice")
+        if not isinstance(passed, bool):
+            raise TypeError(f"{where} ({name}): 'passed' must be true or false, got {passed!r}")
+        if not isinstance(detail, str):
+            raise TypeError(f"{where} ({name}): 'detail' must be a string, got "
+                            f"{type(detail).__name__}")
+        if not isinstance(metrics, Mapping):
+            raise TypeError(f"{where} ({name}): 'metrics' must be a dict, got "
+                            f"{type(metrics).__name__}")
+        names.add(name)
+        results.append(CheckResult(name, passed, detail, dict(metrics)))
+    return results
+
+
+@check_type(Custom)
+def custom(spec: Custom, ctx: CheckContext) -> list[CheckResult]:
+    """Run ``check(workspace, reference)`` from the reference folder's module."""
+    path = reference_file(ctx, spec.module)
+    if ctx.workspace is None:
+        raise FileNotFoundError("custom check: this evaluation has no workspace")
+    assert ctx.reference is not None
+    return custom_results(load_custom(path)(ctx.workspace, ctx.reference), spec.module)
+
+
+__all__ = ["MAX_BYTES", "CsvColumns", "CsvRowCount", "CsvSetEqual", "CsvValuesMatch", "Custom",
+           "FileExists", "Table", "TextContainsAll", "TextContainsAny", "TextMatchesAll",
+           "TextNotContains", "TextNumbersPresent", "TextSentenceMatches", "Unusable",
+           "agent_csv", "custom_results", "load_custom", "numbers_in_text", "parse_csv",
+           "parse_number", "sentences"]
