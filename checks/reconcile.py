@@ -1,0 +1,1138 @@
+"""Control-account reconciliation: GL against subledger against the world, itemized.
+
+For every control account of the chart (receivables, payables, unapplied cash, bank
+accounts) and every control account a scenario declares, :func:`reconcile` gives an
+:class:`AccountRow`: the GL balance, the subledger total, the external balance (the
+world's own records) and every difference itemized down to documents and statement
+lines (:class:`Item`), each with the party it belongs to. Amounts are integer cents in
+the account's natural sign (receivables and bank as debits, payables and unapplied
+cash as credits).
+
+What each external balance is:
+
+- receivables (``ar``): what the customers' own records say they owe on the invoices
+  they received (an overpaid invoice counts zero: its excess is unapplied cash);
+- unapplied cash (``unapplied_cash``): the customers' money that reached the bank and
+  pays no invoice in their own records: a payment sent twice, the excess of an overpaid
+  invoice. Every other receipt's money was meant for invoices and should be applied;
+  a receipt that holds no money at all (a line the bank posted twice, a deposit the
+  bank returned unpaid) is explained, but its receipt is itemized;
+- payables (``ap``): what the vendors' own books say the company owes them (bills
+  counted once, credit notes, payments that reached the vendor's own account);
+- bank (``bank``): the bank's statement balance of the account (its opening plus the
+  lines posted as of the date);
+- a declared control account: none (GL against its subledger only).
+
+Items compare two sides: kinds starting ``gl_`` compare the GL (``books``) with the
+subledger (``external``); every other kind compares the subledger's document
+(``books``) with the world (``external``). ``difference = books - external``. An item is
+*explained* when it is a legitimate timing or known item (a payment in transit, a
+deposit in transit, an outstanding payment, a bill not delivered yet, a bank error the
+bank will reverse, a returned item the books cannot record, a write-off, a duplicate
+payment held on account); explained items are kept apart from unexplained ones.
+``Reconciliation.ties`` is True when no unexplained difference remains.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from checks.world import CustomerPayment, VendorBill, WorldView, fold_world, world_view
+from erp import events as ev
+from erp import queries as q
+from erp.books import document_number_key
+from erp.money import display_cents, format_cents
+from erp.store import EventStore
+
+if TYPE_CHECKING:
+    from checks.context import CheckContext
+
+CONTROL_KINDS = ("ar", "unapplied_cash", "ap", "bank")
+SIGN = {"ar": 1, "bank": 1, "ap": -1, "unapplied_cash": -1}
+"""GL debit-positive amounts times this give the account's natural sign."""
+
+EXTERNAL_SOURCE = {"ar": "customers' records", "unapplied_cash": "customers' money on account",
+                   "ap": "vendors' records", "bank": "bank statement"}
+
+UNASSIGNED = "(unassigned)"
+"""The party of a receipt the books hold without a customer."""
+
+EXPLAINED_KINDS = frozenset({
+    "payment_in_transit", "written_off", "disputed", "bank_error", "returned_item",
+    "on_account", "deposit_in_transit", "outstanding_payment", "outstanding_refund",
+    "bill_not_delivered", "credit_not_delivered", "vendor_payment_in_transit",
+    "awaiting_application", "price_variance_held", "price_variance_disputed"})
+"""Kinds that are legitimate items, not errors (a returned item only when its receipt
+still holds the bounced cash; see :func:`reconcile`)."""
+
+CSV_COLUMNS = ("account", "kind", "party", "document", "books_amount", "external_amount",
+               "difference", "explained", "note")
+
+
+# --- results -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Item:
+    """One itemized difference (or an informational line, with a zero difference)."""
+
+    account: str
+    kind: str
+    party: str | None
+    document: str
+    books: int | None
+    external: int | None
+    difference: int
+    explained: bool
+    note: str = ""
+
+    def describe(self) -> str:
+        """One line for a check's detail."""
+        who = f" [{self.party}]" if self.party else ""
+        sides = ""
+        if self.books is not None or self.external is not None:
+            left, right = ("GL", "subledger") if self.kind.startswith("gl_") else ("books",
+                                                                                  "world")
+            sides = (f" {left} {_m(self.books)} vs {right} {_m(self.external)},")
+        tag = "explained" if self.explained else "UNEXPLAINED"
+        note = f": {self.note}" if self.note else ""
+        return (f"{self.kind}{who} {self.document}{sides} difference "
+                f"{display_cents(self.difference)} ({tag}){note}")
+
+
+@dataclass(frozen=True)
+class AccountRow:
+    """One control account: its balances and itemized differences."""
+
+    account: str
+    name: str
+    control: str
+    gl: int
+    subledger: int
+    external: int | None
+    external_source: str
+    items: tuple[Item, ...]
+
+    @property
+    def gl_difference(self) -> int:
+        """GL minus subledger."""
+        return self.gl - self.subledger
+
+    @property
+    def external_difference(self) -> int | None:
+        """Subledger minus the external balance (None without an external balance)."""
+        return None if self.external is None else self.subledger - self.external
+
+    @property
+    def unexplained(self) -> list[Item]:
+        """Items with a difference that nothing explains."""
+        return [i for i in self.items if not i.explained and i.difference != 0]
+
+    @property
+    def explained(self) -> list[Item]:
+        """Explained items with a difference (timing and known items)."""
+        return [i for i in self.items if i.explained and i.difference != 0]
+
+    @property
+    def unexplained_total(self) -> int:
+        """Sum of the unexplained differences' magnitudes."""
+        return sum(abs(i.difference) for i in self.unexplained)
+
+    @property
+    def explained_total(self) -> int:
+        """Signed sum of the explained differences."""
+        return sum(i.difference for i in self.explained)
+
+    @property
+    def ties(self) -> bool:
+        """No unexplained difference remains."""
+        return not self.unexplained
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    """Every control account's reconciliation as of a date and/or log position."""
+
+    as_of: date | None
+    position: int | None
+    accounts: tuple[AccountRow, ...]
+    day: date | None = None
+    """The business date the timing items are judged at: ``as_of``, else the last
+    business date of the log."""
+
+    @property
+    def ties(self) -> bool:
+        """True when every unexplained difference of every account is zero."""
+        return all(a.ties for a in self.accounts)
+
+    def account(self, code: str) -> AccountRow:
+        """The row of one account (KeyError when it is not reconciled)."""
+        for a in self.accounts:
+            if a.account == code:
+                return a
+        raise KeyError(code)
+
+    def items(self, *, unexplained_only: bool = False) -> list[Item]:
+        """Every item of every account (only the unexplained differences, if asked)."""
+        out = [i for a in self.accounts for i in a.items]
+        return [i for i in out if not i.explained and i.difference] if unexplained_only else out
+
+    def rows(self) -> list[dict[str, str]]:
+        """Flat rows for a CSV export (``CSV_COLUMNS``), money as decimal strings.
+
+        Each account starts with a ``balance`` row (books: the GL balance; external: the
+        external balance; difference: GL minus external) and a ``subledger`` row (the
+        subledger total against the GL); its items follow.
+        """
+        out: list[dict[str, str]] = []
+        for a in self.accounts:
+            ext = a.external
+            out.append(_row(a.account, "balance", "", f"{a.name} (GL vs {a.external_source})",
+                            a.gl, ext, a.gl - ext if ext is not None else 0, a.ties,
+                            f"GL {format_cents(a.gl)}, subledger {format_cents(a.subledger)}"
+                            + (f", {a.external_source} {format_cents(ext)}"
+                               if ext is not None else "")))
+            out.append(_row(a.account, "subledger", "", "GL vs subledger", a.gl, a.subledger,
+                            a.gl_difference, a.gl_difference == 0, ""))
+            for i in a.items:
+                out.append(_row(i.account, i.kind, i.party or "", i.document, i.books,
+                                i.external, i.difference, i.explained, i.note))
+        return out
+
+
+def _row(account: str, kind: str, party: str, document: str, books: int | None,
+         external: int | None, difference: int, explained: bool, note: str) -> dict[str, str]:
+    return {"account": account, "kind": kind, "party": party, "document": document,
+            "books_amount": "" if books is None else format_cents(books),
+            "external_amount": "" if external is None else format_cents(external),
+            "difference": format_cents(difference), "explained": "yes" if explained else "no",
+            "note": note}
+
+
+def _m(cents: int | None) -> str:
+    return "-" if cents is None else display_cents(cents)
+
+
+# --- the books, folded as of a date / position -----------------------------------------
+
+
+@dataclass
+class _Receipt:
+    receipt_id: str
+    customer_id: str | None
+    amount: int
+    bank_account_id: str
+    account: str
+    bank_gl: str
+    entry_date: date
+    payer: str = ""
+    reference: str = ""
+    applied: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Bill:
+    bill_id: str
+    vendor_id: str
+    number: str
+    total: int
+    account: str
+    entry_date: date
+
+
+@dataclass
+class _Payment:
+    payment_id: str
+    vendor_id: str
+    amount: int
+    applied: int
+    account: str
+    bank_gl: str
+    paid_to: str
+    entry_date: date
+
+
+@dataclass
+class BooksView:
+    """What the company's books hold as of a date and/or position (for itemizing)."""
+
+    invoices: dict[str, ev.InvoiceIssued] = field(default_factory=dict)
+    applied_to: dict[str, dict[str, int]] = field(default_factory=dict)
+    """invoice -> receipt -> amount applied (net of reversals)."""
+    written_off: dict[str, int] = field(default_factory=dict)
+    allowances: dict[str, int] = field(default_factory=dict)
+    credit_memos: dict[str, int] = field(default_factory=dict)
+    receipts: dict[str, _Receipt] = field(default_factory=dict)
+    bills: dict[str, _Bill] = field(default_factory=dict)
+    credits: dict[str, ev.VendorCreditRecorded] = field(default_factory=dict)
+    payments: dict[str, _Payment] = field(default_factory=dict)
+    lines: dict[str, ev.StatementLineImported] = field(default_factory=dict)
+    matches: dict[str, tuple[ev.MatchTarget, ...]] = field(default_factory=dict)
+    bank_accounts: dict[str, ev.BankAccountOpened] = field(default_factory=dict)
+    _line_of: dict[tuple[str, str], str] | None = field(default=None, repr=False)
+
+    def line_of(self, kind: str, doc_id: str) -> str | None:
+        """The statement line a document is matched to."""
+        if self._line_of is None:
+            self._line_of = {(t.kind, t.doc_id): line_id
+                             for line_id, targets in self.matches.items() for t in targets}
+        return self._line_of.get((kind, doc_id))
+
+    def world_line(self, line_id: str) -> str:
+        """The bank's own id of a books statement line (its ``bank_ref`` when it has one)."""
+        line = self.lines.get(line_id)
+        return (line.bank_ref or line_id) if line is not None else line_id
+
+
+_BOOK_TYPES = ("bank_account_opened", "invoice_issued", "credit_memo_issued", "receipt_recorded",
+               "receipt_customer_assigned", "receipt_applied", "application_reversed",
+               "invoice_written_off", "fee_allowance_granted", "bill_entered",
+               "vendor_credit_recorded", "vendor_paid", "statement_line_imported",
+               "statement_line_matched", "statement_line_unmatched")
+
+
+def fold_books(store: EventStore, *, as_of: date | None = None,
+               position: int | None = None) -> BooksView:
+    """The documents of the books as of an accounting date and/or a log position.
+
+    An event counts as of a date by its ``entry_date`` (its business date when it has
+    none), as the GL and the subledgers do.
+    """
+    b = BooksView()
+    for e in store.read(realm="erp", until=position, types=list(_BOOK_TYPES)):
+        x = e.event
+        day = getattr(x, "entry_date", None) or date.fromisoformat(e.business_date)
+        if as_of is not None and day > as_of:
+            continue
+        _fold_one(b, x, day)
+    return b
+
+
+def _fold_one(b: BooksView, x: Any, day: date) -> None:
+    if isinstance(x, ev.InvoiceIssued):
+        b.invoices[x.invoice_id] = x
+    elif isinstance(x, ev.ReceiptRecorded):
+        b.receipts[x.receipt_id] = _Receipt(x.receipt_id, x.customer_id, x.amount,
+                                            x.bank_account_id, x.unapplied_account,
+                                            x.bank_gl_account, x.entry_date, x.payer,
+                                            x.reference)
+    elif isinstance(x, ev.ReceiptCustomerAssigned):
+        if x.receipt_id in b.receipts:
+            b.receipts[x.receipt_id].customer_id = x.customer_id
+    elif isinstance(x, ev.ReceiptApplied | ev.ApplicationReversed):
+        sign = 1 if isinstance(x, ev.ReceiptApplied) else -1
+        to = b.applied_to.setdefault(x.invoice_id, {})
+        to[x.receipt_id] = to.get(x.receipt_id, 0) + sign * x.amount
+        r = b.receipts.get(x.receipt_id)
+        if r is not None:
+            r.applied[x.invoice_id] = r.applied.get(x.invoice_id, 0) + sign * x.amount
+    elif isinstance(x, ev.InvoiceWrittenOff):
+        b.written_off[x.invoice_id] = b.written_off.get(x.invoice_id, 0) + x.amount
+    elif isinstance(x, ev.FeeAllowanceGranted):
+        b.allowances[x.invoice_id] = b.allowances.get(x.invoice_id, 0) + x.amount
+    elif isinstance(x, ev.CreditMemoIssued):
+        b.credit_memos[x.invoice_id] = b.credit_memos.get(x.invoice_id, 0) + x.amount
+    elif isinstance(x, ev.BillEntered):
+        b.bills[x.bill_id] = _Bill(x.bill_id, x.vendor_id, x.vendor_invoice_number, x.total,
+                                   x.ap_account, x.entry_date)
+    elif isinstance(x, ev.VendorCreditRecorded):
+        b.credits[x.credit_id] = x
+    elif isinstance(x, ev.VendorPaid):
+        b.payments[x.payment_id] = _Payment(
+            x.payment_id, x.vendor_id, x.amount, sum(a.amount for a in x.applications),
+            x.ap_account, x.bank_gl_account, x.paid_to.masked(), x.entry_date)
+    elif isinstance(x, ev.StatementLineImported):
+        b.lines[x.line_id] = x
+    elif isinstance(x, ev.StatementLineMatched):
+        b.matches[x.line_id] = x.targets
+    elif isinstance(x, ev.StatementLineUnmatched):
+        b.matches.pop(x.line_id, None)
+    elif isinstance(x, ev.BankAccountOpened):
+        b.bank_accounts[x.bank_account_id] = x
+
+
+# --- the read tables -------------------------------------------------------------------------
+
+
+def _where(as_of: date | None, position: int | None) -> tuple[str, list[Any]]:
+    clauses, params = ["1=1"], []
+    if as_of is not None:
+        clauses.append("entry_date <= ?")
+        params.append(as_of.isoformat())
+    if position is not None:
+        clauses.append("position <= ?")
+        params.append(position)
+    return " AND ".join(clauses), params
+
+
+def _sql(store: EventStore, sql: str, params: Iterable[Any]) -> list[Any]:
+    with store.engine.connect() as conn:
+        return list(conn.exec_driver_sql(store.sql(sql), tuple(params)).all())
+
+
+def subledger_by_document(store: EventStore, ledger: str, account: str, *,
+                          as_of: date | None = None,
+                          position: int | None = None) -> dict[tuple[str, str], int]:
+    """One subledger's balance per document ``(doc_kind, doc_id)``, natural sign."""
+    where, params = _where(as_of, position)
+    return {(k, d): int(t) for k, d, t in _sql(
+        store, f"SELECT doc_kind, doc_id, SUM(amount) FROM subledger WHERE ledger = ? AND "
+               f"account = ? AND {where} GROUP BY doc_kind, doc_id", [ledger, account, *params])}
+
+
+def gl_subledger_items(store: EventStore, account: str, control: str, *,
+                       as_of: date | None = None, position: int | None = None) -> list[Item]:
+    """The difference between a control account's GL and its subledger, by the log position
+    of the event that made it (a journal entry to the control account, a document posted
+    to the GL that its subledger does not carry...)."""
+    sign = SIGN.get(control, 1)
+    where, params = _where(as_of, position)
+    gl: dict[int, int] = {int(p): int(t) * sign for p, t in _sql(
+        store, f"SELECT position, SUM(amount) FROM gl_lines WHERE account = ? AND {where} "
+               "GROUP BY position", [account, *params])}
+    sub: dict[int, int] = {int(p): int(t) for p, t in _sql(
+        store, f"SELECT position, SUM(amount) FROM subledger WHERE ledger = ? AND account = ? "
+               f"AND {where} GROUP BY position", [control, account, *params])}
+    off = sorted(p for p in set(gl) | set(sub) if gl.get(p, 0) != sub.get(p, 0))
+    if not off:
+        return []
+    docs: dict[int, list[tuple[str | None, str]]] = {}
+    for i in range(0, len(off), 500):
+        chunk = off[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        for p, party, doc in _sql(store, f"SELECT position, party, doc_id FROM gl_lines WHERE "
+                                         f"account = ? AND position IN ({marks}) ORDER BY seq",
+                                  [account, *chunk]):
+            docs.setdefault(int(p), []).append((party, doc))
+        types = {int(p): (t, s, a) for p, t, s, a in _sql(
+            store, f"SELECT position, type, stream, actor FROM events WHERE position IN "
+                   f"({marks})", chunk)}
+        for p in chunk:
+            docs.setdefault(p, [])
+            docs[p].append((None, "|".join(map(str, types.get(p, ("?", "?", "?"))))))
+    out = []
+    for p in off:
+        g, s = gl.get(p, 0), sub.get(p, 0)
+        *lines, (_, meta) = docs[p]
+        etype, stream, actor = meta.split("|")
+        parties = sorted({x for x, _ in lines if x})
+        ids = sorted({d for _, d in lines}) or [stream]
+        kind = "gl_only" if s == 0 else ("gl_not_posted" if g == 0 else "gl_differs")
+        what = {"gl_only": "posted to the GL with no subledger document",
+                "gl_not_posted": "in the subledger but not in the GL",
+                "gl_differs": "GL and subledger amounts differ"}[kind]
+        out.append(Item(account, kind, ", ".join(parties) or None, ", ".join(ids), g, s, g - s,
+                        False, f"{etype} at position {p} by {actor}: {what}"))
+    return out
+
+
+# --- receivables ------------------------------------------------------------------------------
+
+
+def _receipt_truth(books: BooksView, world: WorldView,
+                   receipt_id: str) -> tuple[str | None, CustomerPayment | None, str]:
+    """A receipt's bank line, the payment it carries and what the line is
+    (``deposit``, ``bank_copy``, ``returned``, ``no_line``, ``not_a_deposit``)."""
+    line_id = books.line_of("receipt", receipt_id)
+    if line_id is None:
+        return None, None, "no_line"
+    wid = books.world_line(line_id)
+    line = world.lines.get(wid)
+    if line is None:
+        return wid, None, "no_line"
+    if line.kind != "deposit":
+        return wid, None, "not_a_deposit"
+    if world.is_bank_copy(line):
+        return wid, None, "bank_copy"
+    p = world.payment_of_line(wid)
+    if p is not None and p.returned:
+        return wid, p, "returned"
+    return wid, p, "deposit"
+
+
+def _ar_items(account: str, books: BooksView, world: WorldView,
+              sub: Mapping[tuple[str, str], int], default: bool,
+              day: date | None) -> tuple[list[Item], int]:
+    """Receivables: each invoice in the books against the customer's own record of it."""
+    items: list[Item] = []
+    external = 0
+    seen: set[str] = set()
+    invoices = [i for i, inv in books.invoices.items() if inv.ar_account == account]
+    world_invoices = {i: inv for c in world.customers.values() for i, inv in c.invoices.items()}
+    if default:  # invoices a customer holds that the books do not: on the main AR account
+        invoices += sorted(i for i in world_invoices if i not in books.invoices)
+    receipt_payer = {rid: _receipt_truth(books, world, rid) for rid in books.receipts}
+    by_line: dict[str, list[str]] = {}
+    for rid, (line, _, _) in receipt_payer.items():
+        if line is not None:
+            by_line.setdefault(line, []).append(rid)
+    for invoice_id in sorted(invoices):
+        if invoice_id in seen:
+            continue
+        seen.add(invoice_id)
+        inv = books.invoices.get(invoice_id)
+        w = world_invoices.get(invoice_id)
+        party = inv.customer_id if inv is not None else (w.customer_id if w else None)
+        open_ = sub.get(("invoice", invoice_id), 0)
+        if w is None:
+            if open_:
+                items.append(Item(account, "invoice_not_sent", party, invoice_id, open_, 0, open_,
+                                  False, "the customer has no record of this invoice (it was "
+                                         "never sent)"))
+            continue
+        if inv is None:
+            external += max(0, w.owed)
+            if w.owed:
+                items.append(Item(account, "invoice_not_in_books", party, invoice_id, 0,
+                                  max(0, w.owed), -max(0, w.owed), False,
+                                  "the customer received it; the books hold no such invoice"))
+            continue
+        ext = max(0, w.owed)
+        external += ext
+        for d in world.customers[w.customer_id].disputes:
+            if d.invoice_id == invoice_id:
+                items.append(Item(account, "disputed", party, invoice_id, None, None, 0, True,
+                                  f"the customer disputes {display_cents(d.amount)} "
+                                  f"({d.reason}); credited {display_cents(w.credited)}"))
+        comp_books = comp_ext = 0
+        over = _over_parts(w)
+        transit = w.in_transit - sum(a for pid, a in over.items()
+                                     if world.payments[pid].in_transit)
+        if transit:
+            pays = ", ".join(pid for pid, _ in w.payments
+                             if world.payments[pid].in_transit)
+            items.append(Item(account, "payment_in_transit", party, f"{invoice_id} ({pays})",
+                              transit, 0, transit, True,
+                              "the customer paid; the bank has not posted the money yet"))
+            comp_books += transit
+        waiting = []
+        for payment_id, amount in w.payments:
+            p = world.payments[payment_id]
+            if p.in_transit or not world.unseen(p.line_id or "", day):
+                continue
+            rids = by_line.get(p.line_id or "", [])
+            if not any(books.receipts[r].applied.get(invoice_id) for r in rids):
+                waiting.append((payment_id, amount - over.get(payment_id, 0)))
+                over.pop(payment_id, None)
+        waiting = [(pid, a) for pid, a in waiting if a > 0]
+        if waiting:
+            amount = sum(a for _, a in waiting)
+            items.append(Item(account, "awaiting_application", party,
+                              f"{invoice_id} ({', '.join(p for p, _ in waiting)})", amount, 0,
+                              amount, True, f"the bank posted the payment on {day} after the "
+                                            "clerk's turn (on no statement yet): not applied yet"))
+            comp_books += amount
+        wo = books.written_off.get(invoice_id, 0)
+        if wo:
+            items.append(Item(account, "written_off", party, invoice_id, 0, wo, -wo, True,
+                              "written off in the books; the customer's records still owe it"))
+            comp_ext += wo
+        residual = (open_ - comp_books) - (ext - comp_ext)
+        if residual:
+            kind, note = _ar_residual(books, world, inv, w, residual, receipt_payer, by_line)
+            items.append(Item(account, kind, party, invoice_id, open_ - comp_books,
+                              ext - comp_ext, residual, False, note))
+    return items, external
+
+
+def _over_parts(w: Any) -> dict[str, int]:
+    """How much of each payment to an invoice is its overpayment (the latest payments'
+    first): money on account, not a payment of the invoice."""
+    excess = -w.owed
+    out: dict[str, int] = {}
+    for payment_id, amount in reversed(w.payments):
+        if excess <= 0:
+            break
+        part = min(excess, amount)
+        excess -= part
+        out[payment_id] = out.get(payment_id, 0) + part
+    return out
+
+
+def _ar_residual(books: BooksView, world: WorldView, inv: ev.InvoiceIssued, w: Any,
+                 residual: int, truth: Mapping[str, tuple[str | None, CustomerPayment | None,
+                                                          str]],
+                 by_line: Mapping[str, list[str]]) -> tuple[str, str]:
+    """Name an invoice's unexplained difference and the evidence for it."""
+    notes: list[str] = []
+    kinds: list[str] = []
+    for payment_id, amount in w.payments:
+        p = world.payments[payment_id]
+        if p.in_transit:
+            continue
+        rids = by_line.get(p.line_id or "", [])
+        if not rids:
+            kinds.append("deposit_not_recorded")
+            notes.append(f"paid {display_cents(amount)} by {payment_id} (bank line {p.line_id}, "
+                         "no receipt in the books)")
+            continue
+        for rid in rids:
+            r = books.receipts[rid]
+            here = r.applied.get(inv.invoice_id, 0)
+            elsewhere = {i: a for i, a in r.applied.items() if a and i != inv.invoice_id}
+            unapplied = r.amount - sum(r.applied.values())
+            bits = [f"{display_cents(here)} applied here"]
+            if unapplied:
+                bits.append(f"{display_cents(unapplied)} unapplied")
+                kinds.append("receipt_not_applied")
+            for i, a in sorted(elsewhere.items()):
+                other = books.invoices.get(i)
+                whose = f" of {other.customer_id}" if other is not None else ""
+                bits.append(f"{display_cents(a)} applied to {i}{whose}")
+                kinds.append("misapplied")
+            owner = r.customer_id or UNASSIGNED
+            notes.append(f"paid {display_cents(amount)} by {payment_id} (line {p.line_id}, "
+                         f"receipt {rid} of {owner}: {', '.join(bits)})")
+    for rid, amount in sorted(books.applied_to.get(inv.invoice_id, {}).items()):
+        if not amount:
+            continue
+        _, p, what = truth.get(rid, (None, None, "no_line"))
+        if what == "deposit" and p is not None:
+            meant = dict(p.allocations).get(inv.invoice_id, 0) if p.counted else 0
+            if meant:
+                continue
+            why = ("a repeat of " + str(p.duplicate_of) if p.duplicate_of else
+                   f"money from {p.customer_id} meant for "
+                   + (", ".join(i for i, _ in p.allocations) or "no invoice"))
+        else:
+            why = {"bank_copy": "a line the bank posted twice (no money)",
+                   "returned": "a deposit the bank returned unpaid",
+                   "no_line": "no bank line behind it",
+                   "not_a_deposit": "a bank line that is not a deposit"}.get(what, what)
+        kinds.append("overapplied")
+        notes.append(f"{display_cents(amount)} applied from {rid}: {why}")
+    allowed = books.allowances.get(inv.invoice_id, 0)
+    if allowed != w.fees and residual == w.fees - allowed:
+        kinds.append("fee_not_allowed" if residual > 0 else "allowance_exceeds_fee")
+        notes.append(f"fee allowance {display_cents(allowed)} against a processor fee or "
+                     f"wire charges of {display_cents(w.fees)}")
+    if w.credited != books.credit_memos.get(inv.invoice_id, 0):
+        notes.append("credit memos differ")
+    if not kinds:
+        kinds.append("not_applied" if residual > 0 else "overapplied")
+    kind = kinds[0] if residual > 0 or "overapplied" not in kinds else "overapplied"
+    head = ("the books show more open than the customer's records"
+            if residual > 0 else "the books show less open than the customer's records")
+    return kind, head + (": " + "; ".join(notes) if notes else "")
+
+
+# --- unapplied cash ---------------------------------------------------------------------------
+
+
+def _unapplied_items(account: str, books: BooksView, world: WorldView,
+                     sub: Mapping[tuple[str, str], int], default: bool,
+                     day: date | None) -> tuple[list[Item], int]:
+    """Unapplied cash: each receipt against the customer money on account behind it."""
+    items: list[Item] = []
+    left = {pid: p.on_account for pid, p in world.payments.items() if p.on_account}
+    external = 0
+    for rid in sorted(r for r, x in books.receipts.items() if x.account == account):
+        r = books.receipts[rid]
+        open_ = sub.get(("receipt", rid), 0)
+        line, p, what = _receipt_truth(books, world, rid)
+        party = r.customer_id or UNASSIGNED
+        ref = f"{rid} (line {line})" if line else rid
+        if what in ("bank_copy", "returned", "no_line", "not_a_deposit") or p is None:
+            if not open_:
+                continue
+            if what == "bank_copy":
+                original = world.lines[line].duplicate_of if line else None  # type: ignore[index]
+                items.append(Item(account, "bank_error", party, ref, open_, 0, open_, True,
+                                  f"the bank posted line {original} twice; this receipt holds "
+                                  "no money (the bank is to reverse the copy)"))
+            elif what == "returned" and p is not None:
+                items.append(Item(account, "returned_item", p.customer_id, ref, open_, 0, open_,
+                                  True, f"the bank returned the deposit unpaid (line "
+                                        f"{p.returned_line}); the receipt holds the bounced "
+                                        "cash, which the books cannot record as returned"))
+            else:
+                why = {"no_line": "no bank line behind it",
+                       "not_a_deposit": "matched to a bank line that is not a deposit"}.get(
+                    what, "no customer payment behind its bank line")
+                items.append(Item(account, "receipt_without_payment", party, ref, open_, 0,
+                                  open_, False, why))
+            continue
+        ext = min(left.get(p.payment_id, 0), r.amount)
+        if ext:
+            left[p.payment_id] -= ext
+        external += ext
+        meant = (f"a repeat of {p.duplicate_of}: on account, to refund or credit"
+                 if p.duplicate_of else
+                 "meant for " + ", ".join(f"{i} {display_cents(a)}" for i, a in p.allocations))
+        if (open_ > ext and r.customer_id in (None, p.customer_id) and line is not None
+                and world.unseen(line, day)):
+            items.append(Item(account, "awaiting_application", p.customer_id, ref, open_, ext,
+                              open_ - ext, True, f"{p.payment_id} {meant}; the bank posted it "
+                                                 f"on {day} after the clerk's turn (on no "
+                                                 "statement yet)"))
+            continue
+        if r.customer_id != p.customer_id:
+            kind = "receipt_unidentified" if r.customer_id is None else "receipt_wrong_customer"
+            note = (f"the money came from {p.customer_id} ({p.payment_id}, {meant})"
+                    + ("" if r.customer_id is None else f", not from {r.customer_id}"))
+            if open_:
+                items.append(Item(account, kind, party, ref, open_, 0, open_, False, note))
+            if ext:
+                items.append(Item(account, kind, p.customer_id, ref, 0, ext, -ext, False, note))
+            continue
+        if open_ == ext:
+            if ext:
+                why = ("a duplicate payment" if p.duplicate_of else "an overpayment")
+                items.append(Item(account, "on_account", party, ref, open_, ext, 0, True,
+                                  f"{why} held on account ({p.payment_id}, {meant})"))
+            continue
+        kind = "receipt_not_applied" if open_ > ext else "on_account_applied"
+        note = (f"{p.payment_id} {meant}; {display_cents(open_)} unapplied"
+                if open_ > ext else
+                f"{display_cents(ext - open_)} of money on account was applied ({p.payment_id}, "
+                f"{meant})")
+        items.append(Item(account, kind, party, ref, open_, ext, open_ - ext, False, note))
+    if default:
+        for pid in sorted(left):
+            if left[pid] > 0:
+                p = world.payments[pid]
+                external += left[pid]
+                items.append(Item(account, "deposit_not_recorded", p.customer_id,
+                                  f"{pid} (line {p.line_id})", 0, left[pid], -left[pid], False,
+                                  "money on account reached the bank; no receipt holds it"))
+    return items, external
+
+
+# --- payables ----------------------------------------------------------------------------------
+
+
+def _digits(number: str) -> str:
+    return re.sub(r"\D", "", number).lstrip("0")
+
+
+def _ap_items(account: str, books: BooksView, world: WorldView, default: bool,
+              sub_by_party: Mapping[str, int]) -> tuple[list[Item], int]:
+    """Payables: each vendor's documents in the books against its own books."""
+    items: list[Item] = []
+    external = 0
+    vendors = sorted({b.vendor_id for b in books.bills.values() if b.account == account}
+                     | {c.vendor_id for c in books.credits.values() if c.ap_account == account}
+                     | {p.vendor_id for p in books.payments.values() if p.account == account}
+                     | (set(world.vendors) if default else set()))
+    for vid in vendors:
+        v = world.vendors.get(vid)
+        w_bills = list(v.bills.values()) if v else []
+        matched: dict[str, str] = {}  # world bill ref -> books bill id
+        counted = [b for b in w_bills if b.counted]
+        by_ref = {b.bill_ref: b for b in w_bills}
+        book_bills = sorted((b for b in books.bills.values()
+                             if b.vendor_id == vid and b.account == account),
+                            key=lambda b: (b.entry_date, b.bill_id))
+        books_side = 0
+        for b in book_bills:
+            books_side += b.total
+            w = _match_bill(b, counted, w_bills, by_ref, matched)
+            doc = f"{b.bill_id} ({b.number})"
+            if w is None:
+                items.append(Item(account, "bill_not_issued", vid, doc, b.total, 0, b.total,
+                                  False, "the vendor's books hold no such bill"))
+                continue
+            if w.bill_ref in matched and matched[w.bill_ref] != b.bill_id:
+                resent = next((x for x in w_bills if x.duplicate_of == w.bill_ref
+                               and (document_number_key(x.invoice_number)
+                                    == document_number_key(b.number)
+                                    or _digits(x.invoice_number) == _digits(b.number))), None)
+                what = (f"a {resent.kind.replace('_', '-')} of {w.invoice_number}"
+                        if resent is not None else f"a second entry of {w.invoice_number}")
+                items.append(Item(account, "bill_entered_twice", vid, doc, b.total, 0, b.total,
+                                  False, f"{what}, already entered as {matched[w.bill_ref]}; "
+                                         "the vendor's books count it once"))
+                continue
+            matched[w.bill_ref] = b.bill_id
+            if w.total != b.total:
+                held = w.kind == "price_variance" and b.total == w.agreed_total
+                items.append(Item(account, "price_variance_disputed" if held else
+                                  "bill_amount_differs", vid, doc, b.total, w.total,
+                                  b.total - w.total, held,
+                                  f"the vendor billed {display_cents(w.total)}"
+                                  + (", above the agreed price: entered at the agreed "
+                                     f"{display_cents(b.total)}" if held else "")))
+        ext_side = 0
+        for w in counted:
+            ext_side += w.total
+            if w.bill_ref in matched:
+                continue
+            doc = f"{w.invoice_number} ({w.bill_ref})"
+            if w.delivered and w.kind == "price_variance":
+                items.append(Item(account, "price_variance_held", vid, doc, 0, w.total, -w.total,
+                                  True, f"billed {display_cents(w.total)}, above the agreed "
+                                        f"{display_cents(w.agreed_total or 0)}: held out of the "
+                                        "books as an exception"))
+            elif w.delivered:
+                items.append(Item(account, "bill_not_entered", vid, doc, 0, w.total, -w.total,
+                                  False, f"issued {w.issued_on}, delivered {w.delivered_on}; not "
+                                         "in the books"))
+            else:
+                items.append(Item(account, "bill_not_delivered", vid, doc, 0, w.total, -w.total,
+                                  True, f"issued {w.issued_on}; not delivered to the company yet"))
+        # credit notes
+        w_credits = dict(v.credits) if v else {}
+        taken: set[str] = set()
+        for c in sorted((c for c in books.credits.values()
+                         if c.vendor_id == vid and c.ap_account == account),
+                        key=lambda c: c.credit_id):
+            books_side -= c.amount
+            key = document_number_key(c.vendor_credit_number)
+            wc = next((x for n, x in w_credits.items()
+                       if document_number_key(n) == key and n not in taken), None)
+            doc = f"{c.credit_id} ({c.vendor_credit_number})"
+            if wc is None:
+                items.append(Item(account, "credit_not_issued", vid, doc, -c.amount, 0, -c.amount,
+                                  False, "the vendor's books hold no such credit note"))
+                continue
+            taken.add(wc.number)
+            if wc.amount != c.amount:
+                items.append(Item(account, "credit_amount_differs", vid, doc, -c.amount,
+                                  -wc.amount, wc.amount - c.amount, False,
+                                  f"the vendor credited {display_cents(wc.amount)}"))
+        for n, wc in sorted(w_credits.items()):
+            ext_side -= wc.amount
+            if n in taken:
+                continue
+            delivered = wc.delivered_on is not None
+            items.append(Item(account, "credit_not_recorded" if delivered else
+                              "credit_not_delivered", vid, n, 0, -wc.amount, wc.amount,
+                              not delivered, "not in the books" if delivered else
+                              "not delivered to the company yet"))
+        # payments
+        w_pays = dict(v.payments) if v else {}
+        for p in sorted((p for p in books.payments.values()
+                         if p.vendor_id == vid and p.account == account),
+                        key=lambda p: p.payment_id):
+            books_side -= p.applied
+            wp = w_pays.pop(p.payment_id, None)
+            if wp is None:
+                items.append(Item(account, "vendor_payment_in_transit", vid, p.payment_id,
+                                  -p.applied, 0, -p.applied, True,
+                                  f"paid {p.entry_date}; the bank has not paid it out yet"))
+            elif not wp.received:  # the vendor's books never saw the money
+                items.append(Item(account, "payment_diverted", vid, p.payment_id, -p.applied, 0,
+                                  -p.applied, False,
+                                  f"paid to {wp.account}, an account the vendor does not own: "
+                                  "its books still show the bills owed"))
+            else:
+                ext_side -= wp.amount
+                if wp.amount != p.applied:
+                    items.append(Item(account, "payment_amount_differs", vid, p.payment_id,
+                                      -p.applied, -wp.amount, wp.amount - p.applied, False,
+                                      f"the vendor received {display_cents(wp.amount)}; the "
+                                      f"books applied {display_cents(p.applied)} to its bills"))
+        for pid, wp in sorted(w_pays.items()):
+            if wp.received:
+                ext_side -= wp.amount
+                items.append(Item(account, "payment_not_in_books", vid, pid, 0, -wp.amount,
+                                  wp.amount, False, "the vendor received it; the books hold no "
+                                                    "such payment"))
+        external += ext_side
+        other = sub_by_party.get(vid, 0) - books_side
+        if other:
+            items.append(Item(account, "books_other", vid, "(subledger)", other, 0, other, False,
+                              "subledger movements of this vendor that are not its bills, "
+                              "credits or payments"))
+    return items, external
+
+
+def _match_bill(b: Any, counted: list[VendorBill], every: list[VendorBill],
+                by_ref: Mapping[str, VendorBill], matched: Mapping[str, str]) -> VendorBill | None:
+    """The vendor's counted bill a books bill records: by number, else by the number's digits
+    and the amount; a resend leads to its original."""
+    key, digits = document_number_key(b.number), _digits(b.number)
+    pools = ([w for w in counted if document_number_key(w.invoice_number) == key],
+             [w for w in every if document_number_key(w.invoice_number) == key],
+             [w for w in every if digits and _digits(w.invoice_number) == digits
+              and w.total == b.total])
+    for pool in pools:
+        found = [w if w.counted else by_ref.get(w.duplicate_of or "") for w in pool]
+        found = [w for w in found if w is not None]
+        if found:
+            free = [w for w in found if w.bill_ref not in matched]
+            return (free or found)[0]
+    return None
+
+
+# --- bank --------------------------------------------------------------------------------------
+
+
+_BANK_DOC_KIND = {"receipt": "deposit_in_transit", "payment": "outstanding_payment",
+                  "refund": "outstanding_refund", "fee": "fee_not_on_statement",
+                  "interest": "interest_not_on_statement"}
+_LINE_KIND = {"deposit": "unrecorded_deposit", "fee": "unrecorded_fee",
+              "interest": "unrecorded_interest", "payment": "unrecorded_payment",
+              "refund": "unrecorded_refund", "returned": "returned_item",
+              "other": "unrecorded_line"}
+
+
+def _bank_items(gl_account: str, books: BooksView, world: WorldView,
+                docs: Mapping[tuple[str, str], int], unapplied: Mapping[str, int],
+                day: date | None) -> tuple[list[Item], int | None]:
+    """A bank GL account against the bank's statement: each statement line and each book
+    document on one side only, or on both with different amounts."""
+    accounts = [a for a in books.bank_accounts.values() if a.gl_account == gl_account]
+    if not accounts:
+        return [], None
+    items: list[Item] = []
+    statement = 0
+    left = {k: v for k, v in docs.items() if v}
+    for acct in accounts:
+        bank = world.banks.get(acct.bank_account_id)
+        opening = bank.opening if bank is not None else acct.opening_balance
+        statement += opening
+        key = ("bank_account", acct.bank_account_id)
+        book_opening = left.pop(key, 0)
+        if book_opening != opening:
+            items.append(Item(gl_account, "opening_differs", None, acct.bank_account_id,
+                              book_opening, opening, book_opening - opening, False,
+                              "the books' opening balance is not the bank's"))
+        lines = sorted(bank.lines if bank else [], key=lambda x: (x.posted_on, x.line_id))
+        by_world: dict[str, list[tuple[str, tuple[ev.MatchTarget, ...]]]] = {}
+        for lid, targets in books.matches.items():
+            line = books.lines.get(lid)
+            if line is not None and line.bank_account_id == acct.bank_account_id:
+                by_world.setdefault(books.world_line(lid), []).append((lid, targets))
+        pending: list[Any] = []
+        for x in lines:
+            statement += x.amount
+            booked = 0
+            found = False
+            for _, targets in by_world.get(x.line_id, []):
+                for t in targets:
+                    amount = left.pop((t.kind, t.doc_id), None)
+                    if amount is not None:
+                        booked += amount
+                        found = True
+            if found:
+                if booked != x.amount:
+                    items.append(Item(gl_account, "amount_differs", None, x.line_id, booked,
+                                      x.amount, booked - x.amount, False,
+                                      "the books matched documents of another amount to it"))
+                elif world.is_bank_copy(x):
+                    items.append(Item(gl_account, "bank_error", None, x.line_id, booked, x.amount,
+                                      0, True, f"a copy of {x.duplicate_of} the bank posted "
+                                               "twice; the books recorded it as well (the bank "
+                                               "is to reverse it)"))
+                continue
+            pending.append(x)
+        for x in pending:  # lines the books did not match: pair them by the truth
+            doc = _pair_line(x, left)
+            if doc is not None:
+                amount = left.pop(doc)
+                if amount != x.amount:
+                    items.append(Item(gl_account, "amount_differs", None,
+                                      f"{x.line_id} / {doc[1]}", amount, x.amount,
+                                      amount - x.amount, False, "recorded at another amount"))
+                continue
+            item = _statement_only(gl_account, x, world, books, unapplied)
+            if not item.explained and world.unseen(x.line_id, day):
+                item = Item(item.account, item.kind, item.party, item.document, item.books,
+                            item.external, item.difference, True,
+                            f"{item.note}; posted on {day} after the clerk's turn (on no "
+                            "statement yet)")
+            items.append(item)
+    for (kind, doc_id), amount in sorted(left.items()):
+        if kind == "bank_account":
+            continue
+        matched = books.line_of(kind, doc_id)
+        if matched is not None and books.world_line(matched) not in world.posted_ids:
+            items.append(Item(gl_account, "line_not_at_bank", None, doc_id, amount, 0, amount,
+                              False, f"matched to statement line {matched}, which the bank "
+                                     "never posted"))
+            continue
+        name = _BANK_DOC_KIND.get(kind, f"{kind}_not_on_statement")
+        explained = name in EXPLAINED_KINDS
+        note = {"deposit_in_transit": "recorded in the books, not on the statement yet",
+                "outstanding_payment": "paid in the books, not debited by the bank yet",
+                "outstanding_refund": "refunded in the books, not debited by the bank yet"}.get(
+            name, "recorded in the books; the bank has no such line")
+        items.append(Item(gl_account, name, None, doc_id, amount, 0, amount, explained, note))
+    return items, statement
+
+
+def _pair_line(x: Any, left: Mapping[tuple[str, str], int]) -> tuple[str, str] | None:
+    """The unmatched book document a statement line is, by the bank's own source."""
+    if x.kind in ("payment", "refund") and x.source and (x.kind, x.source) in left:
+        return (x.kind, x.source)
+    if x.kind in ("fee", "interest"):
+        same = sorted(k for k, v in left.items() if k[0] == x.kind and v == x.amount)
+        return same[0] if same else None
+    if x.kind == "deposit":
+        rid = f"RCT-{x.line_id}"
+        if ("receipt", rid) in left:
+            return ("receipt", rid)
+    return None
+
+
+def _statement_only(account: str, x: Any, world: WorldView, books: BooksView,
+                    unapplied: Mapping[str, int]) -> Item:
+    """A statement line the books do not have."""
+    kind = _LINE_KIND.get(x.kind, "unrecorded_line")
+    ref = f"{x.line_id} {x.description} {x.reference}".strip()
+    if x.kind == "deposit" and world.is_bank_copy(x):
+        return Item(account, "bank_error", None, ref, 0, x.amount, -x.amount, True,
+                    f"the bank posted {x.duplicate_of} twice; it is to reverse the copy")
+    if x.kind == "returned":
+        p = world.payments.get(x.source or "")
+        held = 0
+        if p is not None and p.line_id is not None:
+            for lid, targets in books.matches.items():
+                if books.world_line(lid) == p.line_id:
+                    held += sum(unapplied.get(t.doc_id, 0) for t in targets
+                                if t.kind == "receipt")
+        ok = held >= -x.amount
+        return Item(account, kind, p.customer_id if p else None, ref, 0, x.amount, -x.amount, ok,
+                    f"returns {p.line_id if p else '?'} unpaid (NSF): "
+                    + ("its receipt holds the bounced cash unapplied; the books have no way to "
+                       "record the return" if ok else
+                       "the cash of the returned deposit was applied (or not held) in the books"))
+    what = {"unrecorded_fee": "a bank charge the books have not recorded",
+            "unrecorded_interest": "interest the books have not recorded",
+            "unrecorded_deposit": "a deposit the books have not recorded",
+            "unrecorded_payment": "a payment the books have not recorded",
+            "unrecorded_refund": "a refund the books have not recorded"}.get(
+        kind, "a bank line the books have not recorded")
+    return Item(account, kind, None, ref, 0, x.amount, -x.amount, False, what)
+
+
+# --- putting it together ---------------------------------------------------------------------
+
+
+def reconcile(store: EventStore, *, as_of: date | None = None, position: int | None = None,
+              control_accounts: Mapping[str, str] | None = None,
+              world: WorldView | None = None, books: BooksView | None = None) -> Reconciliation:
+    """Reconcile every control account as of a date and/or log position.
+
+    ``control_accounts`` adds declared control accounts (``{account: subledger}``); those
+    are compared with their subledger only. ``world`` and ``books`` reuse views folded
+    already (as of the same moment).
+    """
+    chart = q.chart(store, position)
+    world = world if world is not None else fold_world(store, as_of=as_of, position=position)
+    books = books if books is not None else fold_books(store, as_of=as_of, position=position)
+    company = _company_accounts(store, position)
+    day = as_of if as_of is not None else _latest_business_date(store, position)
+    rows: list[AccountRow] = []
+    # A declared account the chart already controls with the same subledger is the chart's.
+    declared = {code: ledger for code, ledger in (control_accounts or {}).items()
+                if code not in chart or chart[code].control != ledger}
+    codes = [a.code for a in chart.values() if a.control is not None]
+    codes += [c for c in declared if c not in codes]
+    order = {k: n for n, k in enumerate(("bank", "ar", "unapplied_cash", "ap"))}
+    codes.sort(key=lambda c: (order.get(_control_of(chart, declared, c), 9), c))
+    unapplied_open: dict[str, int] = {}
+    for a in chart.values():
+        if a.control == "unapplied_cash":
+            for (k, d), v in subledger_by_document(store, "unapplied_cash", a.code, as_of=as_of,
+                                                   position=position).items():
+                if k == "receipt":
+                    unapplied_open[d] = unapplied_open.get(d, 0) + v
+    for code in codes:
+        control = _control_of(chart, declared, code)
+        name = chart[code].name if code in chart else code
+        sign = SIGN.get(control, 1)
+        gl = q.account_balance(store, code, as_of=as_of, position=position) * sign
+        sub = subledger_by_document(store, control, code, as_of=as_of, position=position)
+        subledger = sum(sub.values())
+        items = gl_subledger_items(store, code, control, as_of=as_of, position=position)
+        external: int | None = None
+        main = code == company.get(control)
+        if code in declared:
+            pass
+        elif control == "ar":
+            more, external = _ar_items(code, books, world, sub, main, day)
+            items += more
+        elif control == "unapplied_cash":
+            more, external = _unapplied_items(code, books, world, sub, main, day)
+            items += more
+        elif control == "ap":
+            by_party = _by_party(store, "ap", code, as_of, position)
+            more, external = _ap_items(code, books, world, main, by_party)
+            items += more
+        elif control == "bank":
+            more, ext = _bank_items(code, books, world, sub, unapplied_open, day)
+            items += more
+            external = ext
+        rows.append(_finish(AccountRow(code, name, control, gl, subledger, external,
+                                       EXTERNAL_SOURCE.get(control, "none") if external
+                                       is not None else "none", tuple(items))))
+    return Reconciliation(as_of, position, tuple(rows), day)
+
+
+def _latest_business_date(store: EventStore, position: int | None) -> date | None:
+    sql = "SELECT MAX(business_date) FROM events"
+    params: list[Any] = []
+    if position is not None:
+        sql += " WHERE position <= ?"
+        params.append(position)
+    found = _sql(store, sql, params)[0][0]
+    return date.fromisoformat(found) if found else None
+
+
+def _control_of(chart: Mapping[str, q.Account], declared: Mapping[str, str], code: str) -> str:
+    if code in declared:
+        return declared[code]
+    control = chart[code].control
+    return control or "none"
+
+
+def _company_accounts(store: EventStore, position: int | None) -> dict[str, str]:
+    """The company's main control accounts by kind (its ``CompanySetUp`` accounts)."""
+    out = {"ar": "1200", "ap": "2000", "unapplied_cash": "2150"}
+    for e in store.read(realm="erp", until=position, types=["company_set_up"]):
+        a = e.event.accounts
+        out = {"ar": a.ar, "ap": a.ap, "unapplied_cash": a.unapplied_cash}
+    return out
+
+
+def _by_party(store: EventStore, ledger: str, account: str, as_of: date | None,
+              position: int | None) -> dict[str, int]:
+    where, params = _where(as_of, position)
+    return {p: int(t) for p, t in _sql(
+        store, f"SELECT party, SUM(amount) FROM subledger WHERE ledger = ? AND account = ? AND "
+               f"{where} GROUP BY party", [ledger, account, *params]) if p is not None}
+
+
+def _finish(row: AccountRow) -> AccountRow:
+    """Add what the items do not account for as an unexplained residual (never expected)."""
+    items = list(row.items)
+    gl_items = sum(i.difference for i in items if i.kind.startswith("gl_"))
+    rest = row.gl_difference - gl_items
+    if rest:
+        items.append(Item(row.account, "gl_residual", None, "(unitemized)", row.gl,
+                          row.subledger, rest, False, "GL minus subledger not itemized"))
+    if row.external is not None:
+        ext_items = sum(i.difference for i in items if not i.kind.startswith("gl_"))
+        rest = (row.subledger - row.external) - ext_items
+        if rest:
+            items.append(Item(row.account, "residual", None, "(unitemized)", row.subledger,
+                              row.external, rest, False,
+                              "subledger minus external balance not itemized"))
+    return AccountRow(row.account, row.name, row.control, row.gl, row.subledger, row.external,
+                      row.external_source, tuple(items))
+
+
+def reconciliation(ctx: CheckContext, as_of: date | None) -> Reconciliation:
+    """:func:`reconcile` as of ``as_of`` at the context's position, with the context's
+    declared control accounts, computed once per evaluation (cached in ``ctx.cache``)."""
+    key = ("checks.reconcile", as_of, ctx.position, tuple(sorted(ctx.control_accounts.items())))
+
+    def make() -> Reconciliation:
+        books = ctx.cached(("checks.books_view", as_of, ctx.position),
+                           lambda: fold_books(ctx.store, as_of=as_of, position=ctx.position))
+        return reconcile(ctx.store, as_of=as_of, position=ctx.position,
+                         control_accounts=ctx.control_accounts,
+                         world=world_view(ctx, as_of), books=books)
+
+    return ctx.cached(key, make)  # type: ignore[no-any-return]
+
+
+__all__ = ["CSV_COLUMNS", "EXPLAINED_KINDS", "AccountRow", "BooksView", "Item", "Reconciliation",
+           "fold_books", "gl_subledger_items", "reconcile", "reconciliation",
+           "subledger_by_document"]

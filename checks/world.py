@@ -1,0 +1,627 @@
+"""The counterparties' own records, folded from the ``world`` realm of the log.
+
+Customers, vendors and the bank keep their own books in the world realm
+(``sim.world_events``); this module reads them back into views a check can compare
+with the company's books, as of a business date and/or a log position:
+
+- each customer: the invoices it received and what it believes it owes on each (the
+  amount, less the payments it allocated to it, less the company's credit memos), its
+  disputes, its payments (in transit, posted, returned, duplicated) and the money it
+  sent that pays no invoice in its own records (``on_account``);
+- each vendor: what it billed (originals and over-priced bills count; second copies
+  and reformatted resends do not), credited and was paid (a payment diverted to a
+  fraudster's account was *not* received), i.e. its statement of account;
+- the bank: its lines per account, the statement balance, its own errors (a line
+  posted twice) and returned items;
+- the truth behind documents: which bill is a resend, which bank-detail change is a
+  fraud, which document was delivered when, what a scenario planted.
+
+Dates: a world event counts as of a date by its business date, a bank line by its
+``posted_on`` (the statement's date). A few facts live only in the company's books and
+are read from the ``erp`` realm: the opening balance of a bank account (the bank
+takes it from there), the bills open before the first day (each vendor's books take
+them over) and the credit memos the company issues (sent to its customers).
+
+All amounts are integer cents. :func:`world_view` caches a view in ``ctx.cache``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from erp.store import EventStore
+from sim.automation import SETUP
+from sim.world_events import (
+    BankChangeAsked,
+    BankLinePosted,
+    BillIssued,
+    CreditNoteIssued,
+    DocumentDelivered,
+    InjectionPlanted,
+    InvoiceReceived,
+    LineDisputed,
+    PaymentDiverted,
+    PaymentReceived,
+    PaymentSent,
+    StatementSent,
+    decode_world_event,
+)
+
+if TYPE_CHECKING:
+    from checks.context import CheckContext
+
+COUNTED_BILL_KINDS = ("original", "price_variance")
+"""Bill kinds a vendor's own books count (a ``duplicate`` or ``near_duplicate`` is a resend)."""
+
+_ERP_TYPES = ("bank_account_opened", "bill_entered", "credit_memo_issued")
+
+
+# --- customers -----------------------------------------------------------------------
+
+
+@dataclass
+class CustomerPayment:
+    """A payment a customer sent, and what became of it as of the view's moment."""
+
+    payment_id: str
+    customer_id: str
+    method: str
+    amount: int
+    """What left the customer (the gross of a card payment)."""
+    arrives: int
+    """What reaches the company's bank (net of a processor's fee or wire charges)."""
+    payer_name: str
+    reference: str
+    allocations: tuple[tuple[str, int], ...]
+    """``(invoice_id, amount)``: what the customer meant to pay (the truth)."""
+    behaviour: str
+    sent_on: date
+    position: int
+    duplicate_of: str | None = None
+    line_id: str | None = None
+    """The bank's deposit line of this payment (never a copy the bank posted twice)."""
+    posted_on: date | None = None
+    returned_line: str | None = None
+    """The bank's returned-item (NSF) line, when the deposit came back unpaid."""
+    on_account: int = 0
+    """The part of the money that arrived and pays no invoice in the customer's records:
+    all of a duplicate payment, the excess of an overpaid invoice. Set by the fold."""
+
+    @property
+    def in_transit(self) -> bool:
+        """Sent, but not posted by the bank (as of the view's moment)."""
+        return self.line_id is None
+
+    @property
+    def returned(self) -> bool:
+        """The bank returned the deposit unpaid."""
+        return self.returned_line is not None
+
+    @property
+    def counted(self) -> bool:
+        """Whether the customer's own books count it against invoices (not a repeat of an
+        earlier payment, not returned)."""
+        return self.duplicate_of is None and not self.returned
+
+    @property
+    def fee(self) -> int:
+        """What the processor or intermediary banks kept on the way."""
+        return self.amount - self.arrives
+
+
+@dataclass
+class CustomerInvoice:
+    """An invoice in a customer's own books."""
+
+    invoice_id: str
+    customer_id: str
+    amount: int
+    due_on: date
+    received_on: date
+    paid: int = 0
+    """Allocations of the customer's counted payments (in transit ones too)."""
+    in_transit: int = 0
+    """The part of ``paid`` still in transit (not posted by the bank)."""
+    fees: int = 0
+    """The part of ``paid`` the processor or intermediary banks kept (never arrives)."""
+    credited: int = 0
+    """Credit memos the company issued on it."""
+    disputed: int = 0
+    """What the customer disputes (and means not to pay) on it."""
+    payments: list[tuple[str, int]] = field(default_factory=list)
+    """``(payment_id, amount)`` of the counted payments allocated to it, in order."""
+
+    @property
+    def owed(self) -> int:
+        """What the customer's records say it owes (negative: it paid too much)."""
+        return self.amount - self.paid - self.credited
+
+    @property
+    def means_to_pay(self) -> int:
+        """What it still means to pay: ``owed`` less what it disputes (and was not credited)."""
+        return self.owed - max(0, self.disputed - self.credited)
+
+
+@dataclass
+class CustomerRecords:
+    """One customer's own books."""
+
+    customer_id: str
+    invoices: dict[str, CustomerInvoice] = field(default_factory=dict)
+    payments: dict[str, CustomerPayment] = field(default_factory=dict)
+    disputes: list[LineDisputed] = field(default_factory=list)
+    statements: list[StatementSent] = field(default_factory=list)
+
+    @property
+    def owed(self) -> int:
+        """What its records say it owes the company, all invoices together."""
+        return sum(i.owed for i in self.invoices.values())
+
+    @property
+    def on_account(self) -> int:
+        """Money of its that reached the company and pays no invoice in its records."""
+        return sum(p.on_account for p in self.payments.values())
+
+    @property
+    def in_transit(self) -> int:
+        """What it counts as paid that the bank has not posted yet."""
+        return sum(i.in_transit for i in self.invoices.values())
+
+
+# --- vendors -------------------------------------------------------------------------
+
+
+@dataclass
+class VendorBill:
+    """A bill as the vendor issued it (a resend too), or one open before the first day."""
+
+    vendor_id: str
+    bill_ref: str
+    invoice_number: str
+    issued_on: date
+    total: int
+    kind: str
+    due_on: date | None = None
+    agreed_total: int | None = None
+    duplicate_of: str | None = None
+    delivered_on: date | None = None
+    """When its document reached the company (None: not delivered, as of the view)."""
+    opening: bool = False
+    """Open before the first day (both books agree on it; it has no world event)."""
+
+    @property
+    def counted(self) -> bool:
+        """Whether the vendor's own books count it (a resend is not counted twice)."""
+        return self.kind in COUNTED_BILL_KINDS
+
+    @property
+    def delivered(self) -> bool:
+        """Whether the company could have it (delivered, or open before the first day)."""
+        return self.opening or self.delivered_on is not None
+
+
+@dataclass
+class VendorCredit:
+    """A credit note the vendor issued to the company."""
+
+    vendor_id: str
+    number: str
+    amount: int
+    issued_on: date
+    for_bill_ref: str | None = None
+    delivered_on: date | None = None
+
+
+@dataclass
+class VendorPayment:
+    """A payment of the company meant for the vendor, as the world saw it land."""
+
+    vendor_id: str
+    payment_id: str
+    amount: int
+    on: date
+    received: bool
+    """False: diverted to an account the vendor does not own (its books never see it)."""
+    account: str = ""
+
+
+@dataclass
+class VendorRecords:
+    """One vendor's own books: bills, credit notes and payments received."""
+
+    vendor_id: str
+    bills: dict[str, VendorBill] = field(default_factory=dict)
+    credits: dict[str, VendorCredit] = field(default_factory=dict)
+    payments: dict[str, VendorPayment] = field(default_factory=dict)
+
+    @property
+    def billed(self) -> int:
+        """What it billed, resends counted once."""
+        return sum(b.total for b in self.bills.values() if b.counted)
+
+    @property
+    def credited(self) -> int:
+        """What its credit notes gave back."""
+        return sum(c.amount for c in self.credits.values())
+
+    @property
+    def received(self) -> int:
+        """What reached its own account."""
+        return sum(p.amount for p in self.payments.values() if p.received)
+
+    @property
+    def balance(self) -> int:
+        """What its books say the company owes it."""
+        return self.billed - self.credited - self.received
+
+    def statement(self) -> list[tuple[date, str, str, int]]:
+        """Its book as a statement: ``(date, document, description, amount)``, charges
+        positive, in date order."""
+        rows = [(b.issued_on, b.invoice_number, f"Invoice {b.invoice_number}", b.total)
+                for b in self.bills.values() if b.counted]
+        rows += [(c.issued_on, c.number, f"Credit note {c.number}", -c.amount)
+                 for c in self.credits.values()]
+        rows += [(p.on, p.payment_id, "Payment received", -p.amount)
+                 for p in self.payments.values() if p.received]
+        return sorted(rows, key=lambda r: (r[0], r[1]))
+
+
+# --- the bank ------------------------------------------------------------------------
+
+
+@dataclass
+class BankRecords:
+    """The bank's own record of one of the company's accounts."""
+
+    bank_account_id: str
+    opening: int = 0
+    lines: list[BankLinePosted] = field(default_factory=list)
+
+    @property
+    def balance(self) -> int:
+        """The statement balance: the opening plus every line."""
+        return self.opening + sum(x.amount for x in self.lines)
+
+
+# --- the truth behind documents ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BankChange:
+    """A request, in a vendor's name, to change where it is paid (and whether it is real)."""
+
+    vendor_id: str
+    request_ref: str
+    account_name: str
+    routing: str
+    account_number: str
+    genuine: bool
+    sender: str
+    asked_on: date
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """A document delivered to the company's inbox (without its content)."""
+
+    doc_id: str
+    filename: str
+    kind: str
+    sender: str
+    subject: str
+    delivered_on: date
+    position: int
+    truth: dict[str, Any]
+
+
+# --- the view ------------------------------------------------------------------------
+
+
+@dataclass
+class WorldView:
+    """The world's records as of a date and/or log position."""
+
+    as_of: date | None
+    position: int | None
+    customers: dict[str, CustomerRecords] = field(default_factory=dict)
+    vendors: dict[str, VendorRecords] = field(default_factory=dict)
+    banks: dict[str, BankRecords] = field(default_factory=dict)
+    payments: dict[str, CustomerPayment] = field(default_factory=dict)
+    """Every customer payment by id."""
+    lines: dict[str, BankLinePosted] = field(default_factory=dict)
+    """Every bank line by id (all accounts)."""
+    bank_changes: dict[str, BankChange] = field(default_factory=dict)
+    documents: list[Delivered] = field(default_factory=list)
+    injections: list[InjectionPlanted] = field(default_factory=list)
+    stated: dict[str, date] = field(default_factory=dict)
+    """Bank line id -> the date the first bank statement listing it was delivered."""
+    posted_ids: set[str] = field(default_factory=set)
+    """Every line the bank posted up to the view's position, whatever its date."""
+
+    # --- bank lines ----------------------------------------------------------------
+
+    def is_bank_copy(self, line: BankLinePosted) -> bool:
+        """A second copy of a line the bank posted (its error: the money came once)."""
+        original = self.lines.get(line.duplicate_of) if line.duplicate_of else None
+        return original is not None and original.source == line.source
+
+    def payment_of_line(self, line_id: str) -> CustomerPayment | None:
+        """The customer payment a deposit line carries (None for a bank copy)."""
+        line = self.lines.get(line_id)
+        if line is None or line.kind != "deposit" or self.is_bank_copy(line):
+            return None
+        p = self.payments.get(line.source or "")
+        return p if p is not None and p.line_id == line_id else None
+
+    def unseen(self, line_id: str, day: date | None) -> bool:
+        """Whether a bank line was posted on ``day`` and is on no statement delivered by
+        then: the company could not know of it before the bank feed imported it at the
+        day's end, after the clerk's turn."""
+        line = self.lines.get(line_id)
+        return (day is not None and line is not None and line.posted_on == day
+                and line_id not in self.stated)
+
+    def returned_by(self, line_id: str) -> BankLinePosted | None:
+        """The returned-item line that sends a deposit line's money back, if any."""
+        p = self.payment_of_line(line_id)
+        if p is None or p.returned_line is None:
+            return None
+        return self.lines.get(p.returned_line)
+
+    # --- what is on its way ---------------------------------------------------------------
+
+    def payments_in_transit(self) -> list[CustomerPayment]:
+        """Payments customers sent that the bank has not posted yet."""
+        return [p for p in self.payments.values() if p.in_transit]
+
+    def bills_not_delivered(self) -> list[VendorBill]:
+        """Bills vendors issued whose document has not reached the company yet."""
+        return [b for v in self.vendors.values() for b in v.bills.values() if not b.delivered]
+
+    # --- the truth ----------------------------------------------------------------------
+
+    def resent_bills(self) -> list[VendorBill]:
+        """Second copies and reformatted resends of bills (never owed twice)."""
+        return [b for v in self.vendors.values() for b in v.bills.values() if not b.counted]
+
+    def fraudulent_bank_changes(self) -> list[BankChange]:
+        """Bank-detail requests that did not come from the vendor."""
+        return [c for c in self.bank_changes.values() if not c.genuine]
+
+    def duplicate_payments(self) -> list[CustomerPayment]:
+        """Payments a customer sent a second time."""
+        return [p for p in self.payments.values() if p.duplicate_of is not None]
+
+    def bank_copies(self) -> list[BankLinePosted]:
+        """Lines the bank posted twice."""
+        return [x for x in self.lines.values() if self.is_bank_copy(x)]
+
+    def truth_of(self, doc_id_or_filename: str) -> dict[str, Any] | None:
+        """The hidden truth of a delivered document, by id or file name."""
+        for d in self.documents:
+            if doc_id_or_filename in (d.doc_id, d.filename):
+                return d.truth
+        return None
+
+
+def _counts(day: date, as_of: date | None) -> bool:
+    return as_of is None or day <= as_of
+
+
+def fold_world(store: EventStore, *, as_of: date | None = None,
+               position: int | None = None) -> WorldView:
+    """Fold the world realm (and the few book facts it relies on) into a :class:`WorldView`.
+
+    ``as_of`` keeps what happened on or before a business date (a bank line by the date
+    it was posted); ``position`` keeps the log up to that position.
+    """
+    view = WorldView(as_of, position)
+    credited: dict[str, int] = {}
+    opening_bills: list[VendorBill] = []
+    for e in store.read(realm="erp", until=position, types=list(_ERP_TYPES)):
+        d = e.data
+        if e.type == "bank_account_opened":
+            view.banks.setdefault(d["bank_account_id"], BankRecords(
+                d["bank_account_id"])).opening = int(d["opening_balance"])
+        elif e.type == "credit_memo_issued":
+            if _counts(date.fromisoformat(d["entry_date"]), as_of):
+                credited[d["invoice_id"]] = credited.get(d["invoice_id"], 0) + int(d["amount"])
+        elif e.actor == SETUP:  # a bill open before the first day: the vendor's books too
+            opening_bills.append(VendorBill(
+                d["vendor_id"], d["bill_id"], d["vendor_invoice_number"],
+                date.fromisoformat(d["entry_date"]), int(d["total"]), "original",
+                due_on=date.fromisoformat(d["due_on"]), agreed_total=int(d["total"]),
+                opening=True))
+
+    disputed: dict[str, int] = {}
+    bills_by_ref: dict[tuple[str, str], VendorBill] = {}
+    credits_by_number: dict[tuple[str, str], VendorCredit] = {}
+    sent: list[PaymentSent] = []
+    for e in store.read(realm="world", until=position):
+        day = date.fromisoformat(e.business_date)
+        x = decode_world_event(e.type, e.payload)
+        if isinstance(x, BankLinePosted):
+            view.posted_ids.add(x.line_id)
+            if _counts(x.posted_on, as_of):
+                view.lines[x.line_id] = x
+                view.banks.setdefault(x.bank_account_id,
+                                      BankRecords(x.bank_account_id)).lines.append(x)
+            continue
+        if not _counts(day, as_of):
+            continue
+        if isinstance(x, InvoiceReceived):
+            c = _customer(view, x.customer_id)
+            if x.invoice_id not in c.invoices:  # sent twice: its books hold it once
+                c.invoices[x.invoice_id] = CustomerInvoice(x.invoice_id, x.customer_id, x.amount,
+                                                           x.due_on, day)
+        elif isinstance(x, PaymentSent):
+            c = _customer(view, x.customer_id)
+            p = CustomerPayment(x.payment_id, x.customer_id, x.method, x.amount, x.arrives,
+                                x.payer_name, x.reference,
+                                tuple((a.doc_id, a.amount) for a in x.allocations), x.behaviour,
+                                day, e.position, x.duplicate_of)
+            c.payments[p.payment_id] = p
+            view.payments[p.payment_id] = p
+            sent.append(x)
+        elif isinstance(x, LineDisputed):
+            _customer(view, x.customer_id).disputes.append(x)
+            disputed[x.invoice_id] = disputed.get(x.invoice_id, 0) + x.amount
+        elif isinstance(x, StatementSent):
+            _customer(view, x.customer_id).statements.append(x)
+        elif isinstance(x, BillIssued):
+            b = VendorBill(x.vendor_id, x.bill_ref, x.invoice_number, x.issued_on, x.total,
+                           x.kind, x.due_on, x.agreed_total, x.duplicate_of)
+            _vendor(view, x.vendor_id).bills[x.bill_ref] = b
+            bills_by_ref[(x.vendor_id, x.bill_ref)] = b
+        elif isinstance(x, CreditNoteIssued):
+            cn = VendorCredit(x.vendor_id, x.number, x.amount, day, x.for_bill_ref)
+            _vendor(view, x.vendor_id).credits[x.number] = cn
+            credits_by_number[(x.vendor_id, x.number)] = cn
+        elif isinstance(x, PaymentReceived | PaymentDiverted):
+            diverted = isinstance(x, PaymentDiverted)
+            _vendor(view, x.vendor_id).payments[x.payment_id] = VendorPayment(
+                x.vendor_id, x.payment_id, x.amount, day, not diverted,
+                x.account.masked() if isinstance(x, PaymentDiverted) else "")
+        elif isinstance(x, BankChangeAsked):
+            view.bank_changes[x.request_ref] = BankChange(
+                x.vendor_id, x.request_ref, x.new_bank.account_name, x.new_bank.routing,
+                x.new_bank.account_number, x.genuine, x.sender, day)
+        elif isinstance(x, DocumentDelivered):
+            view.documents.append(Delivered(x.doc_id, x.filename, x.kind, x.sender, x.subject,
+                                            day, e.position, dict(x.truth)))
+            if x.kind == "statement" and "bank_account_id" in x.truth:
+                for line_id in x.truth.get("line_ids") or ():
+                    view.stated.setdefault(str(line_id), day)
+            _note_delivery(x, day, bills_by_ref, credits_by_number)
+        elif isinstance(x, InjectionPlanted):
+            view.injections.append(x)
+
+    for b in opening_bills:
+        _vendor(view, b.vendor_id).bills.setdefault(b.bill_ref, b)
+    _settle_payments(view, sent)
+    for c in view.customers.values():
+        for inv in c.invoices.values():
+            inv.credited = credited.get(inv.invoice_id, 0)
+            inv.disputed = disputed.get(inv.invoice_id, 0)
+    _allocate(view)
+    return view
+
+
+def _customer(view: WorldView, customer_id: str) -> CustomerRecords:
+    c = view.customers.get(customer_id)
+    if c is None:
+        c = view.customers[customer_id] = CustomerRecords(customer_id)
+    return c
+
+
+def _vendor(view: WorldView, vendor_id: str) -> VendorRecords:
+    v = view.vendors.get(vendor_id)
+    if v is None:
+        v = view.vendors[vendor_id] = VendorRecords(vendor_id)
+    return v
+
+
+def _note_delivery(doc: DocumentDelivered, day: date,
+                   bills: dict[tuple[str, str], VendorBill],
+                   credits: dict[tuple[str, str], VendorCredit]) -> None:
+    """Mark the bill or credit note a delivered document carries as delivered."""
+    t = doc.truth
+    vendor = t.get("vendor_id")
+    if not isinstance(vendor, str):
+        return
+    ref = t.get("bill_ref")
+    if isinstance(ref, str) and (vendor, ref) in bills and t.get("kind") != "quote":
+        b = bills[(vendor, ref)]
+        if b.delivered_on is None:
+            b.delivered_on = day
+    number = t.get("credit_number")
+    if isinstance(number, str) and (vendor, number) in credits:
+        cn = credits[(vendor, number)]
+        if cn.delivered_on is None:
+            cn.delivered_on = day
+
+
+def _settle_payments(view: WorldView, sent: Iterable[PaymentSent]) -> None:
+    """Find each payment's deposit line and returned item among the bank's lines."""
+    deposits: dict[str, BankLinePosted] = {}
+    returns: dict[str, BankLinePosted] = {}
+    for line in sorted(view.lines.values(), key=lambda x: x.line_id):
+        if line.source is None:
+            continue
+        if line.kind == "deposit" and not view.is_bank_copy(line):
+            deposits.setdefault(line.source, line)
+        elif line.kind == "returned":
+            returns.setdefault(line.source, line)
+    for x in sent:
+        p = view.payments[x.payment_id]
+        line = deposits.get(p.payment_id)
+        if line is not None:
+            p.line_id, p.posted_on = line.line_id, line.posted_on
+            back = returns.get(p.payment_id)
+            if back is not None:
+                p.returned_line = back.line_id
+
+
+def _allocate(view: WorldView) -> None:
+    """Each customer's paid, in transit and fee per invoice, and each payment's money on
+    account (the excess of an overpaid invoice is the latest payments' to it)."""
+    for c in view.customers.values():
+        for p in sorted(c.payments.values(), key=lambda p: p.position):
+            if not p.counted:
+                if p.duplicate_of is not None and not p.in_transit and not p.returned:
+                    p.on_account = p.arrives  # its books do not count the repeat
+                continue
+            fee_left = p.fee
+            for invoice_id, amount in p.allocations:
+                inv = c.invoices.get(invoice_id)
+                if inv is None:  # an invoice it never received: its books keep no such line
+                    continue
+                inv.paid += amount
+                inv.payments.append((p.payment_id, amount))
+                fee = min(fee_left, amount)
+                fee_left -= fee
+                inv.fees += fee
+                if p.in_transit:
+                    inv.in_transit += amount
+        for inv in c.invoices.values():
+            excess = -inv.owed
+            for payment_id, amount in reversed(inv.payments):
+                if excess <= 0:
+                    break
+                part = min(excess, amount)
+                excess -= part
+                p = c.payments[payment_id]
+                if not p.in_transit:
+                    p.on_account = min(p.arrives, p.on_account + part)
+
+
+def world_view(ctx: CheckContext, as_of: date | None) -> WorldView:
+    """The world as of ``as_of`` (None: no date limit; pass ``ctx.as_of`` for the context's
+    date) at the context's position, folded once per evaluation (cached in ``ctx.cache``)."""
+    key = ("checks.world", as_of, ctx.position)
+    return ctx.cached(key, lambda: fold_world(ctx.store, as_of=as_of,  # type: ignore[no-any-return]
+                                              position=ctx.position))
+
+
+def customer_balances(view: WorldView) -> dict[str, int]:
+    """What each customer's own records say it owes (negative: it paid too much)."""
+    return {cid: c.owed for cid, c in sorted(view.customers.items())}
+
+
+def vendor_balances(view: WorldView) -> dict[str, int]:
+    """What each vendor's own records say the company owes it."""
+    return {vid: v.balance for vid, v in sorted(view.vendors.items())}
+
+
+def bank_balances(view: WorldView) -> dict[str, int]:
+    """Each bank account's statement balance."""
+    return {aid: b.balance for aid, b in sorted(view.banks.items())}
+
+
+__all__ = ["COUNTED_BILL_KINDS", "BankChange", "BankRecords", "CustomerInvoice",
+           "CustomerPayment", "CustomerRecords", "Delivered", "VendorBill", "VendorCredit",
+           "VendorPayment", "VendorRecords", "WorldView", "bank_balances", "customer_balances",
+           "fold_world", "vendor_balances", "world_view"]
