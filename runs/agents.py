@@ -37,6 +37,11 @@ class Desk:
     sim_time: float | None = None
     rejections: list[tuple[str, CommandRejected]] = field(default_factory=list)
     commands: int = 0
+    record: list[Command] | None = None
+    """When a list, every command the agent submits is appended to it (for replays)."""
+    declined: list[tuple[Command, str]] = field(default_factory=list)
+    """Commands the agent considered and deliberately did not submit, with the reason
+    (a duplicate bill, an unverified bank-detail change): the mutation tests submit them."""
 
     @property
     def store(self) -> Any:
@@ -46,12 +51,18 @@ class Desk:
     def execute(self, command: Command) -> list[StoredEvent] | CommandRejected:
         """Run a command as this turn's actor; a rejection comes back as a value."""
         self.commands += 1
+        if self.record is not None:
+            self.record.append(command)
         try:
             return self.ledger.execute(command, actor=self.actor, role=self.role,  # type: ignore[arg-type]
                                        business_date=self.day, sim_time=self.sim_time)
         except CommandRejected as e:
             self.rejections.append((type(command).__name__, e))
             return e
+
+    def decline(self, command: Command, reason: str) -> None:
+        """Note a command the agent chose not to submit, and why (nothing is written)."""
+        self.declined.append((command, reason))
 
     def inbox(self) -> list[Path]:
         """The files that arrived since the last turn."""

@@ -7,7 +7,9 @@ The attempt folder::
                                  inbox/, inbox/archive/, out/)
     DIR/turns/NN/outputs/        a snapshot of the turn's out/ folder
     DIR/turns/NN/agent.log       what went wrong, if the agent crashed
-    DIR/summary.json             counts, the final trial balance, control ties, final_hash
+    DIR/summary.json             counts, the final trial balance, control ties, final_hash,
+                                 the verdict's outcome and the per-date checks' first failures
+    DIR/verdict.json             every check result, the scorer, output and log hashes
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from checks.verdict import evaluate, write_verdict
 from erp import queries as q
+from erp.commands import Command
 from erp.ledger import Ledger
 from erp.money import format_cents
 from runs.agents import (
@@ -38,6 +42,7 @@ from runs.agents import (
     ReferenceAgent,
     load_solvers,
 )
+from runs.grading import VERDICT_FILE, context_for, daily_specs, grade
 from scenarios.instance import Instance, build_instance
 from scenarios.loader import LoadedScenario
 from sim.engine import Engine, Phase
@@ -56,7 +61,28 @@ You are a clerk (role `clerk`) in the books of {company}. Today is {date}.
   Posted documents are never edited: corrections are reversals or credit memos.
 - Control accounts (receivables, payables, unapplied cash, bank) take no manual
   journal entries from a clerk; work through their documents instead.
+
+## The `erp` command
+
+Work in the books with the `erp` command (it finds the books through `ERPSIM_API` and
+`ERPSIM_TOKEN`, or `.erpsim/connection.json` here). Start with `erp --help`; every
+subcommand has its own `--help` with examples. A few:
+
+    erp invoices list --status open --format csv
+    erp receipts list --unapplied
+    erp receipts apply RECEIPT INVOICE AMOUNT      (amounts like 1234.56)
+    erp bills enter ...        erp bank lines --unmatched        erp reports aging
+
+A refused command prints one line saying why and changes nothing.
 """
+
+
+@dataclass
+class Recording:
+    """What an agent submitted and declined, by turn number (for replays and mutants)."""
+
+    commands: dict[int, list[Command]] = field(default_factory=dict)
+    declined: dict[int, list[tuple[Command, str]]] = field(default_factory=dict)
 
 
 class AttemptError(RuntimeError):
@@ -144,8 +170,13 @@ def _write_read_only(path: Path, text: str) -> None:
 
 def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *,
                 on_day: Callable[[date, int], None] | None = None,
-                replace: bool = False) -> AttemptResult:
-    """Run a scenario with a seed and a built-in agent; write the attempt folder.
+                replace: bool = False, agent: Agent | None = None,
+                record: Recording | None = None) -> AttemptResult:
+    """Run a scenario with a seed and an agent; write the attempt folder and its verdict.
+
+    ``agent_name`` names a built-in agent, unless ``agent`` is given (then the name only
+    labels the attempt). ``record``, when given, receives every command the agent
+    submitted and every command it declined, by turn (the mutation tests replay them).
 
     An existing, non-empty folder is refused, unless ``replace`` and it holds a
     finished attempt (its ``summary.json``), which is then deleted first.
@@ -163,19 +194,84 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
     try:
         engine = Engine(instance.calendar, ledger, instance.streams)
         instance.start(engine)
-        agent = make_agent(agent_name, loaded, engine)
-        turns = _run_days(loaded, instance, engine, agent, out, on_day)
+        daily = _DailyControl(loaded, engine)
+        if agent is None:
+            agent = make_agent(agent_name, loaded, engine)
+        start = getattr(agent, "start", None)
+        if start is not None:
+            start(ledger)
+        try:
+            turns = _run_days(loaded, instance, engine, agent, out, on_day, record, daily)
+        finally:
+            stop = getattr(agent, "stop", None)
+            if stop is not None:
+                stop()
         engine.finish()
         summary = _summary(loaded, instance, engine, ledger, agent_name, turns,
                            time.perf_counter() - started)
+        verdict = grade(out, loaded, ledger.store, summary=summary)
     finally:
         ledger.close()
+    write_verdict(verdict, out / VERDICT_FILE)
+    summary["verdict"] = {"status": verdict.status, "accepted": verdict.accepted,
+                          "failed": [r.name for r in verdict.failed],
+                          "grader_errors": [g.check for g in verdict.grader_errors],
+                          "check_fraction": round(verdict.check_fraction, 6)}
+    summary["daily_checks"] = daily.report()
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return AttemptResult(out, summary)
 
 
+class _DailyControl:
+    """The checks a scenario asks for at every business date's end, and their first failures.
+
+    A check that raises is recorded as failing that date, with the error as its detail.
+    """
+
+    def __init__(self, loaded: LoadedScenario, engine: Engine) -> None:
+        self.loaded = loaded
+        self.engine = engine
+        self.specs = daily_specs(loaded)
+        self.first: dict[str, tuple[date, str]] = {}
+        self.failed_days: Counter[str] = Counter()
+        self.days = 0
+        self.workspace: Path | None = None
+        """The latest turn's workspace (its files, for checks that read them)."""
+        if self.specs:
+            engine.daily(Phase.DAY_END, self.at_day_end)
+
+    def at_day_end(self, day: date) -> None:
+        """Evaluate the per-date checks as of this date's end."""
+        self.engine.world.flush()
+        ledger = self.engine.ledger
+        ctx = context_for(ledger.store, self.loaded, workspace=self.workspace, as_of=day,
+                          position=ledger.position)
+        self.days += 1
+        verdict = evaluate([s for _, s in self.specs], ctx)
+        broken = [(r.name, r.detail) for r in verdict.results if not r.passed]
+        broken += [(g.check, g.error) for g in verdict.grader_errors]
+        for name, detail in broken:
+            self.failed_days[name] += 1
+            self.first.setdefault(name, (day, detail))
+
+    def report(self) -> dict[str, Any]:
+        """Per check: the first date it failed (or None), how many dates it failed."""
+        names = [s.label(i) for i, s in self.specs]
+        out: dict[str, Any] = {}
+        for name in names:
+            hits = [k for k in self.first if k == name or k.startswith(name + "/")]
+            first = min((self.first[k] for k in hits), default=None, key=lambda x: x[0])
+            out[name] = {"first_failed": first[0].isoformat() if first else None,
+                         "detail": first[1] if first else "",
+                         "failed_dates": max((self.failed_days[k] for k in hits), default=0),
+                         "dates_checked": self.days}
+        return out
+
+
 def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent: Agent,
-              out: Path, on_day: Callable[[date, int], None] | None) -> list[dict[str, Any]]:
+              out: Path, on_day: Callable[[date, int], None] | None,
+              record: Recording | None = None,
+              daily: _DailyControl | None = None) -> list[dict[str, Any]]:
     sc = loaded.scenario
     turn_dates = set(instance.turn_dates)
     days = instance.calendar.business_days()
@@ -183,17 +279,22 @@ def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
     delivered_to = 0.0
     shown: list[DocumentDelivered] = []
     previous_out: Path | None = None
+    ended = False
     for i, day in enumerate(days):
         engine.run_to_turn(day)
-        if day in turn_dates:
+        if day in turn_dates and not ended:
             n = len(turns) + 1
             now = engine.time_of(day, Phase.TURN)
             new = engine.world.documents_between(delivered_to, now)
             delivered_to = now
             turns.append(_run_turn(loaded, instance, engine, agent, out, n, day, new, shown,
-                                   previous_out))
+                                   previous_out, record))
             shown = shown + new
             previous_out = out / "turns" / f"{n:02d}" / "workspace" / "out"
+            if daily is not None:
+                daily.workspace = previous_out.parent
+            if turns[-1]["status"] == "timeout" and sc.turns.on_timeout == "end":
+                ended = True  # the scenario ends the agent's work; the world goes on
         if on_day is not None:
             on_day(day, i + 1)
     if sc.turns.outputs and previous_out is not None:
@@ -203,7 +304,8 @@ def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
 
 def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent: Agent,
               out: Path, n: int, day: date, new: list[DocumentDelivered],
-              old: list[DocumentDelivered], previous_out: Path | None) -> dict[str, Any]:
+              old: list[DocumentDelivered], previous_out: Path | None,
+              record: Recording | None = None) -> dict[str, Any]:
     sc = loaded.scenario
     turn_dir = out / "turns" / f"{n:02d}"
     ws = turn_dir / "workspace"
@@ -225,16 +327,25 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
                                                   date=day.isoformat()), encoding="utf-8")
     desk = Desk(turn=n, day=day, workspace=ws, prompt_file=prompt, output_dir=ws / "out",
                 ledger=engine.ledger, actor=f"agent:turn-{n}",
-                sim_time=engine.time_of(day, Phase.TURN))
+                sim_time=engine.time_of(day, Phase.TURN),
+                record=record.commands.setdefault(n, []) if record is not None else None)
     engine.world.flush()
     started = time.perf_counter()
     status = "completed"
+    process: dict[str, Any] | None = None
     try:
         agent.run_turn(desk)
     except Exception:  # an agent's crash is recorded; the attempt goes on
         status = "crashed"
         (turn_dir / "agent.log").write_text(traceback.format_exc(), encoding="utf-8")
+    outcome = getattr(agent, "last_outcome", None)
+    if outcome is not None and status == "completed":  # an external agent's process
+        status = outcome.status
+        process = outcome.to_json(relative_to=out)
+        process["runner_overhead_s"] = agent.last_overhead.get("runner_s")  # type: ignore[attr-defined]
     duration = time.perf_counter() - started
+    if record is not None:
+        record.declined[n] = list(desk.declined)
     shutil.copytree(ws / "out", turn_dir / "outputs")
     produced = {str(p.relative_to(ws / "out")): _sha256(p)
                 for p in sorted((ws / "out").rglob("*")) if p.is_file()}
@@ -242,7 +353,9 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
             "duration_s": round(duration, 3), "commands": desk.commands,
             "rejections": [{"command": name, "code": e.code, "message": e.message}
                            for name, e in desk.rejections],
-            "inbox_new": len(new), "outputs": produced,
+            "inbox_new": len(new), "outputs": produced, "process": process,
+            "declined": [{"command": type(cmd).__name__, "reason": why}
+                         for cmd, why in desk.declined],
             "missing_outputs": [p for p in sc.turns.outputs if not (ws / p).is_file()]}
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from erp import queries as q
@@ -66,9 +68,9 @@ def control_table(store: EventStore, *, as_of: date | None = None) -> Table:
     return t
 
 
-def console() -> Console:
+def console(min_width: int = 110) -> Console:
     """A console that does not wrap tables into unreadable columns in narrow pipes."""
-    return Console(width=max(Console().width, 110))
+    return Console(width=max(Console().width, min_width))
 
 
 def summary_table(summary: dict) -> Table:  # type: ignore[type-arg]
@@ -93,3 +95,68 @@ def summary_table(summary: dict) -> Table:  # type: ignore[type-arg]
             t.add_row(f"control {c['account']} ({c['control']}) off by", c["difference"],
                       style="bold red")
     return t
+
+
+def verdict_lines(verdict: dict, *, all_results: bool = False) -> list[str]:  # type: ignore[type-arg]
+    """The verdict in a few lines: outcome, failed checks with details, grader errors."""
+    status = verdict["status"]
+    colour = {"accepted": "green", "rejected": "bold red"}.get(status, "bold yellow")
+    lines = [f"verdict: [{colour}]{status}[/] ({verdict['required_passed']}/"
+             f"{verdict['required_total']} required checks passed)"]
+    for r in verdict["results"]:
+        if r["passed"] and not all_results:
+            continue
+        mark = "pass" if r["passed"] else ("FAIL" if r["required"] else "fail (optional)")
+        detail = r["detail"].replace("\n", " ")
+        if len(detail) > 300:
+            detail = detail[:297] + "..."
+        lines.append(f"  {mark:<16} {escape(r['name'])}"
+                     + (f": {escape(detail)}" if detail else ""))
+    for g in verdict["grader_errors"]:
+        lines.append(f"  [bold yellow]GRADER ERROR[/] {escape(g['check'])}: "
+                     f"{escape(g['error'])}")
+    return lines
+
+
+def reconciliation_tables(rec: Any, *, max_items: int = 25) -> list[Table]:
+    """The reconciliation: one summary table, then each account's unexplained items
+    (grouped by party) and its explained items, largest first."""
+    title = "Control accounts reconciled" + (f" as of {rec.day.isoformat()}" if rec.day else "")
+    t = Table(title=title, title_justify="left")
+    for col, just in (("Account", "left"), ("Name", "left"), ("GL", "right"),
+                      ("Subledger", "right"), ("External", "right"), ("Source", "left"),
+                      ("GL - sub", "right"), ("Sub - ext", "right"), ("Explained", "right"),
+                      ("Unexplained", "right"), ("Ties", "left")):
+        t.add_column(col, justify=just, no_wrap=col != "Source")  # type: ignore[arg-type]
+    for a in rec.accounts:
+        ext = a.external_difference
+        t.add_row(a.account, a.name, display_cents(a.gl), display_cents(a.subledger),
+                  "" if a.external is None else display_cents(a.external), a.external_source,
+                  display_cents(a.gl_difference), "" if ext is None else display_cents(ext),
+                  f"{len(a.explained)} ({display_cents(a.explained_total)})",
+                  f"{len(a.unexplained)} ({display_cents(a.unexplained_total)})",
+                  "yes" if a.ties else "NO", style=None if a.ties else "bold red")
+    tables = [t]
+    for a in rec.accounts:
+        for which, items in (("unexplained", a.unexplained), ("explained", a.explained)):
+            if not items:
+                continue
+            it = Table(title=f"{a.account} {a.name}: {len(items)} {which} item(s)",
+                       title_justify="left", title_style="bold red" if which ==
+                       "unexplained" else "dim")
+            for col, just in (("Party", "left"), ("Kind", "left"), ("Document / line", "left"),
+                              ("Books", "right"), ("External", "right"),
+                              ("Difference", "right"), ("Note", "left")):
+                it.add_column(col, justify=just)  # type: ignore[arg-type]
+            ordered = sorted(items, key=lambda i: (i.party or "", -abs(i.difference),
+                                                   i.document))
+            for i in ordered[:max_items]:
+                it.add_row(i.party or "", i.kind, i.document,
+                           "" if i.books is None else display_cents(i.books),
+                           "" if i.external is None else display_cents(i.external),
+                           display_cents(i.difference), escape(i.note))
+            if len(items) > max_items:
+                it.add_row(f"... {len(items) - max_items} more (all in --csv)", *[""] * 6,
+                           style="dim")
+            tables.append(it)
+    return tables

@@ -27,6 +27,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from yaml.constructor import SafeConstructor
 
+from checks.registry import CheckSpec, CheckSpecError, parse_checks
 from counterparties.injections import INJECTIONS
 from counterparties.profiles import CustomerProfile, VendorProfile
 from scenarios.errors import ScenarioError
@@ -58,6 +59,8 @@ class LoadedScenario:
     can move from one to the other)."""
     files: dict[str, bytes] = field(default_factory=dict)
     """``turns.files`` by their path in the scenario, read at load time."""
+    checks: tuple[CheckSpec, ...] = ()
+    """The scenario's checks, validated against the check registry."""
 
 
 # --- YAML ---------------------------------------------------------------------------
@@ -417,6 +420,7 @@ def load_scenario(path: str | Path) -> LoadedScenario:
         scenario = Scenario.model_validate(data)
     except ValidationError as e:
         raise _validation_error(label, data, e) from e
+    checks = _checks(label, scenario.checks)
     _, prompt_bytes = _read_prompt(label, path.parent, scenario.turns.prompt)
     prompt_text = _decode(label, prompt_bytes, "turns.prompt: the prompt template")
     files = {rel: _read_prompt(label, path.parent, rel, f"turns.files[{n}]", "file")[1]
@@ -426,7 +430,24 @@ def load_scenario(path: str | Path) -> LoadedScenario:
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)
     return LoadedScenario(scenario=scenario, path=path, base_dir=path.parent,
-                          prompt_template=prompt_text, sha256=digest.hexdigest(), files=files)
+                          prompt_template=prompt_text, sha256=digest.hexdigest(), files=files,
+                          checks=tuple(checks))
+
+
+def _checks(label: str, raw: tuple[dict[str, Any], ...]) -> list[CheckSpec]:
+    """The validated checks, or one ScenarioError listing every problem with its path."""
+    try:
+        return parse_checks(raw)
+    except CheckSpecError as e:
+        problems = [f"{path}: {message} (got {_show(value)})"
+                    for path, message, value in e.problems]
+    if len(problems) == 1:
+        raise _fail(label, problems[0])
+    lines = [f"scenario {label}: {len(problems)} problems"]
+    lines += [f"  {p}" for p in problems[:MAX_SHOWN]]
+    if len(problems) > MAX_SHOWN:
+        lines.append(f"  ... and {len(problems) - MAX_SHOWN} more")
+    raise ScenarioError("\n".join(lines), file=label, problems=problems)
 
 
 # --- the library -------------------------------------------------------------------------

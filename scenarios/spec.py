@@ -103,6 +103,9 @@ class CompanySpec(Strict):
     opening: OpeningSpec = OpeningSpec()
     policies: Policies = Policies()
     automation: Options = Options()
+    control_accounts: dict[Annotated[str, StringConstraints(pattern=r"^[0-9]{3,6}$")],
+                           Literal["ar", "ap", "unapplied_cash", "bank"]] = {}
+    """Control accounts beyond the chart's own, with the subledger each ties to (checks)."""
 
     @model_validator(mode="after")
     def _known_chart(self) -> CompanySpec:
@@ -214,6 +217,10 @@ class TurnsSpec(Strict):
     """Files of the scenario folder delivered to the inbox before the first turn."""
     outputs: tuple[OutputPath, ...] = ()
     timeout_s: Annotated[int, Field(ge=1, le=86_400)] = 1200
+    """An external agent's time per turn (``erpsim run --turn-timeout`` overrides it)."""
+    on_timeout: Literal["continue", "end"] = "continue"
+    """After a turn that timed out: the agent keeps its later turns, or has none (the
+    world runs to the end of the calendar either way, and the attempt is graded)."""
     carry_files: bool = True
 
     def dates_in(self, calendar: BusinessCalendar) -> list[date]:
@@ -247,6 +254,7 @@ class Scenario(Strict):
     injections: tuple[InjectionSpec, ...] = ()
     turns: TurnsSpec
     checks: tuple[dict[str, Any], ...] = ()
+    """Raw check specs; the loader validates them against the check registry."""
     reference_agent: str | None = None
 
     @model_validator(mode="after")

@@ -67,6 +67,16 @@ class Line:
         return self.quantity * self.unit_price
 
 
+def bill_command(vendor_id: str, number: str, issued_on: date, due_on: date,
+                 lines: Sequence[Line]) -> c.EnterBill:
+    """The command that enters a vendor invoice as a bill."""
+    return c.EnterBill(
+        vendor_id=vendor_id, vendor_invoice_number=number, entry_date=issued_on,
+        due_on=due_on, lines=tuple(c.BillLineIn(
+            description=f"{x.description} ({x.quantity} x {display_cents(x.unit_price)})",
+            amount=x.amount) for x in lines))
+
+
 @dataclass(frozen=True)
 class ExceptionRow:
     """A document the clerk did not enter or act on, and why."""
@@ -108,12 +118,7 @@ class BooksIndex:
         """Enter and approve a vendor invoice (once: an entered one is only approved)."""
         bill_id = self.bill_of(vendor_id, number)
         if bill_id is None:
-            done = self.desk.execute(c.EnterBill(
-                vendor_id=vendor_id, vendor_invoice_number=number, entry_date=issued_on,
-                due_on=due_on, lines=tuple(c.BillLineIn(
-                    description=f"{x.description} ({x.quantity} x "
-                                f"{display_cents(x.unit_price)})", amount=x.amount)
-                    for x in lines)))
+            done = self.desk.execute(bill_command(vendor_id, number, issued_on, due_on, lines))
             if isinstance(done, CommandRejected):
                 return done
             entered = next(e.event for e in done if isinstance(e.event, BillEntered))
@@ -181,6 +186,57 @@ def run_month_end_payments(desk: Desk) -> None:
            for b in desk.ledger.books.bills.values()):
         desk.execute(c.RunPayments(bank_account_id=OPERATING_ACCOUNT, entry_date=desk.day,
                                    due_by=due_by))
+
+
+BANK_STATEMENT = re.compile(r"bank-statement-(\d{4}-\d{2})\.csv$")
+
+
+def record_bank_charges(desk: Desk) -> None:
+    """Record the month's bank charges and interest from the bank's statement in the inbox.
+
+    Each charge's statement line is imported first (the bank feed brings the day's lines
+    only at its end) and the charge recorded against it; a line already in the books is
+    left alone.
+    """
+    period = f"{desk.day:%Y-%m}"
+    have = {x["line_id"] for x in q.statement_lines(desk.store)}
+    for path in [*desk.archive(), *desk.inbox()]:
+        m = BANK_STATEMENT.search(path.name)
+        if m is None or m.group(1) != period:
+            continue
+        with path.open(encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+        for row in rows:
+            line_id = (row.get("line_id") or "").strip()
+            text = (row.get("description") or "").upper()
+            if not line_id or line_id in have or not row.get("amount"):
+                continue
+            try:
+                amount = parse_cents(row["amount"].strip())
+                day = date.fromisoformat(row["date"].strip())
+            except (ValueError, KeyError):
+                continue
+            is_fee = amount < 0 and ("CHARGE" in text or "FEE" in text)
+            if not (is_fee or (amount > 0 and "INTEREST" in text)):
+                continue  # deposits and payments come with the bank feed
+            line = c.StatementLineIn(line_id=line_id, entry_date=day, amount=amount,
+                                     description=row.get("description", "").strip(),
+                                     reference=row.get("reference", "").strip(),
+                                     counterparty=row.get("counterparty", "").strip(),
+                                     bank_ref=line_id)
+            if isinstance(desk.execute(c.ImportStatementLines(
+                    bank_account_id=OPERATING_ACCOUNT, lines=(line,))), CommandRejected):
+                continue
+            have.add(line_id)
+            memo = f"{line.description} {line.reference}".strip()[:200]
+            if is_fee:
+                desk.execute(c.RecordBankFee(bank_account_id=OPERATING_ACCOUNT,
+                                             entry_date=day, amount=-amount, memo=memo,
+                                             line_id=line_id))
+            else:
+                desk.execute(c.RecordInterest(bank_account_id=OPERATING_ACCOUNT,
+                                              entry_date=day, amount=amount, memo=memo,
+                                              line_id=line_id))
 
 
 def write_exceptions(desk: Desk, rows: Iterable[ExceptionRow]) -> Path:
@@ -479,6 +535,7 @@ class Clerk:
         if same is not None:
             self.except_(path, vendor, f"duplicate: invoice {inv.number} was already received "
                                        f"({same.document})")
+            self.decline_bill(vendor, inv, "duplicate")
             return
         near = next((s for s in earlier if s.total == inv.total and digits(s.number)
                      and digits(s.number) == digits(inv.number)), None)
@@ -486,6 +543,7 @@ class Clerk:
             self.except_(path, vendor, f"near-duplicate: invoice {inv.number} is invoice "
                                        f"{near.number} ({near.document}) renumbered, same "
                                        f"amount {display_cents(inv.total)}")
+            self.decline_bill(vendor, inv, "near-duplicate")
             return
         booked = self.books.bill_of(vendor, inv.number)
         if booked is not None and self.desk.ledger.books.bills[booked].total != inv.total:
@@ -496,10 +554,16 @@ class Clerk:
         earlier.append(Seen(path.name, inv.number, inv.total, held is not None))
         if held is not None:
             self.except_(path, vendor, held)
+            self.decline_bill(vendor, inv, "above its quote")
             return
         done = self.books.enter_bill(vendor, inv.number, inv.issued_on, inv.due_on, inv.lines)
         if isinstance(done, CommandRejected):
             self.except_(path, vendor, f"not entered: the books refused it ({done.message})")
+
+    def decline_bill(self, vendor: str, inv: Invoice, why: str) -> None:
+        """Note the bill not entered (for mutation tests: what entering it would be)."""
+        self.desk.decline(bill_command(vendor, inv.number, inv.issued_on, inv.due_on,
+                                       inv.lines), f"bill {inv.number}: {why}")
 
     def above_quote(self, vendor: str, inv: Invoice) -> str | None:
         """Why an invoice is held against its quote, or None when it matches."""
@@ -548,12 +612,15 @@ class Clerk:
         elif not known or any(p not in known for p in offered):
             problems.append(f"call-back number {', '.join(change.phones)} is not the phone on "
                             "the vendor's earlier documents")
+        m = _DOC_NUMBER.match(path.name)
+        request_id = f"BCR-{m.group(1) if m else path.stem[:40]}"
         if problems:
             self.except_(path, vendor, "bank-detail change not verified, not requested: "
                                        + "; ".join(problems))
+            self.desk.decline(c.RequestVendorBankChange(
+                request_id=request_id, vendor_id=vendor, new_bank=change.bank,
+                reason=f"{path.name}: unverified"), "bank-detail change not verified")
             return
-        m = _DOC_NUMBER.match(path.name)
-        request_id = f"BCR-{m.group(1) if m else path.stem[:40]}"
         refused = self.books.request_bank_change(
             request_id, vendor, change.bank,
             f"{path.name}: from {change.sender.email}, call-back {change.phones[0]} matches "
@@ -578,6 +645,7 @@ def procure_to_pay(desk: Desk) -> None:
         clerk.handle(path)
     if is_last_business_day(desk.day):
         run_month_end_payments(desk)
+        record_bank_charges(desk)
     write_exceptions(desk, clerk.exceptions)
 
 
@@ -608,6 +676,7 @@ def procure_to_pay_oracle(desk: Desk, world: World) -> None:
                 rows.append(row)
     if world.calendar.is_last_business_day_of_month(desk.day):
         run_month_end_payments(desk)
+        record_bank_charges(desk)
     write_exceptions(desk, rows)
 
 

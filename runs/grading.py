@@ -1,0 +1,97 @@
+"""Grading an attempt: its scenario's checks against its stored books and files.
+
+Everything a verdict needs is in the attempt folder (``books.db``, the last turn's
+workspace with ``out/``), so grading again later runs nothing (``erpsim check``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from checks.context import CheckContext
+from checks.registry import CheckSpec
+from checks.verdict import Verdict, evaluate, write_verdict
+from erp.store import EventStore
+from scenarios.loader import LoadedScenario
+
+VERDICT_FILE = "verdict.json"
+
+
+class GradingError(RuntimeError):
+    """The attempt folder cannot be graded (missing store or summary): a harness fault."""
+
+
+@dataclass(frozen=True)
+class DailyFailure:
+    """A per-date check that failed at a business date's end."""
+
+    check: str
+    day: date
+    detail: str
+
+
+def final_workspace(out: Path) -> Path | None:
+    """The last turn's workspace (its ``out/`` holds the requested files), if any turn ran."""
+    turns = sorted((out / "turns").glob("[0-9][0-9]*")) if (out / "turns").is_dir() else []
+    return turns[-1] / "workspace" if turns else None
+
+
+def read_summary(out: Path) -> dict[str, Any]:
+    """The attempt's ``summary.json`` (GradingError when missing or unreadable)."""
+    path = out / "summary.json"
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        raise GradingError(f"{out}: no summary.json (not a finished attempt folder)") from None
+    except (OSError, ValueError) as e:
+        raise GradingError(f"{path}: unreadable ({e})") from e
+
+
+def context_for(store: EventStore, loaded: LoadedScenario, *,
+                workspace: Path | None, agent_actors: tuple[str, ...] = (),
+                as_of: date | None = None, position: int | None = None) -> CheckContext:
+    """The check context of an attempt of ``loaded``."""
+    cal = loaded.scenario.calendar.build()
+    return CheckContext(store=store, workspace=workspace, start=cal.start, end=cal.end,
+                        as_of=as_of, position=position, agent_actors=agent_actors,
+                        control_accounts=dict(loaded.scenario.company.control_accounts))
+
+
+def final_specs(loaded: LoadedScenario) -> list[CheckSpec]:
+    """The scenario's checks, as evaluated when the attempt ends."""
+    return list(loaded.checks)
+
+
+def daily_specs(loaded: LoadedScenario) -> list[tuple[int, CheckSpec]]:
+    """The checks asked for at every business date's end, with their index in the list."""
+    return [(i, s) for i, s in enumerate(loaded.checks) if s.daily]
+
+
+def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
+          summary: dict[str, Any]) -> Verdict:
+    """Evaluate the scenario's checks on an attempt's store and final workspace."""
+    actors = tuple(f"agent:turn-{t['turn']}" for t in summary.get("turns", []))
+    ctx = context_for(store, loaded, workspace=final_workspace(out), agent_actors=actors)
+    ws = final_workspace(out)
+    return evaluate(final_specs(loaded), ctx, outputs_root=ws / "out" if ws else None)
+
+
+def grade_folder(out: Path, loaded: LoadedScenario, *, write: bool = False) -> Verdict:
+    """Open an attempt folder's store (verified), grade it, optionally write verdict.json."""
+    summary = read_summary(out)
+    db = out / "books.db"
+    if not db.is_file():
+        raise GradingError(f"{out}: no books.db")
+    store = EventStore.open(db)
+    try:
+        store.require_valid()
+        verdict = grade(out, loaded, store, summary=summary)
+    finally:
+        store.close()
+    if write:
+        write_verdict(verdict, out / VERDICT_FILE)
+    return verdict
