@@ -1,45 +1,1263 @@
-"""``erp``: the command-line client agents use to work in the books.
+#!/usr/bin/env python3
+"""``erp``: the command-line client agents use to work in the company's books.
 
-Until the agent-turns work lands, it only explains itself: its subcommands will
-mirror the ERP API (``erp invoices list``, ``erp receipts apply``, ...), reading
-the endpoint and token from ``ERPSIM_API`` and ``ERPSIM_TOKEN``.
+It talks to the ERP API of the current turn (HTTP over a unix socket or loopback
+TCP) and uses the standard library only, so that this one file can be copied or
+mounted into any environment that has ``python3`` and run as a script.
+
+The endpoint and the token come from ``ERPSIM_API`` and ``ERPSIM_TOKEN``, or from
+``.erpsim/connection.json`` (``{"api": ..., "token": ...}``) in the current
+directory or one of its parents. Errors are one line on stderr with exit status 1
+(refused by the books or the API), 2 (bad usage) or 3 (cannot reach the API).
 """
 
 from __future__ import annotations
 
+import argparse
+import csv
+import http.client
+import io
+import json
+import os
+import re
+import socket
 import sys
+import textwrap
+from urllib.parse import quote, urlencode, urlsplit
 
-USAGE = """\
-usage: erp COMMAND [ARGS]...
+EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_CONNECT = 0, 1, 2, 3
+CONNECTION_FILE = os.path.join(".erpsim", "connection.json")
+DEFAULT_TIMEOUT = 300.0
 
-The agent-side client of the erpsim books. Its commands will mirror the ERP API:
-  erp invoices list --status open --format csv
-  erp receipts apply RECEIPT INVOICE AMOUNT
-  erp bills enter ...
+_MONEY = re.compile(r"^[+-]?(?:[0-9]{1,15}|[0-9]{1,3}(?:,[0-9]{3})+)(?:\.[0-9]{1,2})?$")
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+_RIGHT = re.compile(r"^-?[0-9][0-9,]*\.[0-9]{2}$")
+
+
+class Failure(Exception):
+    """An error to print as one line, with the exit status it means."""
+
+    def __init__(self, code: str, message: str, field: str | None = None,
+                 status: int = EXIT_REFUSED) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
+        self.status = status
+
+    def line(self) -> str:
+        """``erp: CODE: MESSAGE (field: X)``, on one line."""
+        text = " ".join(str(self.message).split())
+        tail = f" (field: {self.field})" if self.field else ""
+        return f"erp: {self.code}: {text}{tail}"
+
+
+# --- connection -------------------------------------------------------------------
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a unix-domain socket."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.unix_path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.unix_path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+def find_connection(start: str | None = None) -> tuple[str, str]:
+    """``(api, token)`` from the environment, else from the nearest connection file."""
+    api = os.environ.get("ERPSIM_API", "").strip()
+    token = os.environ.get("ERPSIM_TOKEN", "").strip()
+    if api and token:
+        return api, token
+    here = os.path.abspath(start or os.getcwd())
+    while True:
+        path = os.path.join(here, CONNECTION_FILE)
+        if os.path.isfile(path):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    data = json.load(f)
+            except (OSError, ValueError) as e:
+                raise Failure("not_configured", f"cannot read {path}: {e}",
+                              status=EXIT_CONNECT) from None
+            if not isinstance(data, dict):
+                raise Failure("not_configured", f"{path}: expected a JSON object with 'api' and "
+                              "'token'", status=EXIT_CONNECT)
+            api = api or str(data.get("api") or "").strip()
+            token = token or str(data.get("token") or "").strip()
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    if not api or not token:
+        missing = " and ".join(n for n, v in (("ERPSIM_API", api), ("ERPSIM_TOKEN", token))
+                               if not v)
+        raise Failure("not_configured", f"{missing} not set and no {CONNECTION_FILE} with both "
+                      "found here or in a parent directory; run inside a turn workspace or "
+                      "export ERPSIM_API and ERPSIM_TOKEN", status=EXIT_CONNECT)
+    return api, token
+
+
+class Client:
+    """Requests to the ERP API."""
+
+    def __init__(self, api: str, token: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.api, self.token, self.timeout = api, token, timeout
+        if api.startswith("unix://"):
+            self.unix_path: str | None = api[len("unix://"):]
+            self.host, self.port = "localhost", None
+        else:
+            parts = urlsplit(api)
+            if parts.scheme != "http" or not parts.hostname:
+                raise Failure("not_configured", f"ERPSIM_API {api!r}: expected "
+                              "unix:///path/to/api.sock or http://127.0.0.1:PORT",
+                              status=EXIT_CONNECT)
+            self.unix_path, self.host, self.port = None, parts.hostname, parts.port or 80
+
+    def _connection(self) -> http.client.HTTPConnection:
+        if self.unix_path is not None:
+            return UnixHTTPConnection(self.unix_path, self.timeout)
+        return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+
+    def request(self, method: str, path: str, params: dict[str, object] | None = None,
+                body: object = None) -> tuple[int, str, bytes]:
+        """``(status, content type, body)``; a connection failure is a ``Failure`` (exit 3)."""
+        query = {k: _param(v) for k, v in (params or {}).items()
+                 if v is not None and v is not False}
+        url = path + ("?" + urlencode(query) if query else "")
+        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json, text/csv"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        conn = self._connection()
+        try:
+            conn.request(method, url, body=data, headers=headers)
+            response = conn.getresponse()
+            payload = response.read()
+            return response.status, response.getheader("Content-Type", ""), payload
+        except (OSError, http.client.HTTPException) as e:
+            reason = getattr(e, "strerror", None) or str(e) or type(e).__name__
+            raise Failure("cannot_connect", f"cannot reach the ERP API at {self.api} ({reason}); "
+                          "is the turn still running?", status=EXIT_CONNECT) from None
+        finally:
+            conn.close()
+
+    def call(self, method: str, path: str, params: dict[str, object] | None = None,
+             body: object = None) -> tuple[str, bytes]:
+        """``(content type, body)`` of a 2xx answer; an error answer is a ``Failure``."""
+        status, ctype, payload = self.request(method, path, params, body)
+        if 200 <= status < 300:
+            return ctype, payload
+        try:
+            err = json.loads(payload.decode("utf-8"))
+            code, message, field = err["error"], err.get("message", ""), err.get("field")
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            code, message, field = f"http_{status}", payload.decode("utf-8", "replace")[:300], None
+        raise Failure(str(code), str(message or f"HTTP {status}"), field)
+
+
+def _param(value: object) -> str:
+    if value is True:
+        return "true"
+    return str(value)
+
+
+# --- output -------------------------------------------------------------------------
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        if isinstance(value, list) and all(isinstance(v, dict) and "kind" in v and "doc_id" in v
+                                           for v in value):
+            return " ".join(f"{v['kind']}:{v['doc_id']}:{v.get('amount', '')}".rstrip(":")
+                            for v in value)
+        return json.dumps(value, separators=(",", ":"))
+    return " ".join(str(value).split())
+
+
+def table(rows: list[dict[str, object]], columns: list[str] | None = None) -> str:
+    """Rows as plain aligned text with a header line (money right-aligned)."""
+    cols = list(columns or [])
+    for r in rows:
+        for k in r:
+            if k not in cols:
+                cols.append(k)
+    if not cols:
+        return "(no rows)\n"
+    cells = [[_text(r.get(c)) for c in cols] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
+    right = [bool(cells) and all(_RIGHT.match(row[i]) or not row[i] for row in cells)
+             for i in range(len(cols))]
+
+    def line(values: list[str]) -> str:
+        out = [v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)]  # noqa: B905 - python3 < 3.10
+        return "  ".join(out).rstrip()
+
+    lines = [line([c.upper() for c in cols])]
+    lines += [line(row) for row in cells]
+    if not rows:
+        lines.append("(no rows)")
+    return "\n".join(lines) + "\n"
+
+
+def render(data: object, fmt: str) -> str:
+    """A JSON answer as a table, key-value lines, or JSON."""
+    if fmt == "json":
+        return json.dumps(data, indent=2) + "\n"
+    if fmt == "csv":
+        return _csv_of(data)
+    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        out = table(data["items"])
+        totals = data.get("totals")
+        if isinstance(totals, dict) and data["items"]:
+            out += "TOTAL: " + "  ".join(f"{k} {v}" for k, v in totals.items()) + "\n"
+        meta = [f"{k}={v}" for k, v in data.items()
+                if k not in ("items", "totals", "count") and not isinstance(v, (dict, list))]
+        n = data.get("count", len(data["items"]))
+        out += f"({n} row{'s' if n != 1 else ''}{'; ' + ', '.join(meta) if meta else ''})\n"
+        return out
+    if isinstance(data, dict) and isinstance(data.get("events"), list) and "command" in data:
+        n = len(data["events"])
+        head = (f"{data['command']}: done, {n} event{'s' if n != 1 else ''} written by "
+                f"{data.get('actor')} ({data.get('role')}) on {data.get('business_date')}\n")
+        return head + table(data["events"], ["position", "type", "id", "stream"])
+    if isinstance(data, dict):
+        scalars = {k: v for k, v in data.items()
+                   if not (isinstance(v, list) or (isinstance(v, dict) and v))}
+        width = max((len(k) for k in scalars), default=0)
+        out = "".join(f"{k.ljust(width)}  {_text(v)}\n" for k, v in scalars.items())
+        for k, v in data.items():
+            if isinstance(v, dict) and v:
+                out += f"\n{k}:\n"
+                w = max(len(str(x)) for x in v)
+                out += "".join(f"  {str(x).ljust(w)}  {_text(y)}\n" for x, y in v.items())
+            elif isinstance(v, list):
+                out += f"\n{k}:\n"
+                if v and all(isinstance(x, dict) for x in v):
+                    out += table(v)  # type: ignore[arg-type]
+                else:
+                    out += "".join(f"  {_text(x)}\n" for x in v) or "(none)\n"
+        return out
+    return _text(data) + "\n"
+
+
+def _csv_of(data: object) -> str:
+    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        rows = data["items"]
+    elif isinstance(data, dict) and isinstance(data.get("events"), list):
+        rows = data["events"]
+    elif isinstance(data, dict):
+        rows = [{k: v for k, v in data.items() if not isinstance(v, list)}]
+    else:
+        rows = []
+    cols: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in cols:
+                cols.append(k)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for r in rows:
+        w.writerow([_text(r.get(c)) if isinstance(r.get(c), (dict, list)) else
+                    ("" if r.get(c) is None else r.get(c)) for c in cols])
+    return buf.getvalue()
+
+
+# --- argument types -----------------------------------------------------------------
+
+
+def money(text: str) -> str:
+    """A money argument: a decimal string with at most two places."""
+    t = text.strip()
+    if not _MONEY.match(t):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an amount: write a decimal like 1240.50 (at most two decimals, "
+            "no currency sign)")
+    return t
+
+
+def day(text: str) -> str:
+    """A date argument: YYYY-MM-DD."""
+    if not _DATE.match(text.strip()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date: write YYYY-MM-DD")
+    return text.strip()
+
+
+def invoice_line(text: str) -> dict[str, object]:
+    """``QTY:UNIT_PRICE:ACCOUNT:DESCRIPTION`` (ACCOUNT may be empty)."""
+    parts = text.split(":", 3)
+    if len(parts) != 4 or not parts[0].strip().isdigit():
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: write an invoice line as QTY:UNIT_PRICE:ACCOUNT:DESCRIPTION, for "
+            "example 2:150.00::Consulting hours (empty ACCOUNT: the company's revenue account)")
+    qty, price, account, description = parts
+    line: dict[str, object] = {"quantity": int(qty), "unit_price": money(price),
+                               "description": description.strip()}
+    if account.strip():
+        line["account"] = account.strip()
+    return line
+
+
+def bill_line(text: str) -> dict[str, object]:
+    """``AMOUNT:ACCOUNT:DESCRIPTION`` (ACCOUNT may be empty)."""
+    parts = text.split(":", 2)
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: write a bill line as AMOUNT:ACCOUNT:DESCRIPTION, for example "
+            "450.00:6100:Office supplies (empty ACCOUNT: the company's expense account)")
+    amount, account, description = parts
+    line: dict[str, object] = {"amount": money(amount), "description": description.strip()}
+    if account.strip():
+        line["account"] = account.strip()
+    return line
+
+
+def journal_line(text: str) -> dict[str, object]:
+    """``ACCOUNT:DEBIT:CREDIT[:PARTY[:MEMO]]``, exactly one of DEBIT and CREDIT."""
+    parts = text.split(":", 4)
+    if len(parts) < 3:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: write a journal line as ACCOUNT:DEBIT:CREDIT[:PARTY[:MEMO]] with one of "
+            "DEBIT or CREDIT empty, for example 6800:25.00: or 1000::25.00")
+    account, debit, credit = (p.strip() for p in parts[:3])
+    if bool(debit) == bool(credit):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give exactly one of DEBIT or CREDIT (6800:25.00: is a debit, "
+            "1000::25.00 a credit)")
+    line: dict[str, object] = {"account": account}
+    if debit:
+        line["debit"] = money(debit)
+    else:
+        line["credit"] = money(credit)
+    if len(parts) > 3 and parts[3].strip():
+        line["party"] = parts[3].strip()
+    if len(parts) > 4 and parts[4].strip():
+        line["memo"] = parts[4].strip()
+    return line
+
+
+def bill_payment(text: str) -> dict[str, object]:
+    """``BILL:AMOUNT``."""
+    bill, sep, amount = text.rpartition(":")
+    if not sep or not bill:
+        raise argparse.ArgumentTypeError(f"{text!r}: write BILL:AMOUNT, for example "
+                                         "BILL-0000001:450.00")
+    return {"bill_id": bill.strip(), "amount": money(amount)}
+
+
+class _Target(argparse.Action):
+    """``--receipt R`` and friends: append ``{"kind", "doc_id"}`` in the order given."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        targets = list(getattr(namespace, "targets", None) or [])
+        targets.append({"kind": self.metavar.lower(), "doc_id": str(values)})  # type: ignore[union-attr]
+        namespace.targets = targets
+
+
+# --- the parser ---------------------------------------------------------------------
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise Failure("usage", f"{message} (see '{self.prog} --help')", status=EXIT_USAGE)
+
+
+FORMAT_HELP = "output: table (default, aligned columns), csv or json"
+
+MAIN_DESCRIPTION = """\
+Work in the company's books (the ERP) from the command line.
+
+Every command talks to the ERP API of the current turn. What you write is recorded
+under your turn's actor and role, on the turn's business date; a command the books
+refuse changes nothing and prints why on one line.
+
+connection:
+  ERPSIM_API    where the API listens: unix:///path/to/api.sock or http://127.0.0.1:PORT
+  ERPSIM_TOKEN  your turn's token
+  Without them, .erpsim/connection.json ({"api": ..., "token": ...}) in the current
+  directory or a parent is used. ERPSIM_TIMEOUT sets the request timeout (seconds).
+
+conventions:
+  money   decimal strings with at most two places and no currency sign: 1240.50
+  dates   YYYY-MM-DD; most dates default to the turn's business date
+  ids     as the books show them: INV-0000001, RCT-0000001, C0001, ...
+  output  --format table (default), csv or json, before or after the subcommand
+  exit    0 done; 1 refused by the books or the API (the reason is on stderr);
+          2 bad usage; 3 cannot reach the API
+
+Run 'erp RESOURCE --help' and 'erp RESOURCE VERB --help' for details and examples.
+"""
+
+MAIN_EPILOG = """\
+examples:
+  erp whoami
+  erp invoices list --status open
+  erp receipts list --unapplied --format csv
+  erp receipts apply RCT-0000001 INV-0000001 1240.50
   erp bank lines --unmatched
-  erp reports aging
-  erp journal post ...
-It reads the API endpoint and token from ERPSIM_API and ERPSIM_TOKEN.
-
-This build has no API to talk to yet: no command is available.
+  erp reports aging --ledger ar
+  erp journal post --date 2026-03-31 --memo "Accrue March rent" \\
+      --line 6100:1500.00: --line 2100::1500.00
+  erp command apply-receipt --json '{"receipt_id": "RCT-0000001", "invoice_id": \\
+      "INV-0000001", "amount": "1240.50"}'
 """
 
 
+def _wrap(text: str) -> str:
+    """A one-paragraph description wrapped for the terminal (help keeps line breaks)."""
+    return text if "\n" in text else textwrap.fill(text, 88)
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32, width=100)
+
+
+def _leaf(verbs: argparse._SubParsersAction, name: str, summary: str, description: str,
+          examples: list[str], handler: object) -> argparse.ArgumentParser:
+    p = verbs.add_parser(name, help=summary, description=description,
+                         epilog="examples:\n" + "".join(f"  {e}\n" for e in examples),
+                         formatter_class=_formatter)
+    p.add_argument("--format", choices=("table", "csv", "json"), default=argparse.SUPPRESS,
+                   help=FORMAT_HELP)
+    p.set_defaults(handler=handler)
+    return p
+
+
+def _resource(sub: argparse._SubParsersAction, name: str, summary: str,
+              description: str) -> argparse._SubParsersAction:
+    p = sub.add_parser(name, help=summary, description=description, formatter_class=_formatter)
+    p.set_defaults(resource_parser=p)
+    return p.add_subparsers(dest="verb", title="verbs", metavar="VERB", parser_class=Parser)
+
+
+# Handlers return (method, path, params, body).
+
+def _get(path: str, **params: object) -> tuple[str, str, dict[str, object], None]:
+    return "GET", path, params, None
+
+
+def _cmd(command: str, /, **body: object) -> tuple[str, str, None, dict[str, object]]:
+    return ("POST", f"/v1/commands/{command}", None,
+            {k: v for k, v in body.items() if v is not None})
+
+
+def _seg(value: str) -> str:
+    return quote(value, safe="")
+
+
+def _doc(kind: str) -> object:
+    return lambda a: _get(f"/v1/documents/{kind}/{_seg(a.id)}")
+
+
+def build_parser() -> Parser:
+    """The whole command tree."""
+    parser = Parser(prog="erp", description=MAIN_DESCRIPTION, epilog=MAIN_EPILOG,
+                    formatter_class=_formatter)
+    parser.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                        help=FORMAT_HELP)
+    sub = parser.add_subparsers(dest="resource", title="resources", metavar="RESOURCE",
+                                parser_class=Parser)
+
+    # --- whoami, company ---------------------------------------------------------
+    p = sub.add_parser("whoami", help="your actor, role and business date",
+                       description="Show the actor, role and business date your token acts "
+                                   "with.", formatter_class=_formatter,
+                       epilog="examples:\n  erp whoami\n")
+    p.add_argument("--format", choices=("table", "csv", "json"), default=argparse.SUPPRESS,
+                   help=FORMAT_HELP)
+    p.set_defaults(handler=lambda a: _get("/v1/whoami"))
+    p = sub.add_parser("company", help="the company, its posting accounts and policies",
+                       description="Show the company: name, currency, the accounts automatic "
+                                   "postings use, and the policies the books enforce (for "
+                                   "example the most a clerk may write off per invoice).",
+                       formatter_class=_formatter, epilog="examples:\n  erp company\n")
+    p.add_argument("--format", choices=("table", "csv", "json"), default=argparse.SUPPRESS,
+                   help=FORMAT_HELP)
+    p.set_defaults(handler=lambda a: _get("/v1/company"))
+
+    # --- invoices ----------------------------------------------------------------
+    v = _resource(sub, "invoices", "customer invoices: list, show, issue, write off, "
+                  "fee allowance",
+                  "Customer invoices (accounts receivable): what customers owe, and the ways an "
+                  "invoice is settled or reduced.")
+    p = _leaf(v, "list", "list invoices", "List customer invoices with their open amounts. "
+              "Status is open, partially_paid or paid.",
+              ["erp invoices list", "erp invoices list --status open --customer C0001",
+               "erp invoices list --format csv"],
+              lambda a: _get("/v1/invoices", status=a.status, customer=a.customer))
+    p.add_argument("--status", help="only this status: open, partially_paid, paid")
+    p.add_argument("--customer", metavar="CUSTOMER", help="only this customer's invoices")
+    p = _leaf(v, "show", "one invoice with its lines and history",
+              "Show one invoice: its state, its lines, and every change of its state (issued, "
+              "receipts applied, credits, write-offs).", ["erp invoices show INV-0000001"],
+              _doc("invoice"))
+    p.add_argument("id", metavar="INVOICE", help="invoice id, e.g. INV-0000001")
+    p = _leaf(v, "issue", "issue an invoice to a customer",
+              "Issue a customer invoice. Each --line is QTY:UNIT_PRICE:ACCOUNT:DESCRIPTION "
+              "(ACCOUNT may be empty for the company's revenue account). The due date "
+              "defaults to the customer's terms.",
+              ["erp invoices issue C0001 --date 2026-03-02 --line '2:150.00::Consulting hours'",
+               "erp invoices issue C0001 --date 2026-03-02 --line 1:99.90:4000:Licence "
+               "--reference PO-77"],
+              lambda a: _cmd("issue-invoice", customer_id=a.customer, entry_date=a.date,
+                             due_on=a.due, lines=a.line, tax_rate_bp=a.tax_rate_bp,
+                             reference=a.reference, invoice_id=a.new_id))
+    p.add_argument("customer", metavar="CUSTOMER", help="customer id")
+    p.add_argument("--date", type=day, required=True, help="invoice date YYYY-MM-DD")
+    p.add_argument("--line", type=invoice_line, action="append", required=True,
+                   help="QTY:UNIT_PRICE:ACCOUNT:DESCRIPTION (repeat for more lines)")
+    p.add_argument("--due", type=day, help="due date (default: date + customer's terms)")
+    p.add_argument("--tax-rate-bp", type=int, help="tax rate in basis points (800 = 8%%)")
+    p.add_argument("--reference", help="customer reference, e.g. a PO number")
+    p.add_argument("--id", dest="new_id", help="invoice id (default: the next free one)")
+    p = _leaf(v, "write-off", "write off part of an invoice as uncollectible",
+              "Write off part of an invoice as bad debt. A clerk may write off at most the "
+              "company's clerk_write_off_limit per invoice (see 'erp company').",
+              ["erp invoices write-off INV-0000001 12.50 --reason 'small balance'"],
+              lambda a: _cmd("write-off-invoice", invoice_id=a.invoice, amount=a.amount,
+                             reason=a.reason, entry_date=a.date, account=a.account))
+    p.add_argument("invoice", metavar="INVOICE", help="invoice id")
+    p.add_argument("amount", metavar="AMOUNT", type=money, help="amount to write off, e.g. 12.50")
+    p.add_argument("--reason", required=True, help="why (kept in the books)")
+    p.add_argument("--date", type=day, help="entry date (default: business date)")
+    p.add_argument("--account", help="expense account (default: the bad-debt account)")
+    p = _leaf(v, "fee-allowance", "accept a card processor's fee as paid on an invoice",
+              "Accept a payment processor's fee deducted from a customer's payment as paid on "
+              "the invoice (within the company's clerk fee-allowance policy).",
+              ["erp invoices fee-allowance INV-0000001 3.20",
+               "erp invoices fee-allowance INV-0000001 3.20 --reason 'Stripe fee'"],
+              lambda a: _cmd("grant-fee-allowance", invoice_id=a.invoice, amount=a.amount,
+                             reason=a.reason, entry_date=a.date, account=a.account))
+    p.add_argument("invoice", metavar="INVOICE", help="invoice id")
+    p.add_argument("amount", metavar="AMOUNT", type=money, help="fee amount, e.g. 3.20")
+    p.add_argument("--reason", help="why (default: card processor fee)")
+    p.add_argument("--date", type=day, help="entry date (default: business date)")
+    p.add_argument("--account", help="expense account (default: the card-fees account)")
+
+    # --- credit memos --------------------------------------------------------------
+    v = _resource(sub, "credit-memos", "credit memos: list, show, issue",
+                  "Credit memos: part of an invoice credited back to the customer.")
+    p = _leaf(v, "list", "list credit memos",
+              "List credit memos: amounts credited back to customers against invoices.",
+              ["erp credit-memos list", "erp credit-memos list --customer C0001"],
+              lambda a: _get("/v1/credit-memos", customer=a.customer))
+    p.add_argument("--customer", help="only this customer's credit memos")
+    p = _leaf(v, "show", "one credit memo",
+              "Show one credit memo: the invoice it credits, its amount, reason and history.",
+              ["erp credit-memos show CM-0000001"], _doc("credit_memo"))
+    p.add_argument("id", metavar="CREDIT_MEMO", help="credit memo id")
+    p = _leaf(v, "issue", "credit part of an invoice",
+              "Issue a credit memo against an invoice (reduces what the customer owes).",
+              ["erp credit-memos issue INV-0000001 100.00 --reason 'damaged goods'"],
+              lambda a: _cmd("issue-credit-memo", invoice_id=a.invoice, amount=a.amount,
+                             reason=a.reason, entry_date=a.date, account=a.account,
+                             credit_memo_id=a.new_id))
+    p.add_argument("invoice", metavar="INVOICE", help="invoice id")
+    p.add_argument("amount", metavar="AMOUNT", type=money, help="amount to credit")
+    p.add_argument("--reason", required=True, help="why")
+    p.add_argument("--date", type=day, help="entry date (default: business date)")
+    p.add_argument("--account", help="account to debit (default: sales returns)")
+    p.add_argument("--id", dest="new_id", help="credit memo id (default: the next free one)")
+
+    # --- receipts ----------------------------------------------------------------
+    v = _resource(sub, "receipts", "cash receipts: list, show, record, apply, reverse, "
+                  "assign customer, refund",
+                  "Cash received from customers. A receipt lands in unapplied cash until you "
+                  "apply it to open invoices of its customer.")
+    p = _leaf(v, "list", "list receipts", "List receipts with payer, customer and the amount "
+              "still unapplied (open_amount). Status is unapplied, partially_applied or "
+              "applied.",
+              ["erp receipts list --unapplied", "erp receipts list --customer C0001 --format csv"],
+              lambda a: _get("/v1/receipts", unapplied=a.unapplied, customer=a.customer,
+                             status=a.status))
+    p.add_argument("--unapplied", action="store_true", help="only receipts with cash left "
+                   "to apply")
+    p.add_argument("--customer", help="only this customer's receipts")
+    p.add_argument("--status", help="only this status")
+    p = _leaf(v, "show", "one receipt with its payer and applications",
+              "Show one receipt: payer, method, reference, and every application or reversal.",
+              ["erp receipts show RCT-0000001"], _doc("receipt"))
+    p.add_argument("id", metavar="RECEIPT", help="receipt id")
+    p = _leaf(v, "apply", "apply a receipt to an invoice",
+              "Apply part or all of a receipt's unapplied cash to an open invoice of the same "
+              "customer. If the receipt has no customer yet, run 'erp receipts "
+              "assign-customer' first.",
+              ["erp receipts apply RCT-0000001 INV-0000001 1240.50",
+               "erp receipts apply RCT-0000001 INV-0000002 99.00 --date 2026-03-02"],
+              lambda a: _cmd("apply-receipt", receipt_id=a.receipt, invoice_id=a.invoice,
+                             amount=a.amount, entry_date=a.date))
+    p.add_argument("receipt", metavar="RECEIPT", help="receipt id")
+    p.add_argument("invoice", metavar="INVOICE", help="invoice id")
+    p.add_argument("amount", metavar="AMOUNT", type=money, help="amount to apply, e.g. 1240.50")
+    p.add_argument("--date", type=day, help="entry date (default: business date)")
+    p = _leaf(v, "reverse-application", "undo (part of) an application",
+              "Undo part or all of an earlier application of a receipt to an invoice; the "
+              "amount returns to the receipt's unapplied cash.",
+              ["erp receipts reverse-application RCT-0000001 INV-0000001 1240.50"],
+              lambda a: _cmd("reverse-application", receipt_id=a.receipt, invoice_id=a.invoice,
+                             amount=a.amount, entry_date=a.date))
+    p.add_argument("receipt", metavar="RECEIPT", help="receipt id")
+    p.add_argument("invoice", metavar="INVOICE", help="invoice id")
+    p.add_argument("amount", metavar="AMOUNT", type=money, help="amount to unapply")
+    p.add_argument("--date", type=day, help="entry date (default: business date)")
+    p = _leaf(v, "assign-customer", "name the customer of a receipt recorded without one",
+              "Name the customer who paid a receipt recorded without one (so that it can be "
+              "applied).", ["erp receipts assign-customer RCT-0000001 C0001"],
+              lambda a: _cmd("assign-receipt-customer", receipt_id=a.receipt,
+                             customer_id=a.customer))
+    p.add_argument("receipt", metavar="RECEIPT", help="receipt id")
+    p.add_argument("customer", metavar="CUSTOMER", help="customer id")
+    p = _leaf(v, "record", "record cash received",
+              "Record cash received into a bank account (usually the bank feed does this).",
+              ["erp receipts record --bank B-OPER --amount 500.00 --date 2026-03-02 "
+               "--customer C0001 --reference 'INV-0000001'"],
+              lambda a: _cmd("record-receipt", bank_account_id=a.bank, amount=a.amount,
+                             entry_date=a.date, customer_id=a.customer, method=a.method,
+                             reference=a.reference, payer=a.payer, receipt_id=a.new_id))
+    p.add_argument("--bank", required=True, help="bank account id (see 'erp bank accounts')")
+    p.add_argument("--amount", type=money, required=True, help="amount received")
+    p.add_argument("--date", type=day, required=True, help="date received")
+    p.add_argument("--customer", help="customer id, if known")
+    p.add_argument("--method", help="e.g. ach, wire, check, card")
+    p.add_argument("--reference", help="the payer's reference")
+    p.add_argument("--payer", help="the payer's name as the bank shows it")
+    p.add_argument("--id", dest="new_id", help="receipt id (default: the next free one)")
+    p = _leaf(v, "refund", "pay unapplied cash back to the customer",
+              "Refund unapplied cash of a receipt to its customer.",
+              ["erp receipts refund RCT-0000001 25.00"],
+              lambda a: _cmd("refund-customer", receipt_id=a.receipt, amount=a.amount,
+                             entry_date=a.date, refund_id=a.new_id))
+    p.add_argument("receipt", metavar="RECEIPT", help="receipt id")
+    p.add_argument("amount", metavar="AMOUNT", type=money, help="amount to refund")
+    p.add_argument("--date", type=day, help="entry date (default: business date)")
+    p.add_argument("--id", dest="new_id", help="refund id (default: the next free one)")
+
+    # --- customers ---------------------------------------------------------------
+    v = _resource(sub, "customers", "customers: list, show, register",
+                  "Customers: their terms, credit limits and what they owe.")
+    _leaf(v, "list", "list customers", "List customers with terms, credit limit and open "
+          "receivables.", ["erp customers list"], lambda a: _get("/v1/customers"))
+    p = _leaf(v, "show", "one customer with open invoices and unapplied receipts",
+              "Show a customer with its open invoices and its unapplied receipts.",
+              ["erp customers show C0001"],
+              lambda a: _get(f"/v1/customers/{_seg(a.id)}"))
+    p.add_argument("id", metavar="CUSTOMER", help="customer id")
+    p = _leaf(v, "register", "add a customer",
+              "Add a customer with payment terms and an optional credit limit.",
+              ["erp customers register 'Acme Ltd' --terms 30 --credit-limit 50000.00"],
+              lambda a: _cmd("register-customer", name=a.name, customer_id=a.new_id,
+                             terms_days=a.terms, credit_limit=a.credit_limit))
+    p.add_argument("name", metavar="NAME", help="customer name")
+    p.add_argument("--id", dest="new_id", help="customer id (default: the next free one)")
+    p.add_argument("--terms", type=int, help="payment terms in days (default 30)")
+    p.add_argument("--credit-limit", type=money, help="credit limit")
+
+    # --- vendors -----------------------------------------------------------------
+    v = _resource(sub, "vendors", "vendors: list, show, register, bank-detail changes",
+                  "Vendors (suppliers). Bank details change only through a request that "
+                  "another role approves.")
+    _leaf(v, "list", "list vendors", "List vendors with terms and approved bank details "
+          "(account numbers masked).", ["erp vendors list"], lambda a: _get("/v1/vendors"))
+    p = _leaf(v, "show", "one vendor with bank-change requests and open bills",
+              "Show a vendor with its bank-detail change requests and its open bills.",
+              ["erp vendors show V0001"], lambda a: _get(f"/v1/vendors/{_seg(a.id)}"))
+    p.add_argument("id", metavar="VENDOR", help="vendor id")
+    p = _leaf(v, "register", "add a vendor",
+              "Add a vendor with payment terms and, optionally, the bank details to pay it to.",
+              ["erp vendors register 'Initech' --terms 30 --account-name Initech "
+               "--routing 111000025 --account-number 123456789"],
+              lambda a: _cmd("register-vendor", name=a.name, vendor_id=a.new_id,
+                             terms_days=a.terms, bank=_bank(a, required=False)))
+    p.add_argument("name", metavar="NAME", help="vendor name")
+    p.add_argument("--id", dest="new_id", help="vendor id (default: the next free one)")
+    p.add_argument("--terms", type=int, help="payment terms in days (default 30)")
+    _bank_args(p, required=False)
+    p = _leaf(v, "request-bank-change", "ask to change where a vendor is paid",
+              "Request new bank details for a vendor. Nothing changes until a different role "
+              "approves the request (a controller: 'erp vendors approve-bank-change').",
+              ["erp vendors request-bank-change V0001 --account-name Initech --routing "
+               "111000025 --account-number 987654321 --reason 'letter of 2026-03-01'"],
+              lambda a: _cmd("request-vendor-bank-change", vendor_id=a.vendor,
+                             new_bank=_bank(a, required=True), reason=a.reason,
+                             request_id=a.new_id))
+    p.add_argument("vendor", metavar="VENDOR", help="vendor id")
+    _bank_args(p, required=True)
+    p.add_argument("--reason", help="why, and how it was verified")
+    p.add_argument("--id", dest="new_id", help="request id (default: the next free one)")
+    p = _leaf(v, "approve-bank-change", "approve a pending bank-detail change (controller)",
+              "Approve a pending bank-detail change. Needs a role other than the requester's "
+              "(controller); a clerk gets 'forbidden_for_role'.",
+              ["erp vendors approve-bank-change BCR-000001"],
+              lambda a: _cmd("approve-vendor-bank-change", request_id=a.request))
+    p.add_argument("request", metavar="REQUEST", help="bank-change request id")
+    p = _leaf(v, "reject-bank-change", "refuse a pending bank-detail change (controller)",
+              "Refuse a pending bank-detail change (controller); the vendor's bank "
+              "details stay as they were.",
+              ["erp vendors reject-bank-change BCR-000001 --reason 'not verified'"],
+              lambda a: _cmd("reject-vendor-bank-change", request_id=a.request,
+                             reason=a.reason))
+    p.add_argument("request", metavar="REQUEST", help="bank-change request id")
+    p.add_argument("--reason", help="why")
+
+    # --- bills -------------------------------------------------------------------
+    v = _resource(sub, "bills", "vendor bills: list, show, enter, approve",
+                  "Vendor bills (accounts payable). A bill is entered, approved, then paid.")
+    p = _leaf(v, "list", "list bills", "List vendor bills. Status is entered, approved, "
+              "partially_paid or paid.",
+              ["erp bills list --status approved", "erp bills list --vendor V0001"],
+              lambda a: _get("/v1/bills", status=a.status, vendor=a.vendor))
+    p.add_argument("--status", help="only this status")
+    p.add_argument("--vendor", help="only this vendor's bills")
+    p = _leaf(v, "show", "one bill with its lines and history",
+              "Show one bill: vendor, vendor invoice number, lines, status and history.",
+              ["erp bills show BILL-0000001"], _doc("bill"))
+    p.add_argument("id", metavar="BILL", help="bill id")
+    p = _leaf(v, "enter", "enter a vendor's invoice",
+              "Enter a vendor's invoice as a bill. Each --line is AMOUNT:ACCOUNT:DESCRIPTION "
+              "(ACCOUNT may be empty for the company's expense account). The vendor's invoice "
+              "number must be new for that vendor.",
+              ["erp bills enter V0001 VI-2291 --date 2026-03-02 --line 450.00:6100:'Office "
+               "supplies'",
+               "erp bills enter V0001 VI-2292 --date 2026-03-02 --line '1000.00::Rent' --tax "
+               "80.00 --due 2026-04-01"],
+              lambda a: _cmd("enter-bill", vendor_id=a.vendor, vendor_invoice_number=a.number,
+                             entry_date=a.date, due_on=a.due, lines=a.line, tax=a.tax,
+                             bill_id=a.new_id))
+    p.add_argument("vendor", metavar="VENDOR", help="vendor id")
+    p.add_argument("number", metavar="VENDOR_INVOICE_NUMBER", help="the vendor's invoice number")
+    p.add_argument("--date", type=day, required=True, help="bill date YYYY-MM-DD")
+    p.add_argument("--line", type=bill_line, action="append", required=True,
+                   help="AMOUNT:ACCOUNT:DESCRIPTION (repeat for more lines)")
+    p.add_argument("--due", type=day, help="due date (default: date + vendor's terms)")
+    p.add_argument("--tax", type=money, help="tax on the bill")
+    p.add_argument("--id", dest="new_id", help="bill id (default: the next free one)")
+    p = _leaf(v, "approve", "approve a bill for payment",
+              "Approve a bill for payment (only approved bills are paid).",
+              ["erp bills approve BILL-0000001"],
+              lambda a: _cmd("approve-bill", bill_id=a.bill))
+    p.add_argument("bill", metavar="BILL", help="bill id")
+
+    # --- vendor credits --------------------------------------------------------------
+    v = _resource(sub, "vendor-credits", "vendor credit notes: list, show, record, apply",
+                  "Vendor credit notes (they reduce what we owe a vendor).")
+    p = _leaf(v, "list", "list vendor credits",
+              "List vendor credit notes and what is left of each to apply.",
+              ["erp vendor-credits list --vendor V0001"],
+              lambda a: _get("/v1/vendor-credits", vendor=a.vendor, status=a.status))
+    p.add_argument("--vendor", help="only this vendor's credits")
+    p.add_argument("--status", help="only this status: open, partially_applied, applied")
+    p = _leaf(v, "show", "one vendor credit",
+              "Show one vendor credit note with its applications to bills.",
+              ["erp vendor-credits show VC-0000001"], _doc("vendor_credit"))
+    p.add_argument("id", metavar="CREDIT", help="vendor credit id")
+    p = _leaf(v, "record", "record a vendor's credit note",
+              "Record a vendor's credit note; apply it to bills with 'erp vendor-credits "
+              "apply'.",
+              ["erp vendor-credits record V0001 CN-17 50.00 --date 2026-03-02"],
+              lambda a: _cmd("record-vendor-credit", vendor_id=a.vendor,
+                             vendor_credit_number=a.number, amount=a.amount, entry_date=a.date,
+                             account=a.account, credit_id=a.new_id))
+    p.add_argument("vendor", metavar="VENDOR", help="vendor id")
+    p.add_argument("number", metavar="CREDIT_NUMBER", help="the vendor's credit note number")
+    p.add_argument("amount", metavar="AMOUNT", type=money, help="credit amount")
+    p.add_argument("--date", type=day, required=True, help="credit note date")
+    p.add_argument("--account", help="account to credit (default: the expense account)")
+    p.add_argument("--id", dest="new_id", help="credit id (default: the next free one)")
+    p = _leaf(v, "apply", "apply a vendor credit to a bill",
+              "Apply part of a vendor credit to an open bill of the same vendor.",
+              ["erp vendor-credits apply VC-0000001 BILL-0000001 50.00"],
+              lambda a: _cmd("apply-vendor-credit", credit_id=a.credit, bill_id=a.bill,
+                             amount=a.amount, entry_date=a.date))
+    p.add_argument("credit", metavar="CREDIT", help="vendor credit id")
+    p.add_argument("bill", metavar="BILL", help="bill id")
+    p.add_argument("amount", metavar="AMOUNT", type=money, help="amount to apply")
+    p.add_argument("--date", type=day, help="entry date (default: business date)")
+
+    # --- payments ----------------------------------------------------------------
+    v = _resource(sub, "payments", "vendor payments: list, show, run, pay-vendor",
+                  "Payments to vendors, always to their approved bank details.")
+    p = _leaf(v, "list", "list payments",
+              "List payments made to vendors (status paid, or cleared once matched to a "
+              "statement line).",
+              ["erp payments list"], lambda a: _get("/v1/payments", vendor=a.vendor))
+    p.add_argument("--vendor", help="only payments to this vendor")
+    p = _leaf(v, "show", "one payment",
+              "Show one payment: vendor, bank account, the bills it paid, history.",
+              ["erp payments show PAY-0000001"],
+              _doc("payment"))
+    p.add_argument("id", metavar="PAYMENT", help="payment id")
+    p = _leaf(v, "run", "pay every approved bill due by a date",
+              "Run payments: pay every approved open bill due by --due-by (or only the listed "
+              "--bill ids), one payment per vendor.",
+              ["erp payments run --bank B-OPER --due-by 2026-03-15",
+               "erp payments run --bank B-OPER --bill BILL-0000001 --bill BILL-0000002"],
+              lambda a: _cmd("run-payments", bank_account_id=a.bank, entry_date=a.date,
+                             due_by=a.due_by, bill_ids=a.bill, run_id=a.new_id))
+    p.add_argument("--bank", required=True, help="bank account to pay from")
+    p.add_argument("--due-by", type=day, help="pay bills due on or before this date")
+    p.add_argument("--bill", action="append", help="pay only these bills (repeatable)")
+    p.add_argument("--date", type=day, help="payment date (default: business date)")
+    p.add_argument("--id", dest="new_id", help="payment run id (default: the next free one)")
+    p = _leaf(v, "pay-vendor", "pay chosen bills of one vendor",
+              "Pay a vendor's approved bills; each --bill is BILL:AMOUNT.",
+              ["erp payments pay-vendor V0001 --bank B-OPER --bill BILL-0000001:450.00"],
+              lambda a: _cmd("pay-vendor", vendor_id=a.vendor, bank_account_id=a.bank,
+                             applications=a.bill, entry_date=a.date, payment_id=a.new_id))
+    p.add_argument("vendor", metavar="VENDOR", help="vendor id")
+    p.add_argument("--bank", required=True, help="bank account to pay from")
+    p.add_argument("--bill", type=bill_payment, action="append", required=True,
+                   help="BILL:AMOUNT (repeat for more bills)")
+    p.add_argument("--date", type=day, help="payment date (default: business date)")
+    p.add_argument("--id", dest="new_id", help="payment id (default: the next free one)")
+
+    # --- bank --------------------------------------------------------------------
+    v = _resource(sub, "bank", "bank: accounts, statement lines, match, fees, interest",
+                  "The company's bank accounts and the statement lines the bank feed imported. "
+                  "Amounts of statement lines are signed: deposits positive, withdrawals "
+                  "negative.")
+    p = _leaf(v, "accounts", "the company's bank accounts",
+              "List the company's bank accounts with their GL accounts and book balances.",
+              ["erp bank accounts"],
+              lambda a: _get("/v1/bank/accounts", as_of=a.as_of))
+    p.add_argument("--as-of", type=day, help="balances as of this date (default: business date)")
+    p = _leaf(v, "lines", "statement lines and their matches",
+              "List imported bank statement lines with status (matched or unmatched) and the "
+              "book documents each is matched to.",
+              ["erp bank lines --unmatched", "erp bank lines --bank B-OPER --format csv"],
+              lambda a: _get("/v1/bank/lines", unmatched=a.unmatched, bank_account=a.bank,
+                             as_of=a.as_of))
+    p.add_argument("--unmatched", action="store_true", help="only lines not yet matched")
+    p.add_argument("--bank", help="only this bank account's lines")
+    p.add_argument("--as-of", type=day, help="lines up to this date (default: business date)")
+    p = _leaf(v, "show", "one statement line",
+              "Show one statement line: amount, description, what it is matched to, history.",
+              ["erp bank show SL-0000001"], _doc("statement_line"))
+    p.add_argument("id", metavar="LINE", help="statement line id")
+    p = _leaf(v, "match", "match a statement line to book documents",
+              "Match a statement line to the receipts, payments, refunds, fees or interest "
+              "that explain it; the amounts must add up to the line's amount. Repeat the "
+              "options for several documents.",
+              ["erp bank match SL-0000001 --receipt RCT-0000001",
+               "erp bank match SL-0000002 --payment PAY-0000001 --payment PAY-0000002"],
+              lambda a: _cmd("match-statement-line", line_id=a.line, targets=_targets(a)))
+    p.add_argument("line", metavar="LINE", help="statement line id")
+    for kind in ("receipt", "payment", "refund", "fee", "interest"):
+        p.add_argument(f"--{kind}", action=_Target, metavar=kind.upper(),
+                       help=f"a {kind} id the line pays or explains")
+    p = _leaf(v, "unmatch", "undo a statement line's match",
+              "Undo a statement line's match; the line and its documents become unmatched "
+              "again.",
+              ["erp bank unmatch SL-0000001"],
+              lambda a: _cmd("unmatch-statement-line", line_id=a.line))
+    p.add_argument("line", metavar="LINE", help="statement line id")
+    for kind, cmd_name, id_field in (("fee", "record-bank-fee", "fee_id"),
+                                     ("interest", "record-interest", "interest_id")):
+        what = "a bank fee" if kind == "fee" else "interest the bank paid"
+        p = _leaf(v, kind, f"record {what}",
+                  f"Record {what}; with --line it is matched to that statement line at once. "
+                  "The amount is positive.",
+                  [f"erp bank {kind} --bank B-OPER --amount 15.00 --date 2026-03-02 "
+                   "--line SL-0000009"],
+                  _bank_doc(cmd_name, id_field))
+        p.add_argument("--bank", required=True, help="bank account id")
+        p.add_argument("--amount", type=money, required=True, help="amount (positive)")
+        p.add_argument("--date", type=day, required=True, help="entry date")
+        p.add_argument("--line", help="statement line to match it to")
+        p.add_argument("--memo", help="memo")
+        p.add_argument("--account", help="GL account (default: the company's account for it)")
+        p.add_argument("--id", dest="new_id", help="id (default: the next free one)")
+
+    # --- journal -----------------------------------------------------------------
+    v = _resource(sub, "journal", "journal entries: list, show, post, reverse",
+                  "Manual journal entries in the general ledger.")
+    _leaf(v, "list", "list journal entries",
+          "List journal entries: manual ones, opening balances and reversals.",
+          ["erp journal list"],
+          lambda a: _get("/v1/journal-entries"))
+    p = _leaf(v, "show", "one journal entry with its lines",
+              "Show a journal entry with its lines, and whether it was reversed.",
+              ["erp journal show JE-0000001"], _doc("journal"))
+    p.add_argument("id", metavar="ENTRY", help="journal entry id")
+    p = _leaf(v, "post", "post a balanced journal entry",
+              "Post a manual journal entry. Each --line is ACCOUNT:DEBIT:CREDIT[:PARTY[:MEMO]] "
+              "with exactly one of DEBIT or CREDIT; debits must equal credits. Control "
+              "accounts (AR, AP, unapplied cash, bank) are usually off limits to a clerk.",
+              ["erp journal post --date 2026-03-31 --memo 'Accrue rent' --line 6100:1500.00: "
+               "--line 2100::1500.00",
+               "erp journal post --date 2026-03-31 --memo 'Reclass' --line "
+               "'6800:25.00:::bank fee' --line 6000::25.00"],
+              lambda a: _cmd("post-journal-entry", entry_date=a.date, memo=a.memo, lines=a.line,
+                             entry_id=a.new_id))
+    p.add_argument("--date", type=day, required=True, help="entry date")
+    p.add_argument("--memo", required=True, help="what the entry is for")
+    p.add_argument("--line", type=journal_line, action="append", required=True,
+                   help="ACCOUNT:DEBIT:CREDIT[:PARTY[:MEMO]] (at least two)")
+    p.add_argument("--id", dest="new_id", help="entry id (default: the next free one)")
+    p = _leaf(v, "reverse", "reverse a journal entry",
+              "Reverse a journal entry with an entry of every line negated.",
+              ["erp journal reverse JE-0000001 --date 2026-04-01"],
+              lambda a: _cmd("reverse-journal-entry", entry_id=a.entry, entry_date=a.date,
+                             memo=a.memo, reversal_id=a.new_id))
+    p.add_argument("entry", metavar="ENTRY", help="journal entry id")
+    p.add_argument("--date", type=day, required=True, help="date of the reversal")
+    p.add_argument("--memo", help="memo")
+    p.add_argument("--id", dest="new_id", help="reversal id (default: the next free one)")
+
+    # --- reports -----------------------------------------------------------------
+    v = _resource(sub, "reports", "aging, trial balance, control ties, open items",
+                  "Reports, as of the business date unless --as-of says otherwise.")
+    p = _leaf(v, "aging", "open balances by party and days past due",
+              "Aging: each customer's (ar) or vendor's (ap) open balance in buckets of days "
+              "past due: current, 1-30, 31-60, 61-90, over_90.",
+              ["erp reports aging", "erp reports aging --ledger ap --as-of 2026-03-31"],
+              lambda a: _get("/v1/reports/aging", ledger=a.ledger, as_of=a.as_of))
+    p.add_argument("--ledger", choices=("ar", "ap"), default="ar", help="ar (default) or ap")
+    p.add_argument("--as-of", type=day, help="YYYY-MM-DD (default: business date)")
+    p = _leaf(v, "trial-balance", "every account's balance",
+              "Trial balance: every account's debit or credit balance.",
+              ["erp reports trial-balance", "erp reports trial-balance --format csv"],
+              lambda a: _get("/v1/reports/trial-balance", as_of=a.as_of))
+    p.add_argument("--as-of", type=day, help="YYYY-MM-DD (default: business date)")
+    p = _leaf(v, "control-ties", "control accounts against their subledgers",
+              "Each control account's GL balance against its subledger's total; a difference "
+              "means something posted to the account outside its documents.",
+              ["erp reports control-ties"],
+              lambda a: _get("/v1/reports/control-ties", as_of=a.as_of))
+    p.add_argument("--as-of", type=day, help="YYYY-MM-DD (default: business date)")
+    p = _leaf(v, "open-items", "open documents of a subledger",
+              "Documents with an open balance: ar (invoices), ap (bills, vendor credits) or "
+              "unapplied_cash (receipts not fully applied).",
+              ["erp reports open-items ar", "erp reports open-items unapplied_cash --format csv"],
+              lambda a: _get(f"/v1/open-items/{a.ledger}", party=a.party, as_of=a.as_of))
+    p.add_argument("ledger", choices=("ar", "ap", "unapplied_cash"), help="which subledger")
+    p.add_argument("--party", help="only this customer or vendor")
+    p.add_argument("--as-of", type=day, help="YYYY-MM-DD (default: business date)")
+
+    # --- gl, accounts, periods ----------------------------------------------------------
+    p = sub.add_parser("gl", help="the GL lines of one account",
+                       description="List the general-ledger lines of one account with a "
+                                   "running balance (debit positive).",
+                       formatter_class=_formatter,
+                       epilog="examples:\n  erp gl 1200\n  erp gl 1000 --since 2026-03-01\n")
+    p.add_argument("account", metavar="ACCOUNT", help="account code, e.g. 1200")
+    p.add_argument("--as-of", type=day, help="up to this date (default: business date)")
+    p.add_argument("--since", type=day, help="list from this date (earlier lines are summed "
+                   "into the opening balance)")
+    p.add_argument("--format", choices=("table", "csv", "json"), default=argparse.SUPPRESS,
+                   help=FORMAT_HELP)
+    p.set_defaults(handler=lambda a: _get(f"/v1/gl/{_seg(a.account)}", as_of=a.as_of,
+                                          since=a.since))
+    v = _resource(sub, "accounts", "the chart of accounts",
+                  "The chart of accounts: codes, names, types and control accounts.")
+    _leaf(v, "list", "list accounts", "List the chart of accounts (code, name, type, control "
+          "kind).", ["erp accounts list"], lambda a: _get("/v1/accounts"))
+    v = _resource(sub, "periods", "accounting periods: list, open, close, reopen",
+                  "Accounting periods. Opening, closing and reopening need the controller "
+                  "role; a clerk gets 'forbidden_for_role'.")
+    _leaf(v, "list", "list periods", "List periods and whether each is open or closed.",
+          ["erp periods list"], lambda a: _get("/v1/periods"))
+    p = _leaf(v, "open", "open a period (controller)", "Open an accounting period: YYYY-MM, or "
+              "any name with --start and --end.", ["erp periods open 2026-05"],
+              lambda a: _cmd("open-period", period=a.period, start=a.start, end=a.end))
+    p.add_argument("period", metavar="PERIOD", help="YYYY-MM")
+    p.add_argument("--start", type=day, help="first day (with --end)")
+    p.add_argument("--end", type=day, help="last day (with --start)")
+    p = _leaf(v, "close", "close a period (controller)",
+              "Close an accounting period: nothing more posts into it (controller only).",
+              ["erp periods close 2026-02"], lambda a: _cmd("close-period", period=a.period))
+    p.add_argument("period", metavar="PERIOD", help="YYYY-MM")
+    p = _leaf(v, "reopen", "reopen a closed period (controller)",
+              "Reopen a closed accounting period, with a reason (controller only).",
+              ["erp periods reopen 2026-02 --reason 'late invoice'"],
+              lambda a: _cmd("reopen-period", period=a.period, reason=a.reason))
+    p.add_argument("period", metavar="PERIOD", help="YYYY-MM")
+    p.add_argument("--reason", required=True, help="why")
+
+    # --- documents, audit, command ------------------------------------------------------
+    v = _resource(sub, "documents", "any document by kind and id",
+                  "Documents of every kind: invoice, receipt, credit_memo, refund, bill, "
+                  "vendor_credit, payment, payment_run, statement_line, fee, interest, journal, "
+                  "bank_change, period.")
+    p = _leaf(v, "list", "list documents", "List documents, filtered by kind, status, party.",
+              ["erp documents list --kind fee", "erp documents list --party C0001"],
+              lambda a: _get("/v1/documents", kind=a.kind, status=a.status, party=a.party))
+    p.add_argument("--kind", help="document kind")
+    p.add_argument("--status", help="status")
+    p.add_argument("--party", help="customer or vendor id")
+    p = _leaf(v, "show", "one document with its history",
+              "Show a document: state, what it was created with, history.",
+              ["erp documents show invoice INV-0000001", "erp documents show fee FEE-0000001"],
+              lambda a: _get(f"/v1/documents/{_seg(a.kind)}/{_seg(a.id)}"))
+    p.add_argument("kind", metavar="KIND", help="document kind, e.g. invoice")
+    p.add_argument("id", metavar="ID", help="document id")
+
+    p = sub.add_parser("audit", help="your own audit trail",
+                       description="List the events your own commands wrote in the books "
+                                   "(position, date, command, event, stream).",
+                       formatter_class=_formatter,
+                       epilog="examples:\n  erp audit\n  erp audit --after 120 --format csv\n")
+    p.add_argument("--after", type=int, help="only events after this log position")
+    p.add_argument("--limit", type=int, help="at most this many events (default 1000)")
+    p.add_argument("--format", choices=("table", "csv", "json"), default=argparse.SUPPRESS,
+                   help=FORMAT_HELP)
+    p.set_defaults(handler=lambda a: _get("/v1/audit", after=a.after, limit=a.limit))
+
+    p = sub.add_parser("command", help="send any command as JSON (every command of the books)",
+                       description="Send any command of the books with a JSON body: the escape "
+                                   "hatch for what the other subcommands do not cover. NAME is "
+                                   "the command's name (ApplyReceipt or apply-receipt); the "
+                                   "body's fields are in the API's OpenAPI document "
+                                   "(/openapi.json). Money fields are decimal strings. "
+                                   "'erp command --list' lists the commands.",
+                       formatter_class=_formatter,
+                       epilog="examples:\n"
+                              "  erp command --list\n"
+                              "  erp command apply-receipt --fields\n"
+                              "  erp command apply-receipt --json '{\"receipt_id\": "
+                              "\"RCT-0000001\", \"invoice_id\": \"INV-0000001\", "
+                              "\"amount\": \"100.00\"}'\n"
+                              "  erp command post-journal-entry --json @entry.json\n"
+                              "  echo '{\"bill_id\": \"BILL-0000001\"}' | erp command "
+                              "approve-bill --json -\n")
+    p.add_argument("name", metavar="NAME", nargs="?", help="command name")
+    p.add_argument("--json", dest="body", help="the body: JSON text, @FILE, or - for stdin")
+    p.add_argument("--list", action="store_true", help="list every command and exit")
+    p.add_argument("--fields", action="store_true",
+                   help="show the command's fields (name, type, required, default) and exit")
+    p.add_argument("--format", choices=("table", "csv", "json"), default=argparse.SUPPRESS,
+                   help=FORMAT_HELP)
+    p.set_defaults(handler=_generic)
+    _wrap_descriptions(parser)
+    return parser
+
+
+def _wrap_descriptions(parser: argparse.ArgumentParser) -> None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                if child.description:
+                    child.description = _wrap(child.description)
+                _wrap_descriptions(child)
+
+
+def _bank_args(p: argparse.ArgumentParser, *, required: bool) -> None:
+    p.add_argument("--account-name", required=required, help="name on the bank account")
+    p.add_argument("--routing", required=required, help="routing number")
+    p.add_argument("--account-number", required=required, help="account number")
+
+
+def _bank(a: argparse.Namespace, *, required: bool) -> dict[str, str] | None:
+    values = (a.account_name, a.routing, a.account_number)
+    if not any(values) and not required:
+        return None
+    if not all(values):
+        raise Failure("usage", "give all of --account-name, --routing and --account-number",
+                      status=EXIT_USAGE)
+    return {"account_name": a.account_name, "routing": a.routing,
+            "account_number": a.account_number}
+
+
+def _targets(a: argparse.Namespace) -> list[dict[str, str]]:
+    targets = getattr(a, "targets", None)
+    if not targets:
+        raise Failure("usage", "name at least one document: --receipt, --payment, --refund, "
+                      "--fee or --interest (see 'erp bank match --help')", status=EXIT_USAGE)
+    return targets
+
+
+def _bank_doc(cmd_name: str, id_field: str) -> object:
+    return lambda a: _cmd(cmd_name, bank_account_id=a.bank, amount=a.amount, entry_date=a.date,
+                          line_id=a.line, memo=a.memo, account=a.account,
+                          **{id_field: a.new_id})
+
+
+def _kebab(name: str) -> str:
+    name = name.strip().replace("_", "-")
+    if "-" in name or name.islower():
+        return name.lower()
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower()
+
+
+def _type_of(prop: dict) -> tuple[str, str | None]:
+    """A property's type for people, and the component it refers to (if any)."""
+    if "$ref" in prop:
+        name = prop["$ref"].rsplit("/", 1)[-1]
+        return name, name
+    if "anyOf" in prop:
+        kinds = [_type_of(p) for p in prop["anyOf"] if p.get("type") != "null"]
+        nested = next((n for _, n in kinds if n), None)
+        return " or ".join(k for k, _ in kinds) + " (optional)", nested
+    if prop.get("type") == "array":
+        inner, nested = _type_of(prop.get("items", {}))
+        return f"list of {inner}", nested
+    if "enum" in prop:
+        return "one of " + "|".join(str(e) for e in prop["enum"]), None
+    if "const" in prop:
+        return repr(prop["const"]), None
+    if str(prop.get("description", "")).startswith("money"):
+        return "money", None
+    if prop.get("format") == "date":
+        return "date", None
+    return str(prop.get("type", "any")), None
+
+
+def _fields_of(name: str) -> object:
+    def transform(doc: dict) -> dict:
+        op = doc.get("paths", {}).get(f"/v1/commands/{name}", {}).get("post")
+        if op is None:
+            raise Failure("unknown_command", f"no command {name!r} (see 'erp command --list')")
+        comps = doc.get("components", {}).get("schemas", {})
+        rows: list[dict[str, object]] = []
+
+        def walk(component: str, prefix: str, depth: int) -> None:
+            schema = comps.get(component, {})
+            required = set(schema.get("required", []))
+            for field, prop in schema.get("properties", {}).items():
+                kind, nested = _type_of(prop)
+                default = prop.get("default")
+                rows.append({"field": prefix + field, "type": kind,
+                             "required": "yes" if field in required else "",
+                             "default": "" if default is None else json.dumps(default),
+                             "description": prop.get("description", "") if kind != "money"
+                             else "decimal string, e.g. 1240.50"})
+                if nested and depth < 3:
+                    sep = "[]." if kind.startswith("list") else "."
+                    walk(nested, prefix + field + sep, depth + 1)
+
+        ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        walk(ref.rsplit("/", 1)[-1], "", 0)
+        return {"command": ref.rsplit("/", 1)[-1], "summary": op.get("summary", ""),
+                "items": rows, "count": len(rows)}
+    return transform
+
+
+def _generic(a: argparse.Namespace) -> tuple[object, ...]:
+    if a.list:
+        return _get("/v1/commands")
+    if not a.name:
+        raise Failure("usage", "name a command, or use --list (see 'erp command --help')",
+                      status=EXIT_USAGE)
+    if not re.match(r"^[A-Za-z][A-Za-z_-]{0,60}$", a.name):
+        raise Failure("usage", f"{a.name!r} is not a command name (see 'erp command --list')",
+                      status=EXIT_USAGE)
+    if a.fields:
+        return "GET", "/openapi.json", None, None, _fields_of(_kebab(a.name))
+    text = a.body if a.body is not None else "{}"
+    try:
+        if text == "-":
+            text = sys.stdin.read()
+        elif text.startswith("@"):
+            with open(text[1:], encoding="utf-8") as f:
+                text = f.read()
+        body = json.loads(text)
+    except OSError as e:
+        raise Failure("usage", f"cannot read {text[1:]}: {e.strerror}", status=EXIT_USAGE) from None
+    except ValueError as e:
+        raise Failure("invalid_json", f"--json is not valid JSON: {e}", status=EXIT_USAGE) from None
+    if not isinstance(body, dict):
+        raise Failure("invalid_json", "--json must be a JSON object", status=EXIT_USAGE)
+    return "POST", f"/v1/commands/{_kebab(a.name)}", None, body
+
+
+# --- main ---------------------------------------------------------------------------
+
+
+_PARSER: list[Parser] = []
+
+
+def get_parser() -> Parser:
+    """The command tree, built once per process."""
+    if not _PARSER:
+        _PARSER.append(build_parser())
+    return _PARSER[0]
+
+
+def run(argv: list[str]) -> int:
+    """Parse, call the API, print; raise ``Failure`` on any error."""
+    parser = get_parser()
+    if not argv or argv[0] in ("help",):
+        sys.stdout.write(parser.format_help())
+        return EXIT_OK
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        res = getattr(args, "resource_parser", None)
+        if res is not None:
+            verbs = [a for a in res._actions if isinstance(a, argparse._SubParsersAction)]
+            names = ", ".join(verbs[0].choices) if verbs else ""
+            raise Failure("usage", f"'erp {args.resource}' needs a verb: {names} (see "
+                          f"'erp {args.resource} --help')", status=EXIT_USAGE)
+        raise Failure("usage", "name a resource (see 'erp --help')", status=EXIT_USAGE)
+    method, path, params, body, *more = handler(args)
+    transform = more[0] if more else None
+    fmt = args.format
+    api, token = find_connection()
+    try:
+        timeout = float(os.environ.get("ERPSIM_TIMEOUT", "") or DEFAULT_TIMEOUT)
+    except ValueError:
+        timeout = DEFAULT_TIMEOUT
+    client = Client(api, token, timeout)
+    if method == "GET" and fmt == "csv" and transform is None:
+        params = {**(params or {}), "format": "csv"}
+    ctype, payload = client.call(method, path, params, body)
+    text = payload.decode("utf-8")
+    if "text/csv" in ctype:
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        data = json.loads(text) if text else None
+    except ValueError:
+        sys.stdout.write(text)
+        return EXIT_OK
+    if transform is not None:
+        data = transform(data)
+    sys.stdout.write(render(data, fmt))
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Print the usage; any command is refused with exit status 2."""
+    """Run the client; errors are one line on stderr and a non-zero status."""
     args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] in ("-h", "--help", "help"):
-        sys.stdout.write(USAGE)
-        return 0
-    sys.stderr.write(f"erp: {args[0]!r}: no commands are available in this build "
-                     "(the ERP API is not part of it yet); see 'erp --help'\n")
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        return run(args)
+    except Failure as f:
+        sys.stderr.write(f.line() + "\n")
+        return f.status
+    except KeyboardInterrupt:
+        sys.stderr.write("erp: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        # Silence the flush at exit: the reader is gone.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as e:  # never a traceback for the agent
+        sys.stderr.write(f"erp: client_error: {type(e).__name__}: {e}\n")
+        return EXIT_REFUSED
 
 
 def console_main() -> None:
     """Console-script entry point."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
     sys.exit(main())
