@@ -307,6 +307,7 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
               old: list[DocumentDelivered], previous_out: Path | None,
               record: Recording | None = None) -> dict[str, Any]:
     sc = loaded.scenario
+    turn_started = time.perf_counter()
     turn_dir = out / "turns" / f"{n:02d}"
     ws = turn_dir / "workspace"
     (ws / "out").mkdir(parents=True)
@@ -350,7 +351,9 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
     produced = {str(p.relative_to(ws / "out")): _sha256(p)
                 for p in sorted((ws / "out").rglob("*")) if p.is_file()}
     return {"turn": n, "date": day.isoformat(), "status": status,
-            "duration_s": round(duration, 3), "commands": desk.commands,
+            "duration_s": round(duration, 3),
+            "turn_wall_s": round(time.perf_counter() - turn_started, 4),
+            "commands": desk.commands,
             "rejections": [{"command": name, "code": e.code, "message": e.message}
                            for name, e in desk.rejections],
             "inbox_new": len(new), "outputs": produced, "process": process,

@@ -1,4 +1,5 @@
-"""``erpsim bench ledger``: the books' speed, measured against raw sqlite3 in the same run.
+"""Benchmarks: the books' speed against raw sqlite3 (``bench ledger``), the engine
+(``bench engine``) and what the runner adds to an external agent's turn (``bench turn``).
 
 Figures (one per line, ``name: value``):
 
@@ -162,3 +163,75 @@ def run_engine_bench(*, scenario: str = "month-end-close", customers: int = 2000
         result = run_attempt(big, seed, agent, Path(tmp) / "attempt")
         wall = time.perf_counter() - started
     return EngineBench(int(result.summary["events"]["total"]), wall, customers, vendors)
+
+
+@dataclass(frozen=True)
+class TurnBench:
+    """The figures of one ``bench turn`` run (seconds)."""
+
+    turns: int
+    overheads: list[float]
+    agent_walls: list[float]
+    api_start_s: float
+    api_stop_s: float
+
+    def lines(self) -> list[str]:
+        """``name: value`` lines; ``turn_overhead_s`` is the median (target <= 0.5)."""
+        import statistics
+
+        ordered = sorted(self.overheads)
+        p90 = ordered[max(0, -(-len(ordered) * 9 // 10) - 1)]  # nearest rank
+        return [f"turns: {self.turns}",
+                f"turn_overhead_s: {statistics.median(self.overheads):.4f}",
+                f"turn_overhead_p90_s: {p90:.4f}",
+                f"turn_overhead_max_s: {max(self.overheads):.4f}",
+                f"agent_process_median_s: {statistics.median(self.agent_walls):.4f}",
+                f"api_start_s: {self.api_start_s:.4f}",
+                f"api_stop_s: {self.api_stop_s:.4f}"]
+
+
+def run_turn_bench(*, turns: int = 20, seed: int = 1) -> TurnBench:
+    """Run ``turns`` turns of an adapter that exits at once, in local mode.
+
+    Per turn, the overhead is the turn's whole wall time in the runner (workspace and
+    prompt, inbox, token, connection file, process start and reaping, logs, outputs
+    snapshot and hashes, token revocation) minus the adapter process's own wall time.
+    The API is started once per attempt: its start and stop are reported apart.
+    """
+    from dataclasses import replace
+
+    from runs.attempt import run_attempt
+    from runs.external import ExternalAgent
+    from scenarios.loader import find_scenario, load_scenario
+
+    loaded = load_scenario(find_scenario("month-end-close"))
+    sc = loaded.scenario
+    cal = sc.calendar.model_copy(update={"end": None, "business_days": turns})
+    loaded = replace(loaded, scenario=sc.model_copy(update={
+        "calendar": cal, "turns": sc.turns.model_copy(update={"every": "business_day"})}))
+    with tempfile.TemporaryDirectory(prefix="erpsim-bench-turn-") as tmp:
+        adapter = Path(tmp) / "adapter"
+        adapter.write_text("#!/bin/sh\nexit 0\n")
+        adapter.chmod(0o755)
+
+        class Timed(ExternalAgent):
+            start_s = stop_s = 0.0
+
+            def start(self, ledger: Ledger) -> None:
+                t = time.perf_counter()
+                super().start(ledger)
+                Timed.start_s = time.perf_counter() - t
+
+            def stop(self) -> None:
+                t = time.perf_counter()
+                super().stop()
+                Timed.stop_s = time.perf_counter() - t
+
+        res = run_attempt(loaded, seed, "bench", Path(tmp) / "attempt",
+                          agent=Timed(adapter, timeout_s=60))
+    done = [t for t in res.summary["turns"] if t.get("process")]
+    if len(done) != turns or any(t["status"] != "completed" for t in done):
+        raise RuntimeError(f"bench turn: expected {turns} completed turns, got "
+                           f"{[t['status'] for t in done]}")
+    return TurnBench(turns, [t["turn_wall_s"] - t["process"]["wall_s"] for t in done],
+                     [t["process"]["wall_s"] for t in done], Timed.start_s, Timed.stop_s)

@@ -600,5 +600,24 @@ def bench_engine(scenario: str, customers: int, vendors: int, agent_name: str,
         click.echo(line)
 
 
+@bench.command("turn")
+@click.option("--turns", type=click.IntRange(2, 200), default=20, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True)
+def bench_turn(turns: int, seed: int) -> None:
+    """What the runner adds to an external agent's turn, with an agent that exits at once.
+
+    Prints turn_overhead_s: the median wall time of a turn beyond the agent process's
+    own (workspace, token, process start, logs, outputs, revocation); target <= 0.5.
+    """
+    from runs.bench import run_turn_bench
+
+    click.echo(f"# {turns} turns of month-end-close (every business day), local mode, an "
+               "adapter that exits at once", err=True)
+    with _errors():
+        result = run_turn_bench(turns=turns, seed=seed)
+    for line in result.lines():
+        click.echo(line)
+
+
 if __name__ == "__main__":
     main()

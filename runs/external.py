@@ -21,6 +21,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from erp.api import ApiServer, TokenRegistry, create_app
 from erp.ledger import Ledger
@@ -61,6 +62,7 @@ class ExternalAgent:
         """Extra variables for the adapter (credentials, options); ERPSIM_API/TOKEN win."""
         self.tokens = TokenRegistry()
         self.server: ApiServer | None = None
+        self.app: Any = None
         self.runtime: Path | None = None
         self.last_outcome: TurnOutcome | None = None
         self.last_overhead: dict[str, float] = {}
@@ -70,7 +72,8 @@ class ExternalAgent:
     def start(self, ledger: Ledger) -> None:
         """Serve the books for this attempt on a private unix socket."""
         self.runtime = Path(tempfile.mkdtemp(prefix="erpsim-"))
-        self.server = ApiServer(create_app(ledger, self.tokens), uds=self.runtime / "api.sock")
+        self.app = create_app(ledger, self.tokens)
+        self.server = ApiServer(self.app, uds=self.runtime / "api.sock")
         self.server.start()
 
     def stop(self) -> None:
@@ -108,6 +111,10 @@ class ExternalAgent:
             outcome = run_turn(proc)
         finally:
             self.tokens.revoke(token)
+            # A request that held the books when the turn ended finishes before the
+            # engine goes on; later ones re-check the token under the lock and get 401.
+            with self.app.state.lock:
+                pass
         (desk.workspace / CONNECTION_FILE).unlink(missing_ok=True)
         shutil.rmtree(self.runtime / f"home-{desk.turn:02d}", ignore_errors=True)
         self.last_outcome = outcome
