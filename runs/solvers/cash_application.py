@@ -562,11 +562,15 @@ def apply_receipts_as_meant(desk: Desk, world: World) -> None:
         if first is not None and first.source == line.source:
             clerk.reasons[r.receipt_id] = f"the bank exported {first.line_id} twice"
             continue
-        if payment.duplicate_of is not None:
-            clerk.reasons[r.receipt_id] = f"the customer paid {payment.duplicate_of} twice"
-            continue
-        if payment.behaviour == "pays_closed_invoice":
-            clerk.reasons[r.receipt_id] = "pays an invoice already paid"
+        if payment.duplicate_of is not None or payment.behaviour == "pays_closed_invoice":
+            # the money stays unapplied, on the account of the customer who sent it
+            clerk.reasons[r.receipt_id] = (
+                f"the customer paid {payment.duplicate_of} twice"
+                if payment.duplicate_of is not None else "pays an invoice already paid")
+            if r.customer_id is None:
+                refused = clerk.do(r, Assign(payment.customer_id))
+                if refused is not None:
+                    clerk.reasons[r.receipt_id] += f" (the books refused: {refused.message})"
             continue
         steps: list[Step] = []
         if r.customer_id is None:
