@@ -314,6 +314,11 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
     if sc.turns.carry_files and previous_out is not None and previous_out.exists():
         shutil.copytree(previous_out, ws / "out", dirs_exist_ok=True)
     _write_inbox(ws, new, old, previous_out.parent if previous_out is not None else None)
+    if n == 1:  # a desk task's supplied files, where its prompt says they are
+        for rel, data in loaded.workspace_files.items():
+            dest = ws / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
     for rel, data in loaded.files.items():  # the scenario's own papers: new at turn 1
         dest = ws / "inbox" / (Path(rel).name if n == 1 else f"archive/{Path(rel).name}")
         dest.write_bytes(data)

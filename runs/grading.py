@@ -56,7 +56,8 @@ def context_for(store: EventStore, loaded: LoadedScenario, *,
                 as_of: date | None = None, position: int | None = None) -> CheckContext:
     """The check context of an attempt of ``loaded``."""
     cal = loaded.scenario.calendar.build()
-    return CheckContext(store=store, workspace=workspace, start=cal.start, end=cal.end,
+    return CheckContext(store=store, workspace=workspace, reference=loaded.reference_dir,
+                        start=cal.start, end=cal.end,
                         as_of=as_of, position=position, agent_actors=agent_actors,
                         control_accounts=dict(loaded.scenario.company.control_accounts))
 

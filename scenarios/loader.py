@@ -61,6 +61,13 @@ class LoadedScenario:
     """``turns.files`` by their path in the scenario, read at load time."""
     checks: tuple[CheckSpec, ...] = ()
     """The scenario's checks, validated against the check registry."""
+    workspace_files: dict[str, bytes] = field(default_factory=dict)
+    """Files placed in the first turn's workspace, by relative path (a desk task's
+    supplied files); the library's process scenarios have none."""
+    reference_dir: Path | None = None
+    """Reference files the checks compare with (never shown to the agent)."""
+    kind: str = "scenario"
+    """``scenario`` or ``desk`` (a desk task run as a one-date scenario)."""
 
 
 # --- YAML ---------------------------------------------------------------------------
