@@ -283,7 +283,20 @@ class Clerk:
                 return False
         if plan.reason:
             self.reasons[r.receipt_id] = plan.reason
+            if r.open > 0 and not any(isinstance(x, Apply) for x in plan.steps):
+                self.decline(r, plan.reason)
         return False
+
+    def decline(self, r: Receipt, reason: str) -> None:
+        """Note what a careless clerk would do with a receipt the policy leaves unapplied:
+        put it on the customer's oldest open invoice (the mutation tests submit it)."""
+        if r.customer_id is None:
+            return
+        oldest = self._open_of(r.customer_id)
+        if oldest:
+            self.desk.decline(c.ApplyReceipt(
+                receipt_id=r.receipt_id, invoice_id=oldest[0].invoice_id,
+                amount=min(r.open, oldest[0].open), entry_date=self.desk.day), reason)
 
     def leftover(self, r: Receipt) -> str:
         """Why a receipt with no recorded reason is (still) open."""
