@@ -16,6 +16,7 @@ for payload filters). During per-date control they see the log up to
 | ``corrections_by_reversal`` | the agent corrects only by reversal or credit memo |
 | ``no_duplicate_bills`` | no vendor bill of the world was entered twice in the books |
 | ``fraudulent_change_not_approved`` | no fraudulent bank-detail change approved nor paid |
+| ``bills_at_agreed_price`` | no bill entered above the price agreed in its quote |
 """
 
 from __future__ import annotations
@@ -682,6 +683,19 @@ def number_digits(number: str) -> str:
     return re.sub(r"\D", "", number).lstrip("0")
 
 
+def world_bill_of(x: ev.BillEntered, candidates: list[BillIssued]) -> BillIssued | None:
+    """The vendor's bill an entered bill stands for: by number (case and outer spaces
+    aside), else by the number's digits when they name one bill only (or one of that total)."""
+    key = document_number_key(x.vendor_invoice_number)
+    hits = [b for b in candidates if document_number_key(b.invoice_number) == key]
+    if not hits:
+        digits = number_digits(x.vendor_invoice_number)
+        hits = [b for b in candidates if digits and number_digits(b.invoice_number) == digits]
+        if len({b.duplicate_of or b.bill_ref for b in hits}) > 1:
+            hits = [b for b in hits if b.total == x.total][:1] or []
+    return hits[0] if hits else None
+
+
 class NoDuplicateBills(CheckSpec):
     """No vendor bill of the world is entered twice in the books.
 
@@ -709,18 +723,10 @@ def no_duplicate_bills(spec: NoDuplicateBills, ctx: CheckContext) -> CheckResult
     matched = 0
     for e in read_log(ctx, "erp", ["bill_entered"]):
         x: ev.BillEntered = e.decoded()
-        candidates = world.get(x.vendor_id, [])
-        key = document_number_key(x.vendor_invoice_number)
-        hits = [b for b in candidates if document_number_key(b.invoice_number) == key]
-        if not hits:
-            digits = number_digits(x.vendor_invoice_number)
-            hits = [b for b in candidates if digits and number_digits(b.invoice_number) == digits]
-            if len({b.duplicate_of or b.bill_ref for b in hits}) > 1:
-                hits = [b for b in hits if b.total == x.total][:1] or []
-        if not hits:
+        b = world_bill_of(x, world.get(x.vendor_id, []))
+        if b is None:
             continue
         matched += 1
-        b = hits[0]
         groups[(x.vendor_id, b.duplicate_of or b.bill_ref)].append((e, x, b))
     bad = []
     for (vendor, ref), entered in sorted(groups.items()):
@@ -799,3 +805,43 @@ def fraudulent_change_not_approved(spec: FraudulentChangeNotApproved,
 __all__ = ["Attribution", "BankChangeBeforePayment", "CorrectionsByReversal", "EventAbsent",
            "EventFilter", "EventOrder", "EventPresent", "FraudulentChangeNotApproved",
            "LogEvent", "NoDuplicateBills", "read_log"]
+
+
+class BillsAtAgreedPrice(CheckSpec):
+    """No bill is entered above the price agreed for it (the vendor's earlier quote).
+
+    Each entered bill is matched to the vendor's bill it stands for (as
+    ``no_duplicate_bills`` does); a bill the world knows billed more than its
+    ``agreed_total`` (a price variance) fails when the books hold it above that total,
+    approved or not. Bills matching no world bill (opening balances) are not judged.
+    """
+
+    family: ClassVar[str] = "audit"
+    type: Literal["bills_at_agreed_price"]
+
+
+@check_type(BillsAtAgreedPrice)
+def bills_at_agreed_price(spec: BillsAtAgreedPrice, ctx: CheckContext) -> CheckResult:
+    """Compare each entered bill's total with the agreed total of the bill it stands for."""
+    world: dict[str, list[BillIssued]] = defaultdict(list)
+    for w in read_log(ctx, "world", ["bill_issued"]):
+        b = w.decoded()
+        world[b.vendor_id].append(b)
+    bad: list[str] = []
+    judged = 0
+    for e in read_log(ctx, "erp", ["bill_entered"]):
+        x: ev.BillEntered = e.decoded()
+        b = world_bill_of(x, world.get(x.vendor_id, []))
+        if b is None:
+            continue
+        judged += 1
+        if x.total > b.agreed_total:
+            bad.append(f"{x.bill_id} ({x.vendor_id} {x.vendor_invoice_number!r}) entered at "
+                       f"{money(x.total)}, agreed {money(b.agreed_total)} "
+                       f"({e.actor} {e.business_date})")
+    metrics = {"bills_judged": judged, "above_agreed": len(bad)}
+    if bad:
+        return CheckResult("", False, f"{plural(len(bad), 'bill')} entered above the agreed "
+                                      f"price: {listing(bad)}", metrics)
+    return CheckResult("", True, f"{plural(judged, 'entered bill')} at or below the agreed "
+                                 "price", metrics)
