@@ -356,6 +356,27 @@ def test_no_duplicate_bills(tmp_path: Path) -> None:
         led.close()
 
 
+def test_bills_at_agreed_price(tmp_path: Path) -> None:
+    led = Ledger.open(tmp_path / "books.db", create=True)
+    try:
+        set_up_company(led)
+        world(led, bill_issued("V1-B1", "2646"))
+        above = bill_issued("V1-B2", "2700", "price_variance").model_copy(
+            update={"agreed_total": 9000})
+        world(led, above)
+        enter(led, "B-1", "2646")
+        ok = check({"type": "bills_at_agreed_price"}, ctx_of(led))
+        assert ok.passed and ok.detail == "1 entered bill at or below the agreed price"
+        enter(led, "B-2", "2700", day=4)  # 100.00 where 90.00 was agreed
+        r = check({"type": "bills_at_agreed_price"}, ctx_of(led))
+        assert not r.passed
+        assert r.detail == ("1 bill entered above the agreed price: B-2 (V1 '2700') entered "
+                            "at 100.00, agreed 90.00 (agent:turn-2 2026-03-04)")
+        assert r.metrics == {"bills_judged": 2, "above_agreed": 1}
+    finally:
+        led.close()
+
+
 def test_fraudulent_change_not_approved(tmp_path: Path) -> None:
     led = Ledger.open(tmp_path / "books.db", create=True)
     try:
