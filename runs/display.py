@@ -94,6 +94,10 @@ def summary_table(summary: dict) -> Table:  # type: ignore[type-arg]
         if c["difference"] != "0.00":
             t.add_row(f"control {c['account']} ({c['control']}) off by", c["difference"],
                       style="bold red")
+    for name, d in summary.get("daily_checks", {}).items():
+        if d["first_failed"]:
+            t.add_row(f"{name} first broke on", f"{d['first_failed']} ({d['failed_dates']} of "
+                      f"{d['dates_checked']} dates)", style="yellow")
     return t
 
 
