@@ -29,6 +29,8 @@ class CheckContext:
     - ``control_accounts``: extra control accounts the scenario declares, with the
       subledger each ties to.
     - ``cache``: shared by the checks of one evaluation (derived views of the log).
+    - ``inputs``: workspace-relative paths of the files supplied to the agent (desk
+      tasks); ``xlsx_value_present`` refuses a pin that pasting one of them satisfies.
     """
 
     store: EventStore
@@ -41,6 +43,7 @@ class CheckContext:
     agent_actors: tuple[str, ...] = ()
     control_accounts: dict[str, str] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)
+    inputs: tuple[str, ...] = ()
 
     def file(self, rel: str) -> Path:
         """The absolute path of a workspace-relative file (the caller checks existence)."""

@@ -1,0 +1,409 @@
+"""The workbook checks with real LibreOffice recalculation: a passing and a failing fixture
+each with their details, stale cached values, the reading rules (text figures, dates,
+ids), the pin-safety rule on supplied inputs, the strict validator, and LibreOffice
+missing or hanging.
+
+One workbook (``report.xlsx``, several sheets) is recalculated once per module: the
+contexts share one cache. Outside CI the LibreOffice tests skip when ``soffice`` is
+absent; under ``CI=true`` they fail (``.ci/run`` installs ``libreoffice-calc``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import shutil
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+import pytest
+
+from checks.context import CheckContext
+from checks.registry import CheckResult, CheckSpecError, parse_checks
+from checks.verdict import evaluate, run_check
+from checks.workbook import (
+    cached_formula_values,
+    cell_figure,
+    convert_with_soffice,
+    is_live_formula,
+    recalculated,
+)
+from erp.store import EventStore
+from tests.conftest import IN_CI
+
+
+def require_soffice() -> None:
+    """Fail (in CI) or skip (elsewhere) when LibreOffice's ``soffice`` is not installed."""
+    if shutil.which("soffice"):
+        return
+    msg = "LibreOffice (soffice) is not installed"
+    if IN_CI:
+        pytest.fail(msg + " (CI=true: .ci/run installs libreoffice-calc; the workbook tests "
+                    "must run)", pytrace=False)
+    pytest.skip(msg + "; apt-get install -y --no-install-recommends libreoffice-calc to run "
+                "the workbook tests")
+
+
+def inject_cached_value(path: Path, formula: str, cached: str) -> None:
+    """Rewrite ``path`` so the cell with ``formula`` carries the (stale) cached ``cached``."""
+    with zipfile.ZipFile(path) as z:
+        items = [(info, z.read(info.filename)) for info in z.infolist()]
+    pattern = re.compile(rb"(<f>" + re.escape(formula.encode()) + rb"</f>)<v\s*/>")
+    hits = 0
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+        for info, data in items:
+            if info.filename.startswith("xl/worksheets/"):
+                data, n = pattern.subn(rb"\1<v>" + cached.encode() + rb"</v>", data)
+                hits += n
+            out.writestr(info, data)
+    assert hits == 1, f"formula {formula} not found once"
+
+
+def build_report(path: Path) -> None:
+    """The agent's workbook: live formulas, text figures, a date, ids, errors, a stale cache."""
+    wb = openpyxl.Workbook()
+    aging = wb.active
+    aging.title = "Aging"
+    aging.append(["Customer", "Amount", "Doubled", "As text"])
+    aging.append(["Acme", 100, None, "$1,240.00"])
+    aging.append(["Beta", 200, None, "(30.00)"])
+    aging.append(["Gamma", 300, None, "12.5%"])
+    aging["A5"] = "Total"
+    aging["B5"] = "=SUM(B2:B4)"
+    aging["C5"] = "=B2*2"  # its cached value is made 999 below: a stale value not trusted
+    aging["E5"] = "=1240"  # a constant: not a live formula
+    ids = wb.create_sheet("Ids")
+    ids["A1"] = datetime.date(2026, 3, 31)  # serial 46112: a date, never a figure
+    ids["A2"] = "INV-0042"
+    ids["A3"] = "2026-03-31"
+    ids["A4"] = "0042"
+    broken = wb.create_sheet("Broken")
+    broken["A1"] = 5
+    broken["B1"] = "=A1/0"
+    broken["C1"] = "=FOO()"
+    broken["D1"] = "=A1+1"
+    wb.save(path)
+    inject_cached_value(path, "B2*2", "999")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EventStore]:
+    """An empty SQLite store (the workbook checks never read it)."""
+    s = EventStore.open(tmp_path_factory.mktemp("store") / "b.db", create=True)
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """The module's workspace (``ws/``, ``ref/``) and the cache its contexts share."""
+    root = tmp_path_factory.mktemp("book")
+    ws = root / "ws"
+    ws.mkdir()
+    (root / "ref").mkdir()
+    build_report(ws / "report.xlsx")
+    values = openpyxl.Workbook()
+    values.active.append(["Total", 600])
+    values.save(ws / "values_only.xlsx")
+    (ws / "bank_export.csv").write_text("line,ref,amount\n1,INV-0042,\"1,240.00\"\n"
+                                        "2,INV-0043,(30.00)\n", encoding="utf-8")
+    (ws / "note.txt").write_text("Stripe fees are 2.9% plus 0.30 per charge.\n",
+                                 encoding="utf-8")
+    (ws / "garbage.xlsx").write_bytes(b"this is not a zip file")
+    return root, {}
+
+
+def make_ctx(book: tuple[Path, dict[str, Any]], store: EventStore, **kw: Any) -> CheckContext:
+    """A context on the module's workspace, sharing its cache (one recalculation)."""
+    root, cache = book
+    return CheckContext(store, workspace=root / "ws", reference=root / "ref", cache=cache, **kw)
+
+
+@pytest.fixture
+def ctx(book: tuple[Path, dict[str, Any]], store: EventStore) -> CheckContext:
+    """The shared context, no supplied inputs declared."""
+    return make_ctx(book, store)
+
+
+@pytest.fixture
+def lo() -> None:
+    """Require LibreOffice (skip, or fail under CI)."""
+    require_soffice()
+
+
+def check(ctx: CheckContext, **raw: Any) -> CheckResult:
+    """Parse one check strictly and run it; its single result."""
+    [spec] = parse_checks([raw])
+    [result] = run_check(spec, 0, ctx)
+    return result
+
+
+def problems(*raw: dict[str, Any]) -> dict[str, str]:
+    """The validator's problems, as ``{path: message}``."""
+    with pytest.raises(CheckSpecError) as e:
+        parse_checks(list(raw))
+    return {path: message for path, message, _ in e.value.problems}
+
+
+VALUE = {"type": "xlsx_value_present", "path": "report.xlsx"}
+
+
+# --- stripping and recalculation --------------------------------------------------------
+
+
+def test_openpyxl_write_back_drops_cached_values(tmp_path: Path) -> None:
+    path = tmp_path / "a.xlsx"
+    build_report(path)
+    assert cached_formula_values(path) == ["xl/worksheets/sheet1.xml:C5"]
+    wb = openpyxl.load_workbook(path)  # formulas, as the recalculation helper loads it
+    wb.save(tmp_path / "b.xlsx")
+    assert cached_formula_values(tmp_path / "b.xlsx") == []
+
+
+def test_a_stale_cached_value_is_not_trusted(ctx: CheckContext, lo: None) -> None:
+    stale = openpyxl.load_workbook(ctx.file("report.xlsx"), data_only=True)
+    assert stale["Aging"]["C5"].value == 999  # what a reader of cached values would see
+    r = check(ctx, **VALUE, expected=999)
+    assert not r.passed
+    assert "no cell reads 999 ± 0.01" in r.detail
+    r = check(ctx, **VALUE, expected=200, near_text="total")
+    assert r.passed
+    assert r.detail == ("report.xlsx: Aging!C5 = 200 matches 200 ± 0.01 on a row or column "
+                        "mentioning 'total'")
+
+
+def test_one_recalculation_per_file_content(ctx: CheckContext, lo: None) -> None:
+    check(ctx, **VALUE, expected=600)
+    check(ctx, type="xlsx_no_errors", path="report.xlsx", sheet="Aging")
+    keys = [k for k in ctx.cache if k.startswith("xlsx-recalculated:")]
+    assert len(keys) == 1
+    sheets = recalculated(ctx, "report.xlsx")
+    assert [s.title for s in sheets] == ["Aging", "Ids", "Broken"]
+
+
+# --- xlsx_value_present -----------------------------------------------------------------
+
+
+def test_value_present_passes_on_a_formula_near_its_label(ctx: CheckContext, lo: None) -> None:
+    r = check(ctx, **VALUE, expected=600, near_text="TOTAL")
+    assert r.passed
+    assert r.detail == ("report.xlsx: Aging!B5 = 600 matches 600 ± 0.01 on a row or column "
+                        "mentioning 'TOTAL'")
+    assert r.metrics["found_at"] == "Aging!B5"
+    assert r.metrics["value"] == 600
+    assert check(ctx, **VALUE, expected=600, near_text="amount").passed  # its column
+
+
+def test_value_present_fails_naming_the_closest_candidates(ctx: CheckContext, lo: None) -> None:
+    r = check(ctx, **VALUE, expected=601, near_text="total")
+    assert not r.passed
+    assert r.detail == ("report.xlsx: no cell reads 601 ± 0.01 on a row or column mentioning "
+                        "'total'; closest: Aging!B5 = 600, Aging!C5 = 200, Aging!E5 = 1,240")
+    assert r.metrics["closest_distance"] == 1
+
+
+def test_value_present_away_from_the_text_fails(ctx: CheckContext, lo: None) -> None:
+    r = check(ctx, **VALUE, expected=100, near_text="total")
+    assert not r.passed
+    assert "within tolerance but not near the text: Aging!B2 = 100" in r.detail
+
+
+def test_text_cells_count_when_they_read_as_one_figure(ctx: CheckContext, lo: None) -> None:
+    r = check(ctx, **VALUE, expected=1240, sheet="Aging", near_text="acme")
+    assert r.passed and r.metrics["found_at"] == "Aging!D2"
+    assert "Aging!D2 = '$1,240.00' matches 1,240" in r.detail
+    assert check(ctx, **VALUE, expected=-30).metrics["found_at"] == "Aging!D3"
+    assert not check(ctx, **VALUE, expected=30).passed  # "(30.00)" is -30
+    assert check(ctx, **VALUE, expected=12.5).metrics["found_at"] == "Aging!D4"
+    assert not check(ctx, **VALUE, expected=0.125).passed  # "12.5%" reads 12.5
+
+
+def test_dates_and_ids_are_never_figures(ctx: CheckContext, lo: None) -> None:
+    for expected in (46112, 42, 2026, 31):
+        r = check(ctx, **VALUE, expected=expected, sheet="Ids")
+        assert not r.passed
+        assert r.detail == (f"report.xlsx: no cell reads {expected:,} ± 0.01 in sheet 'Ids' "
+                            f"(no figure cells at all)")
+
+
+def test_cell_figure_rules() -> None:
+    assert cell_figure("$1,240.00") == 1240
+    assert cell_figure(" (30.00) ") == -30
+    assert cell_figure("12.5%") == 12.5
+    assert cell_figure(7) == 7
+    for value in (True, None, "", "INV-0042", "2026-03-31", "0042", "#DIV/0!", "1,24",
+                  datetime.date(2026, 3, 31), datetime.datetime(2026, 3, 31, 9, 0),
+                  datetime.time(9, 30), datetime.timedelta(hours=1), float("nan")):
+        assert cell_figure(value) is None, value
+
+
+def test_tolerance_is_relative_with_a_cent_floor(ctx: CheckContext, lo: None) -> None:
+    assert check(ctx, **VALUE, expected=600.009).passed
+    assert not check(ctx, **VALUE, expected=600.02).passed
+    r = check(ctx, **VALUE, expected=600.5, rel_tol=0.001)  # 0.6005
+    assert r.passed and r.metrics["tolerance"] == pytest.approx(0.6005)
+
+
+def test_value_present_sheet_scope(ctx: CheckContext, lo: None) -> None:
+    r = check(ctx, **VALUE, expected=600, sheet="Broken")
+    assert not r.passed
+    assert "in sheet 'Broken'" in r.detail
+    assert check(ctx, **VALUE, expected=600, sheet="aging").passed  # case-insensitive
+    r = check(ctx, **VALUE, expected=600, sheet="Summary")
+    assert not r.passed
+    assert r.detail == "report.xlsx: no sheet 'Summary' (sheets: 'Aging', 'Ids', 'Broken')"
+
+
+def test_a_pin_found_in_a_supplied_input_is_a_grader_error(
+        book: tuple[Path, dict[str, Any]], store: EventStore, lo: None) -> None:
+    ctx = make_ctx(book, store, inputs=("bank_export.csv", "note.txt"))
+    [spec] = parse_checks([{**VALUE, "expected": 1240}])
+    with pytest.raises(ValueError, match=r"unsafe pin: 1,240 \(± 0.01\) appears in the "
+                                         r"supplied inputs.*bank_export.csv line 2: "
+                                         r"'1,240.00'.*raw_value_ok: true"):
+        run_check(spec, 0, ctx)
+    verdict = evaluate([spec], ctx)
+    assert verdict.status == "grader_error"
+    # the sign does not make it safe; a figure in prose counts too
+    with pytest.raises(ValueError, match=r"bank_export\.csv line 3: '\(30\.00\)'"):
+        check(ctx, **VALUE, expected=30)
+    with pytest.raises(ValueError, match=r"note\.txt line 1: '0\.30'"):
+        check(ctx, **VALUE, expected=0.3)
+    # declared legitimate, or a derived figure: checked as usual
+    assert check(ctx, **VALUE, expected=1240, raw_value_ok=True).passed
+    assert check(ctx, **VALUE, expected=600).passed
+    assert check(ctx, **VALUE, expected=42).detail.startswith("report.xlsx: no cell reads 42")
+
+
+def test_value_present_missing_or_garbled_workbook_fails(ctx: CheckContext) -> None:
+    r = check(ctx, type="xlsx_value_present", path="out/aging.xlsx", expected=1)
+    assert not r.passed
+    assert r.detail == "out/aging.xlsx: no such file in the workspace"
+    r = check(ctx, type="xlsx_value_present", path="garbage.xlsx", expected=1)
+    assert not r.passed
+    assert r.detail.startswith("garbage.xlsx: not a readable .xlsx workbook (BadZipFile")
+
+
+# --- xlsx_has_formulas ------------------------------------------------------------------
+
+
+def test_has_formulas_counts_live_formulas(ctx: CheckContext) -> None:
+    r = check(ctx, type="xlsx_has_formulas", path="report.xlsx", min_count=5)
+    assert r.passed
+    assert r.detail == ("report.xlsx: 5 live formula cells (need 5); by sheet: Aging: 2, "
+                        "Broken: 3; 1 constant-only formulas (e.g. =1240) not counted")
+    assert r.metrics == {"formulas": 5, "constant_formulas": 1}
+    r = check(ctx, type="xlsx_has_formulas", path="report.xlsx", sheet="Aging", min_count=3)
+    assert not r.passed
+    assert r.detail.startswith("report.xlsx: 2 live formula cells in sheet 'Aging' (need 3)")
+
+
+def test_has_formulas_fails_on_pasted_values(ctx: CheckContext) -> None:
+    r = check(ctx, type="xlsx_has_formulas", path="values_only.xlsx", min_count=1)
+    assert not r.passed
+    assert r.detail == ("values_only.xlsx: 0 live formula cells (need 1); values only, no "
+                        "live formula")
+
+
+def test_is_live_formula() -> None:
+    assert is_live_formula("=SUM(B2:B4)")
+    assert is_live_formula("=B2*2")
+    assert is_live_formula("=TODAY()")
+    assert not is_live_formula("=1240")
+    assert not is_live_formula("=100*1.2")
+    assert not is_live_formula("=-(5)")
+
+
+# --- xlsx_no_errors ---------------------------------------------------------------------
+
+
+def test_no_errors_fails_listing_error_cells(ctx: CheckContext, lo: None) -> None:
+    r = check(ctx, type="xlsx_no_errors", path="report.xlsx")
+    assert not r.passed
+    assert r.detail == ("report.xlsx: 2 formula cells evaluate to an error after recalculation "
+                        "(at most 0 allowed): Broken!B1 = #DIV/0! (=A1/0); Broken!C1 = #NAME? "
+                        "(=FOO()) [#NAME? is also what a function LibreOffice lacks gives, "
+                        "e.g. XLOOKUP before LibreOffice 24.8]")
+    assert r.metrics == {"errors": 2, "formula_cells": 6}
+
+
+def test_no_errors_passes_on_a_clean_sheet_or_within_the_allowance(ctx: CheckContext,
+                                                                    lo: None) -> None:
+    r = check(ctx, type="xlsx_no_errors", path="report.xlsx", sheet="Aging")
+    assert r.passed
+    assert r.detail == ("report.xlsx: 0 of 3 formula cells in sheet 'Aging' evaluate to an "
+                        "error")
+    r = check(ctx, type="xlsx_no_errors", path="report.xlsx", max_errors=2)
+    assert r.passed and r.metrics["errors"] == 2
+
+
+# --- LibreOffice missing or hanging -----------------------------------------------------
+
+
+def test_missing_soffice_is_a_grader_error(tmp_path: Path, store: EventStore,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    build_report(ws / "report.xlsx")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    ctx = CheckContext(store, workspace=ws)
+    [spec] = parse_checks([{**VALUE, "expected": 600}])
+    with pytest.raises(FileNotFoundError, match="install Debian's libreoffice-calc"):
+        run_check(spec, 0, ctx)
+    verdict = evaluate([spec], ctx)
+    assert verdict.status == "grader_error" and not verdict.accepted
+    # the formula view needs no LibreOffice
+    assert check(ctx, type="xlsx_has_formulas", path="report.xlsx", min_count=1).passed
+
+
+def test_a_hanging_conversion_times_out(tmp_path: Path, lo: None) -> None:
+    build_report(tmp_path / "in.xlsx")
+    with pytest.raises(TimeoutError, match=r"did not recalculate in\.xlsx within 0\.05 s"):
+        convert_with_soffice(tmp_path / "in.xlsx", tmp_path / "out", timeout=0.05)
+
+
+# --- the strict validator ---------------------------------------------------------------
+
+
+def test_validator_bounds_the_tolerance() -> None:
+    assert problems({**VALUE, "expected": 1000, "rel_tol": 0.01}) == {
+        "checks[0]": "rel_tol 0.01 gives a tolerance of 10 on 1,000, above 1.00; a wider "
+                     "tolerance needs rounding: conversion|proration|estimate (and then "
+                     "rel_tol at most 0.001)"}
+    assert problems({**VALUE, "expected": 1000, "rel_tol": 0.01, "rounding": "estimate"}) == {
+        "checks[0]": "with rounding (estimate), rel_tol may be at most 0.001; got 0.01 (a "
+                     "tolerance of 10)"}
+    ok = parse_checks([{**VALUE, "expected": 100, "rel_tol": 0.01},  # 1.00: the bound
+                       {**VALUE, "expected": 2_000_000, "rel_tol": 0.001,
+                        "rounding": "conversion"},
+                       {**VALUE, "expected": 50, "rel_tol": 0.005, "rounding": "proration"}])
+    assert len(ok) == 3
+    assert "checks[0]" in problems({**VALUE, "expected": 100.01, "rel_tol": 0.01})
+
+
+def test_validator_rejects_bad_fields_with_their_paths() -> None:
+    got = problems({**VALUE, "expected": "600"},
+                   {**VALUE, "expected": 1, "rounding": "guess"},
+                   {**VALUE, "expected": 1, "rel_tol": 2},
+                   {"type": "xlsx_value_present", "path": "out/aging.csv", "expected": 1},
+                   {"type": "xlsx_value_present", "path": "../aging.xlsx", "expected": 1},
+                   {**VALUE, "expected": 1, "near_text": "  "},
+                   {**VALUE, "expected": 1, "sheet": ""},
+                   {"type": "xlsx_has_formulas", "path": "report.xlsx", "min_count": 0},
+                   {"type": "xlsx_has_formulas", "path": "report.xlsx"},
+                   {"type": "xlsx_no_errors", "path": "report.xlsx", "max_errors": -1},
+                   {"type": "xlsx_no_errors", "path": "report.xlsx", "tolerance": 1},
+                   {**VALUE, "expected": 1, "raw_value_ok": "yes"})
+    assert set(got) == {"checks[0].expected", "checks[1].rounding", "checks[2].rel_tol",
+                        "checks[3].path", "checks[4].path", "checks[5].near_text",
+                        "checks[6].sheet", "checks[7].min_count", "checks[8].min_count",
+                        "checks[9].max_errors", "checks[10].tolerance",
+                        "checks[11].raw_value_ok"}
+    assert got["checks[3].path"] == "expected the path of an .xlsx or .xlsm workbook"
+    assert got["checks[8].min_count"] == "required field of xlsx_has_formulas is missing"
+    assert got["checks[10].tolerance"].startswith("unknown field for xlsx_no_errors")
+    with pytest.raises(CheckSpecError, match=r"checks\[0\].daily"):
+        parse_checks([{**VALUE, "expected": 1, "daily": True}])
