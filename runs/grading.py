@@ -57,6 +57,7 @@ def context_for(store: EventStore, loaded: LoadedScenario, *,
     """The check context of an attempt of ``loaded``."""
     cal = loaded.scenario.calendar.build()
     return CheckContext(store=store, workspace=workspace, reference=loaded.reference_dir,
+                        inputs=tuple(sorted(loaded.workspace_files)),
                         start=cal.start, end=cal.end,
                         as_of=as_of, position=position, agent_actors=agent_actors,
                         control_accounts=dict(loaded.scenario.company.control_accounts))
