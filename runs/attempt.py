@@ -171,12 +171,17 @@ def _write_read_only(path: Path, text: str) -> None:
 def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *,
                 on_day: Callable[[date, int], None] | None = None,
                 replace: bool = False, agent: Agent | None = None,
-                record: Recording | None = None) -> AttemptResult:
+                record: Recording | None = None, store_url: str | None = None,
+                schema: str | None = None) -> AttemptResult:
     """Run a scenario with a seed and an agent; write the attempt folder and its verdict.
 
     ``agent_name`` names a built-in agent, unless ``agent`` is given (then the name only
     labels the attempt). ``record``, when given, receives every command the agent
     submitted and every command it declined, by turn (the mutation tests replay them).
+
+    The books go to ``out/books.db``, unless ``store_url`` names a PostgreSQL database:
+    then they go to its schema ``schema`` (created if missing; one that already holds
+    events is refused), and ``summary.json`` names the store under ``store``.
 
     An existing, non-empty folder is refused, unless ``replace`` and it holds a
     finished attempt (its ``summary.json``), which is then deleted first.
@@ -190,7 +195,14 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     instance: Instance = build_instance(loaded.scenario, seed)
-    ledger = Ledger.open(out / "books.db", create=True)
+    if store_url is None:
+        ledger = Ledger.open(out / "books.db", create=True)
+    else:
+        ledger = Ledger.open(store_url, schema=schema, create=True)
+        if ledger.position:
+            ledger.close()
+            raise AttemptError(f"the store {ledger.store.label} already holds "
+                               f"{ledger.position} events; an attempt starts on empty books")
     try:
         engine = Engine(instance.calendar, ledger, instance.streams)
         instance.start(engine)
@@ -218,6 +230,8 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
                           "grader_errors": [g.check for g in verdict.grader_errors],
                           "check_fraction": round(verdict.check_fraction, 6)}
     summary["daily_checks"] = daily.report()
+    if store_url is not None:
+        summary["store"] = {"label": ledger.store.label, "schema": ledger.store.schema}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return AttemptResult(out, summary)
 

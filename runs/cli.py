@@ -621,3 +621,6 @@ def bench_turn(turns: int, seed: int) -> None:
 
 if __name__ == "__main__":
     main()
+import runs.cli_campaign  # noqa: E402
+import runs.cli_desk  # noqa: E402
+import runs.cli_report  # noqa: E402,F401

@@ -1,0 +1,242 @@
+"""``erpsim sweep`` and ``erpsim bench sweep``: campaigns from the command line.
+
+Registered on :data:`runs.cli.main` and :data:`runs.cli.bench` when ``runs.cli`` is
+imported (it imports this module last).
+
+Exit codes of ``sweep``: 0 every attempt of the matrix has a row and none is an
+infrastructure error; 1 some attempts ended in an infrastructure error (rerun them
+with ``--resume``); 2 bad input (an existing label without ``--resume``, a matrix
+that differs from the recorded one, an unknown scenario or system, a bad systems
+file); 130 interrupted (the rows written so far stay; ``--resume`` completes them).
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from runs.cli import bench, main
+
+
+def _command_line() -> list[str]:
+    """The command as typed (program name without its folder)."""
+    argv = list(sys.argv)
+    if argv:
+        argv[0] = Path(argv[0]).name
+    return argv
+
+
+def _fail(message: str, code: int = 2) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def _plan(label: str, scenarios: tuple[str, ...], desk: str | None, seeds_text: str,
+          systems_text: str, systems_file: Path | None, runs: int) -> Any:
+    """Parse and load everything the matrix names; exit 2 with one line when it cannot."""
+    from runs.campaign import CampaignError, plan_campaign
+    from runs.systems import SystemsError, parse_system_names, resolve_systems
+    from runs.validate import parse_seeds
+    from scenarios.errors import ScenarioError
+
+    try:
+        seeds = parse_seeds(seeds_text)
+    except ValueError as e:
+        raise click.BadParameter(str(e).removeprefix("--seeds: "),
+                                 param_hint="--seeds") from None
+    try:
+        systems = resolve_systems(parse_system_names(systems_text), systems_file)
+    except SystemsError as e:
+        _fail(str(e))
+    desk_names = None
+    if desk is not None:
+        desk_names = [d.strip() for d in desk.split(",") if d.strip()]
+        if not desk_names:
+            raise click.BadParameter("no task named (expected NAMES or all)",
+                                     param_hint="--desk")
+    try:
+        return plan_campaign(label, scenarios=scenarios, desk=desk_names, seeds=seeds,
+                             systems=systems, repetitions=runs)
+    except (CampaignError, ScenarioError) as e:
+        _fail(str(e))
+    except Exception as e:  # a desk task that cannot be loaded, whatever its error type
+        _fail(f"{type(e).__name__}: {e}")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def summary_table(rows: list[Any], systems: list[str], title: str) -> Any:
+    """Per system: attempts, accepted, pass@1, and the attempts that did not complete."""
+    from rich.table import Table
+
+    from runs.campaign import tally
+
+    t = Table(title=title, title_justify="left")
+    for col, justify in (("System", "left"), ("Attempts", "right"), ("Accepted", "right"),
+                         ("pass@1", "right"), ("Timeouts", "right"), ("Crashed", "right"),
+                         ("Grader errors", "right"), ("Infra errors", "right")):
+        t.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for s in tally(rows, systems):
+        t.add_row(s.system, str(s.attempts), str(s.accepted), f"{100 * s.pass_at_1:.1f}%",
+                  str(s.timeouts), str(s.crashed), str(s.grader_errors),
+                  str(s.infrastructure_errors))
+    return t
+
+
+@main.command("sweep")
+@click.argument("scenarios", nargs=-1)
+@click.option("--desk", default=None, metavar="NAMES|all",
+              help="Desk tasks too (comma-separated names or paths, or all).")
+@click.option("--seeds", "seeds_text", default="0", show_default=True, metavar="RANGE",
+              help="Seeds of the scenarios, e.g. 0-49 or 1,4,7 (a desk task runs with its "
+                   "own seed: its files were generated with it).")
+@click.option("--systems", "systems_text", required=True, metavar="A,B",
+              help="Configured systems: built-in agents (reference, oracle, null) or names "
+                   "declared in --systems-file.")
+@click.option("--systems-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="YAML declaring external systems (name: {adapter, mode, image, cpus, "
+                   "memory, network, timeout_s, env}).")
+@click.option("--runs", type=click.IntRange(1, 1000), default=1, show_default=True,
+              help="Repetitions of each (scenario, seed, system).")
+@click.option("--label", required=True, help="The campaign's name (its results folder).")
+@click.option("--results-dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("results"), show_default=True,
+              help="Where the label's folder goes.")
+@click.option("--parallel", type=click.IntRange(1, 256), default=None,
+              help="Attempts run at once on a local process pool [default: 1, in this "
+                   "process].")
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Run the attempts on a Dask distributed scheduler (tcp://host:8786); the "
+                   "results folder must be on a filesystem the workers share.")
+@click.option("--store-url", default=None, metavar="URL",
+              help="Keep each attempt's books in PostgreSQL (postgresql://...), one schema "
+                   "per attempt, instead of an SQLite file in its folder.")
+@click.option("--resume", is_flag=True,
+              help="Complete an existing label: run only the attempts without a row or "
+                   "with an infrastructure error (the matrix must be the recorded one).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def sweep(scenarios: tuple[str, ...], desk: str | None, seeds_text: str, systems_text: str,
+          systems_file: Path | None, runs: int, label: str, results_dir: Path,
+          parallel: int | None, dask_address: str | None, store_url: str | None,
+          resume: bool, quiet: bool) -> None:
+    """Run a campaign: SCENARIOS (and --desk tasks) x seeds x systems x repetitions.
+
+    Writes RESULTS_DIR/LABEL/: campaign.json (the matrix and the environment),
+    results.db (one row per attempt) and attempts/<scenario>/<system>/seed-<s>/rep-<r>/.
+    A label is never overwritten; --resume runs what is missing and what ended in an
+    infrastructure error. Prints a table per system at the end.
+    """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from runs.campaign import CampaignError, run_campaign
+    from runs.display import console
+
+    if dask_address is not None and parallel is not None:
+        raise click.UsageError("--parallel and --dask are exclusive (the Dask cluster "
+                               "decides how many attempts run at once)")
+    plan = _plan(label, scenarios, desk, seeds_text, systems_text, systems_file, runs)
+    folder = results_dir / label
+    con = console()
+    state: dict[str, Any] = {"accepted": 0, "errors": 0, "done": 0}
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.fields[tally]}"), TimeElapsedColumn(),
+                        TimeRemainingColumn(), console=con, disable=quiet)
+    task = progress.add_task(label, total=None, tally="")
+
+    def started(pending: int, total: int) -> None:
+        progress.update(task, total=pending)
+        what = "to run" if pending == total else f"to run of {total} (resuming)"
+        con.print(f"campaign {label}: {pending} attempts {what} -> {folder}",
+                  highlight=False)
+        progress.start()
+        state["started"] = True
+
+    def recorded(row: Any) -> None:
+        state["done"] += 1
+        state["accepted"] += row.accepted
+        state["errors"] += row.status == "infrastructure_error"
+        progress.update(task, advance=1,
+                        tally=f"accepted {state['accepted']}, infra errors {state['errors']}")
+
+    try:
+        try:
+            run = run_campaign(plan, folder, parallel=parallel or 1,
+                               dask_address=dask_address, store_url=store_url,
+                               resume=resume, command=_command_line(), on_start=started,
+                               on_row=recorded)
+        finally:
+            if state.get("started"):
+                progress.stop()
+    except CampaignError as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: {state['done']} attempt(s) recorded in this run; complete "
+                   f"the campaign with the same command and --resume", err=True)
+        sys.exit(130)
+    rows = run.rows()
+    con.print(summary_table(rows, [s.name for s in plan.systems],
+                            f"{label}: {len(rows)} of {plan.size} attempts "
+                            f"({len(plan.targets)} scenario(s) x {len(plan.seeds)} seed(s) x "
+                            f"{len(plan.systems)} system(s) x {plan.repetitions} run(s))"))
+    errors = [r for r in rows if r.status == "infrastructure_error"]
+    for r in errors[:10]:
+        con.print(f"infrastructure error: {r.scenario} seed {r.seed} {r.system} rep "
+                  f"{r.repetition}: {r.error}", highlight=False, markup=False)
+    con.print(f"results: {folder}", highlight=False)
+    if errors:
+        again = _command_line() + ([] if resume else ["--resume"])
+        con.print(f"{len(errors)} attempt(s) ended in an infrastructure error; rerun them "
+                  f"with: {shlex.join(again)}", highlight=False, markup=False)
+        sys.exit(1)
+    if len(rows) != plan.size:  # pragma: no cover - every job yields a row
+        sys.exit(1)
+
+
+@bench.command("sweep")
+@click.option("--attempts", type=click.IntRange(2, 100_000), default=100, show_default=True,
+              help="Attempts per run (distinct seeds 0..N-1).")
+@click.option("--scenario", default="cash-application", show_default=True,
+              help="Library scenario (or YAML) to sweep.")
+@click.option("--agent", "agent_name", type=click.Choice(["reference", "oracle", "null"]),
+              default="reference", show_default=True)
+def bench_sweep(attempts: int, scenario: str, agent_name: str) -> None:
+    """Attempts per minute of a sweep with --parallel 1 and with --parallel 2.
+
+    Prints sweep_attempts_per_min_p1, sweep_attempts_per_min_p2 and
+    sweep_parallel_speedup (target >= 1.7 on 2 cores). Each run goes to its own
+    temporary results folder, removed afterwards.
+    """
+    import shutil
+
+    from runs.campaign import run_campaign
+
+    plan = _plan("bench-sweep", (scenario,), None, f"0-{attempts - 1}", agent_name, None, 1)
+    rates: dict[int, float] = {}
+    for parallel in (1, 2):
+        root = Path(tempfile.mkdtemp(prefix=f"erpsim-bench-sweep-p{parallel}-"))
+        try:
+            t0 = time.perf_counter()
+            run = run_campaign(plan, root / "bench-sweep", parallel=parallel,
+                               command=_command_line())
+            wall = time.perf_counter() - t0
+            accepted = sum(r.accepted for r in run.recorded)
+            click.echo(f"# --parallel {parallel}: {len(run.recorded)} attempts in {wall:.1f} s "
+                       f"({run.wall_s:.1f} s running), {accepted} accepted", err=True)
+            rates[parallel] = 60.0 * len(run.recorded) / wall
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+    click.echo(f"sweep_attempts_per_min_p1: {rates[1]:.1f}")
+    click.echo(f"sweep_attempts_per_min_p2: {rates[2]:.1f}")
+    click.echo(f"sweep_parallel_speedup: {rates[2] / rates[1]:.3f}")
