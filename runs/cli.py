@@ -159,6 +159,21 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
     con = console()
     loaded = _load(scenario)
     agent = None
+    solution = False
+    if loaded.kind == "desk":  # a desk task: its own seed; its solution is the reference
+        from click import get_current_context
+        from click.core import ParameterSource
+
+        from desk.tasks import load_task
+
+        task = load_task(scenario)
+        if get_current_context().get_parameter_source("seed") == ParameterSource.DEFAULT:
+            seed = task.seed
+        if agent_cmd is None and agent_name == "reference":
+            agent_cmd, solution = task.solution, True
+        elif agent_cmd is None and agent_name == "oracle":
+            raise click.UsageError("desk tasks have no oracle (their reference solution is "
+                                   "--agent reference)")
     if docker_image is not None and agent_cmd is None:
         raise click.UsageError("--docker needs --agent-cmd (the adapter to run in it)")
     if agent_cmd is not None:
@@ -176,7 +191,7 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
         agent = ExternalAgent(agent_cmd, mode="docker" if docker_image else "local",
                               timeout_s=turn_timeout or loaded.scenario.turns.timeout_s,
                               docker=docker, env=_agent_env(agent_env))
-        agent_name = f"cmd:{agent_cmd.name}"
+        agent_name = agent_name if solution else f"cmd:{agent_cmd.name}"
     days = len(loaded.scenario.calendar.build().business_days())
     with _errors():
         try:
@@ -235,14 +250,25 @@ def _agent_env(items: tuple[str, ...]) -> dict[str, str]:
 
 
 def _load(scenario: str) -> Any:
+    """A library scenario or scenario YAML; failing that, a desk task of that name or path."""
     from scenarios.errors import ScenarioError
     from scenarios.loader import find_scenario, load_scenario
 
     try:
         return load_scenario(find_scenario(scenario))
     except ScenarioError as e:
+        problem = e
+    try:
+        from desk.tasks import list_tasks, load_task
+
+        if scenario in list_tasks() or Path(scenario, "task.yaml").is_file() or (
+                scenario.endswith("task.yaml")):
+            return load_task(scenario).loaded
+    except Exception as e:  # a desk task that cannot load: say so
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
+    click.echo(f"error: {problem}", err=True)
+    sys.exit(2)
 
 
 @main.command()
@@ -252,7 +278,9 @@ def _load(scenario: str) -> Any:
                    "one the attempt ran (from its summary.json).")
 @click.option("--write", is_flag=True,
               help="Also rewrite the attempt's verdict.json (default: only print).")
-def check(attempt: Path, scenario: str | None, write: bool) -> None:
+@click.option("--store-url", default=None,
+              help="The PostgreSQL URL of an attempt whose books are not in its folder.")
+def check(attempt: Path, scenario: str | None, write: bool, store_url: str | None) -> None:
     """Evaluate an attempt's checks again from its stored log and files; run nothing.
 
     Exit 0 accepted, 1 rejected (or the log does not verify), 2 bad input, 3 grader error.
@@ -272,7 +300,7 @@ def check(attempt: Path, scenario: str | None, write: bool) -> None:
                   "(its sha256 differs); evaluating the current checks", highlight=False)
     with _errors():
         try:
-            verdict = grade_folder(attempt, loaded, write=write)
+            verdict = grade_folder(attempt, loaded, write=write, store_url=store_url)
         except GradingError as e:
             click.echo(f"error: {e}", err=True)
             sys.exit(2)
@@ -290,7 +318,10 @@ def check(attempt: Path, scenario: str | None, write: bool) -> None:
 @click.option("--csv", "csv_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write every row (balances and items, exact decimal strings) to a CSV.")
 @click.option("--all-items", is_flag=True, help="List every item, not the 25 largest per table.")
-def reconcile(attempt: Path, as_of: date | None, csv_out: Path | None, all_items: bool) -> None:
+@click.option("--store-url", default=None,
+              help="The PostgreSQL URL of an attempt whose books are not in its folder.")
+def reconcile(attempt: Path, as_of: date | None, csv_out: Path | None, all_items: bool,
+              store_url: str | None) -> None:
     """Reconcile an attempt's control accounts with their subledgers and the outside world.
 
     For every control account: the GL balance, the subledger total, the external balance
@@ -304,7 +335,7 @@ def reconcile(attempt: Path, as_of: date | None, csv_out: Path | None, all_items
     from checks.reconcile import CSV_COLUMNS
     from checks.reconcile import reconcile as do_reconcile
     from runs.display import console, reconciliation_tables
-    from runs.grading import GradingError, read_summary
+    from runs.grading import GradingError, open_attempt_store, read_summary
 
     con = console(170)
     try:
@@ -322,8 +353,13 @@ def reconcile(attempt: Path, as_of: date | None, csv_out: Path | None, all_items
     except (ScenarioError, KeyError):
         pass  # a scenario no longer at hand: the chart's control accounts only
     with _errors():
-        store = _open_verified(str(attempt / "books.db"), None)
         try:
+            store = open_attempt_store(attempt, summary, store_url=store_url)
+        except GradingError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
+        try:
+            store.require_valid()
             rec = do_reconcile(store, as_of=as_of, control_accounts=declared or None)
         finally:
             store.close()
@@ -619,8 +655,14 @@ def bench_turn(turns: int, seed: int) -> None:
         click.echo(line)
 
 
-if __name__ == "__main__":
-    main()
+# The command groups that live in their own modules register themselves on ``main``.
 import runs.cli_campaign  # noqa: E402
 import runs.cli_desk  # noqa: E402
 import runs.cli_report  # noqa: E402,F401
+
+if __name__ == "__main__":
+    # Run as ``python -m runs.cli``: this module is ``__main__``, and the command modules
+    # above registered on ``runs.cli.main``, the importable twin: run that one.
+    from runs.cli import main as registered
+
+    registered()

@@ -137,9 +137,16 @@ def matrix_from_campaign(data: dict[str, Any]) -> Matrix:
     if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
         raise BadInput(f"campaign.json: runs {reps!r} is not a positive whole number "
                        "(expected the repetitions per scenario, seed and system)")
+    own: list[tuple[str, tuple[int, ...]]] = []
+    for item in m["scenarios"] if isinstance(m["scenarios"], list) else []:
+        if isinstance(item, dict) and isinstance(item.get("seeds"), list):
+            name = next((str(item[k]) for k in ("name", "id") if isinstance(item.get(k), str)),
+                        None)
+            if name is not None and [int(x) for x in item["seeds"]] != list(seeds):
+                own.append((name, tuple(int(x) for x in item["seeds"])))
     return Matrix(scenarios=_names(m["scenarios"], ("name", "id"), "scenarios"),
                   seeds=seeds, systems=_names(m["systems"], ("name",), "systems"),
-                  repetitions=tuple(range(1, reps + 1)))
+                  repetitions=tuple(range(1, reps + 1)), scenario_seeds=tuple(own))
 
 
 def read_rows(ledger_path: Path) -> list[Any]:

@@ -82,13 +82,28 @@ def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
     return evaluate(final_specs(loaded), ctx, outputs_root=ws / "out" if ws else None)
 
 
-def grade_folder(out: Path, loaded: LoadedScenario, *, write: bool = False) -> Verdict:
-    """Open an attempt folder's store (verified), grade it, optionally write verdict.json."""
-    summary = read_summary(out)
+def open_attempt_store(out: Path, summary: dict[str, Any], *,
+                       store_url: str | None = None) -> EventStore:
+    """The attempt's store: ``books.db`` in its folder, or the PostgreSQL schema its
+    summary names (``store_url`` overrides the URL, e.g. to add a password)."""
     db = out / "books.db"
-    if not db.is_file():
-        raise GradingError(f"{out}: no books.db")
-    store = EventStore.open(db)
+    if db.is_file():
+        return EventStore.open(db)
+    where = summary.get("store")
+    if isinstance(where, dict) and where.get("schema"):
+        url = store_url or str(where.get("label", ""))
+        if not url.startswith("postgresql"):
+            raise GradingError(f"{out}: its books are in PostgreSQL schema {where['schema']!r} "
+                               "at a URL summary.json does not hold; give --store-url")
+        return EventStore.open(url, schema=str(where["schema"]))
+    raise GradingError(f"{out}: no books.db (and summary.json names no other store)")
+
+
+def grade_folder(out: Path, loaded: LoadedScenario, *, write: bool = False,
+                 store_url: str | None = None) -> Verdict:
+    """Open an attempt's store (verified), grade it, optionally write verdict.json."""
+    summary = read_summary(out)
+    store = open_attempt_store(out, summary, store_url=store_url)
     try:
         store.require_valid()
         verdict = grade(out, loaded, store, summary=summary)

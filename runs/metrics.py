@@ -332,17 +332,26 @@ def seed_variation(rows: Sequence[AttemptLike]) -> SeedVariation:
 
 @dataclass(frozen=True)
 class Matrix:
-    """A campaign's matrix: every scenario x seed x system x repetition."""
+    """A campaign's matrix: every scenario x seed x system x repetition.
+
+    ``scenario_seeds`` gives a scenario its own seeds when it has them (a desk task runs
+    with the seed its files were generated with); the others use ``seeds``.
+    """
 
     scenarios: tuple[str, ...]
     seeds: tuple[int, ...]
     systems: tuple[str, ...]
     repetitions: tuple[int, ...]
+    scenario_seeds: tuple[tuple[str, tuple[int, ...]], ...] = ()
+
+    def seeds_of(self, scenario: str) -> tuple[int, ...]:
+        """The seeds a scenario runs with."""
+        return dict(self.scenario_seeds).get(scenario, self.seeds)
 
     @property
     def size(self) -> int:
         """Number of attempts in the complete matrix."""
-        return len(self.scenarios) * len(self.seeds) * len(self.systems) * len(
+        return sum(len(self.seeds_of(sc)) for sc in self.scenarios) * len(self.systems) * len(
             self.repetitions)
 
     @property
@@ -353,7 +362,7 @@ class Matrix:
     def keys(self) -> list[AttemptKey]:
         """Every cell, sorted."""
         return [(sc, seed, sy, rep) for sc in sorted(self.scenarios)
-                for seed in sorted(self.seeds) for sy in sorted(self.systems)
+                for seed in sorted(self.seeds_of(sc)) for sy in sorted(self.systems)
                 for rep in sorted(self.repetitions)]
 
 

@@ -195,6 +195,18 @@ def test_completeness_lists_missing_duplicated_and_stray_cells() -> None:
     assert "INCOMPLETE" in msg and "11 of 12" in msg and "s1 seed 0 A rep 1" in msg
 
 
+def test_a_desk_task_with_its_own_seed_completes_the_matrix() -> None:
+    from runs.cli_report import matrix_from_campaign
+
+    m = matrix_from_campaign({"matrix": {
+        "scenarios": [{"name": "s1", "seeds": [0, 1]}, {"name": "task", "seeds": [28]}],
+        "seeds": [0, 1], "systems": [{"name": "A"}], "repetitions": 1}})
+    assert m.seeds_of("task") == (28,) and m.seeds_of("s1") == (0, 1) and m.size == 3
+    rows = [row("s1", 0), row("s1", 1), row("task", 28)]
+    assert completeness(rows, m).complete
+    assert completeness(rows[:2], m).missing == [("task", 28, "A", 1)]
+
+
 @st.composite
 def row_sets(draw: Any) -> list[AttemptRow]:
     """Random consistent rows: several systems, units and repetitions, every status."""
