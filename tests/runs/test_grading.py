@@ -200,3 +200,16 @@ def test_validate_seeds_reports_a_null_that_passes(tmp_path: Path) -> None:
 def test_validate_needs_a_mode(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["validate", "cash-application"])
     assert res.exit_code == 2 and "give --seeds RANGE or --mutants" in flat(res.output)
+
+
+def test_a_desk_task_runs_and_is_checked_like_a_scenario(tmp_path: Path) -> None:
+    out = tmp_path / "pm"
+    res = CliRunner().invoke(main, ["run", "payments-match", "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["seed"] == 28  # the task's own seed, not --seed's default
+    assert summary["verdict"]["status"] == "accepted"
+    assert CliRunner().invoke(main, ["check", str(out)]).exit_code == 0
+    res = CliRunner().invoke(main, ["run", "payments-match", "--agent", "oracle", "--out",
+                                    str(tmp_path / "o")])
+    assert res.exit_code == 2 and "desk tasks have no oracle" in res.output
