@@ -683,6 +683,15 @@ def number_digits(number: str) -> str:
     return re.sub(r"\D", "", number).lstrip("0")
 
 
+def world_bills(ctx: CheckContext) -> dict[str, list[BillIssued]]:
+    """The bills the vendors issued (the world's records), by vendor."""
+    world: dict[str, list[BillIssued]] = defaultdict(list)
+    for w in read_log(ctx, "world", ["bill_issued"]):
+        b = w.decoded()
+        world[b.vendor_id].append(b)
+    return world
+
+
 def world_bill_of(x: ev.BillEntered, candidates: list[BillIssued]) -> BillIssued | None:
     """The vendor's bill an entered bill stands for: by number (case and outer spaces
     aside), else by the number's digits when they name one bill only (or one of that total)."""
@@ -714,10 +723,7 @@ class NoDuplicateBills(CheckSpec):
 @check_type(NoDuplicateBills)
 def no_duplicate_bills(spec: NoDuplicateBills, ctx: CheckContext) -> CheckResult:
     """Group the entered bills by the world bill they stand for."""
-    world: dict[str, list[BillIssued]] = defaultdict(list)
-    for w in read_log(ctx, "world", ["bill_issued"]):
-        b = w.decoded()
-        world[b.vendor_id].append(b)
+    world = world_bills(ctx)
     groups: dict[tuple[str, str], list[tuple[LogEvent, ev.BillEntered, BillIssued]]] = (
         defaultdict(list))
     matched = 0
@@ -823,10 +829,7 @@ class BillsAtAgreedPrice(CheckSpec):
 @check_type(BillsAtAgreedPrice)
 def bills_at_agreed_price(spec: BillsAtAgreedPrice, ctx: CheckContext) -> CheckResult:
     """Compare each entered bill's total with the agreed total of the bill it stands for."""
-    world: dict[str, list[BillIssued]] = defaultdict(list)
-    for w in read_log(ctx, "world", ["bill_issued"]):
-        b = w.decoded()
-        world[b.vendor_id].append(b)
+    world = world_bills(ctx)
     bad: list[str] = []
     judged = 0
     for e in read_log(ctx, "erp", ["bill_entered"]):
