@@ -188,7 +188,7 @@ def sweep(scenarios: tuple[str, ...], desk: str | None, seeds_text: str, systems
     rows = run.rows()
     con.print(summary_table(rows, [s.name for s in plan.systems],
                             f"{label}: {len(rows)} of {plan.size} attempts "
-                            f"({len(plan.targets)} scenario(s) x {len(plan.seeds)} seed(s) x "
+                            f"({_units(plan)} x "
                             f"{len(plan.systems)} system(s) x {plan.repetitions} run(s))"))
     errors = [r for r in rows if r.status == "infrastructure_error"]
     for r in errors[:10]:
@@ -240,3 +240,12 @@ def bench_sweep(attempts: int, scenario: str, agent_name: str) -> None:
     click.echo(f"sweep_attempts_per_min_p1: {rates[1]:.1f}")
     click.echo(f"sweep_attempts_per_min_p2: {rates[2]:.1f}")
     click.echo(f"sweep_parallel_speedup: {rates[2] / rates[1]:.3f}")
+
+
+def _units(plan: Any) -> str:
+    """``3 scenario(s) x 50 seed(s)``, or the number of (scenario, seed) units when some
+    targets (desk tasks) run with seeds of their own."""
+    if all(tuple(t.seeds) == tuple(plan.seeds) for t in plan.targets):
+        return f"{len(plan.targets)} scenario(s) x {len(plan.seeds)} seed(s)"
+    units = sum(len(t.seeds) for t in plan.targets)
+    return f"{len(plan.targets)} scenario(s) and task(s), {units} (scenario, seed) unit(s)"

@@ -456,9 +456,10 @@ def report(label: str, results_dir: Path, fmt: str | None, out: Path | None) -> 
     c = _campaign(results_dir, label)
     con = _console()
     m, k = c.matrix, c.matrix.k
-    con.print(f"[bold]campaign {label}[/]: {len(m.scenarios)} scenario(s) x {len(m.seeds)} "
-              f"seed(s) x {len(m.systems)} system(s) x {k} repetition(s) = {m.size} "
-              f"attempts; {len(c.rows)} recorded", highlight=False)
+    units = (f"{len(m.scenarios)} scenario(s) x {len(m.seeds)} seed(s)" if not m.scenario_seeds
+             else f"{sum(len(m.seeds_of(x)) for x in m.scenarios)} (scenario, seed) unit(s)")
+    con.print(f"[bold]campaign {label}[/]: {units} x {len(m.systems)} system(s) x {k} "
+              f"repetition(s) = {m.size} attempts; {len(c.rows)} recorded", highlight=False)
     if not c.completeness.complete:
         _incomplete_banner(con, c.completeness)
     per_system = by_system(c.rows, k=k)
