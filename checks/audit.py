@@ -512,7 +512,8 @@ class Attribution(CheckSpec):
     Over the erp realm: an event by any actor that is not the company's automation
     (``system``, ``system:*``) nor the scenario's (``scenario:*``) must be by
     ``agent:turn-N`` (one of the attempt's turns when the context lists them) in ``role``
-    (default ``clerk``: never as a controller), at a turn moment (``sim_time`` at
+    (default ``clerk``: never as a controller; a turn the scenario runs in another role,
+    such as a controller's closing turn, in that role), at a turn moment (``sim_time`` at
     ``Phase.TURN`` of a day); all of one turn's events share one moment and business date
     (the date of that moment, when the scenario's start is known); one moment belongs to
     one turn; and turn numbers rise with time.
@@ -542,8 +543,9 @@ def attribution(spec: Attribution, ctx: CheckContext) -> CheckResult:
             continue
         if known and e.actor not in known:
             bad.append(f"{e.where()} {e.type}: {e.actor} is not one of the attempt's turns")
-        if e.role != spec.role:
-            bad.append(f"{e.where()} {e.type}: written as {e.role}, expected {spec.role}")
+        expected = ctx.turn_roles.get(e.actor, spec.role)
+        if e.role != expected:
+            bad.append(f"{e.where()} {e.type}: written as {e.role}, expected {expected}")
         if not is_turn_moment(e.sim_time):
             bad.append(f"{e.where()} {e.type}: written outside a turn (sim_time "
                        f"{e.sim_time})")

@@ -25,7 +25,8 @@ class CheckContext:
     - ``start`` / ``end``: the scenario's first and last business dates.
     - ``as_of`` / ``position``: when set, books checks answer as of that date and log
       position (per-date control at a business date's end).
-    - ``agent_actors``: the actors of the agent's turns (``agent:turn-N``), in order.
+    - ``agent_actors``: the actors of the agent's turns (``agent:turn-N``), in order;
+      ``turn_roles`` the role of those the scenario runs as another role than clerk.
     - ``control_accounts``: extra control accounts the scenario declares, with the
       subledger each ties to.
     - ``cache``: shared by the checks of one evaluation (derived views of the log).
@@ -41,6 +42,8 @@ class CheckContext:
     as_of: date | None = None
     position: int | None = None
     agent_actors: tuple[str, ...] = ()
+    turn_roles: dict[str, str] = field(default_factory=dict)
+    """The role of each turn's actor when the scenario gives it one other than ``clerk``."""
     control_accounts: dict[str, str] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)
     inputs: tuple[str, ...] = ()

@@ -51,7 +51,7 @@ from sim.world_events import DocumentDelivered
 GUIDE = """\
 # The ERP, for this turn
 
-You are a clerk (role `clerk`) in the books of {company}. Today is {date}.
+You are the {title} (role `{role}`) in the books of {company}. Today is {date}.
 
 - Documents that arrived since your last turn are in `inbox/`; earlier ones in
   `inbox/archive/`. Emails are `.eml`, remittance advices and statements `.csv`,
@@ -343,10 +343,12 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
               "weekday": day.strftime("%A")}
     prompt = ws / "prompt.md"
     prompt.write_text(render_prompt(loaded.prompt_template, values), encoding="utf-8")
-    (ws / "ERP_GUIDE.md").write_text(GUIDE.format(company=instance.setup.name,
-                                                  date=day.isoformat()), encoding="utf-8")
+    role = sc.turns.roles.get(day, "clerk")
+    (ws / "ERP_GUIDE.md").write_text(GUIDE.format(
+        company=instance.setup.name, date=day.isoformat(), role=role,
+        title={"clerk": "clerk", "controller": "controller"}[role]), encoding="utf-8")
     desk = Desk(turn=n, day=day, workspace=ws, prompt_file=prompt, output_dir=ws / "out",
-                ledger=engine.ledger, actor=f"agent:turn-{n}",
+                ledger=engine.ledger, actor=f"agent:turn-{n}", role=role,
                 sim_time=engine.time_of(day, Phase.TURN),
                 record=record.commands.setdefault(n, []) if record is not None else None)
     engine.world.flush()
@@ -369,7 +371,7 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
     shutil.copytree(ws / "out", turn_dir / "outputs")
     produced = {str(p.relative_to(ws / "out")): _sha256(p)
                 for p in sorted((ws / "out").rglob("*")) if p.is_file()}
-    return {"turn": n, "date": day.isoformat(), "status": status,
+    return {"turn": n, "date": day.isoformat(), "role": role, "status": status,
             "duration_s": round(duration, 3),
             "turn_wall_s": round(time.perf_counter() - turn_started, 4),
             "commands": desk.commands,

@@ -53,6 +53,7 @@ def read_summary(out: Path) -> dict[str, Any]:
 
 def context_for(store: EventStore, loaded: LoadedScenario, *,
                 workspace: Path | None, agent_actors: tuple[str, ...] = (),
+                turn_roles: dict[str, str] | None = None,
                 as_of: date | None = None, position: int | None = None) -> CheckContext:
     """The check context of an attempt of ``loaded``."""
     cal = loaded.scenario.calendar.build()
@@ -60,6 +61,7 @@ def context_for(store: EventStore, loaded: LoadedScenario, *,
                         inputs=tuple(sorted(loaded.workspace_files)),
                         start=cal.start, end=cal.end,
                         as_of=as_of, position=position, agent_actors=agent_actors,
+                        turn_roles=dict(turn_roles or {}),
                         control_accounts=dict(loaded.scenario.company.control_accounts))
 
 
@@ -77,7 +79,10 @@ def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
           summary: dict[str, Any]) -> Verdict:
     """Evaluate the scenario's checks on an attempt's store and final workspace."""
     actors = tuple(f"agent:turn-{t['turn']}" for t in summary.get("turns", []))
-    ctx = context_for(store, loaded, workspace=final_workspace(out), agent_actors=actors)
+    roles = {f"agent:turn-{t['turn']}": t["role"] for t in summary.get("turns", [])
+             if t.get("role", "clerk") != "clerk"}
+    ctx = context_for(store, loaded, workspace=final_workspace(out), agent_actors=actors,
+                      turn_roles=roles)
     ws = final_workspace(out)
     return evaluate(final_specs(loaded), ctx, outputs_root=ws / "out" if ws else None)
 

@@ -222,6 +222,8 @@ class TurnsSpec(Strict):
     """After a turn that timed out: the agent keeps its later turns, or has none (the
     world runs to the end of the calendar either way, and the attempt is graded)."""
     carry_files: bool = True
+    roles: dict[date, Literal["clerk", "controller"]] = {}
+    """The role of the turn on a date, when not ``clerk`` (a closing turn as controller)."""
 
     def dates_in(self, calendar: BusinessCalendar) -> list[date]:
         """The turn dates on a calendar, in order, each once."""
@@ -268,5 +270,9 @@ class Scenario(Strict):
         problems += [_problem(("turns", "dates", n), f"{d} is outside the calendar {expected}",
                               d.isoformat())
                      for n, d in enumerate(self.turns.dates) if not cal.start <= d <= cal.end]
+        turn_dates = set(self.turns.dates_in(cal)) if not problems else set()
+        problems += [_problem(("turns", "roles", d.isoformat()), f"{d} is not a turn date "
+                              "(expected one of the dates the agent acts on)", d.isoformat())
+                     for d in self.turns.roles if turn_dates and d not in turn_dates]
         _raise("Scenario", problems)
         return self

@@ -582,6 +582,20 @@ def close_turn(clerk: Clerk, judge: Judge) -> None:
     clerk.write_reconciliation(statement or clerk.statement_from_books(), judge)
 
 
+def closing_turn(clerk: Clerk, judge: Judge) -> None:
+    """The controller's closing turn in the new month: finish the month just ended (its
+    last statement lines, receipts, bills and credits), then close it. The month-end
+    files were left on its last business day and stay as they are."""
+    clerk.clear_lines(judge)
+    clerk.reopen_returned(judge)
+    for plan in judge.receipt_plans(clerk):
+        clerk.apply(plan)
+    clerk.enter_bills(judge.bills(clerk))
+    clerk.record_credits(judge.credits())
+    ended = clerk.day.replace(day=1) - timedelta(days=1)
+    clerk.run(c.ClosePeriod(period=f"{ended:%Y-%m}"))
+
+
 def plan_applications(receipt: Receipt, wanted: Iterable[tuple[str, int | None, int]],
                       invoices: dict[str, dict[str, Any]], open_: dict[str, int],
                       customer_id: str | None, reason: str = CARD_FEE) -> list[Application]:
@@ -921,7 +935,10 @@ def _last_turn(desk: Desk) -> bool:
 def reference(desk: Desk) -> None:
     """Close the month from the workspace's files and the books."""
     clerk = Clerk(desk)
-    close_turn(clerk, Reference(desk, clerk))
+    if desk.role == "controller":
+        closing_turn(clerk, Reference(desk, clerk))
+    else:
+        close_turn(clerk, Reference(desk, clerk))
 
 
 # --- the oracle: the world's truth -------------------------------------------------------------
@@ -1060,4 +1077,7 @@ class Oracle:
 def oracle(desk: Desk, world: World) -> None:
     """Close the month from the world's truth."""
     clerk = Clerk(desk)
-    close_turn(clerk, Oracle(desk, clerk, world))
+    if desk.role == "controller":
+        closing_turn(clerk, Oracle(desk, clerk, world))
+    else:
+        close_turn(clerk, Oracle(desk, clerk, world))

@@ -85,8 +85,12 @@ def test_the_books_close_balanced_and_tied(runs: dict[str, AttemptResult], agent
     s = runs[agent].summary
     assert s["trial_balance_total"]["difference"] == "0.00"
     assert [t["difference"] for t in s["control_ties"]] == ["0.00"] * len(s["control_ties"])
-    assert [(t["status"], t["rejections"]) for t in s["turns"]] == [("completed", [])] * 5
+    assert [(t["status"], t["rejections"]) for t in s["turns"]] == [("completed", [])] * 6
+    assert [t["role"] for t in s["turns"]] == ["clerk"] * 5 + ["controller"]  # June 1 closes
     assert not s["turns"][-1]["missing_outputs"]
+    closed = [e for e in _store(runs[agent]).read(types=["period_closed"])]
+    assert [(e.actor, e.role, e.data["period"]) for e in closed] == [
+        ("agent:turn-6", "controller", "2026-05")]
     assert s["figures"]["bills_entered"] > 0 and s["figures"]["unmatched_statement_lines"] == 1
 
 
@@ -160,7 +164,9 @@ def test_only_cash_that_cannot_be_placed_stays_unapplied(
         runs: dict[str, AttemptResult], agent: str) -> None:
     store = _store(runs[agent])
     duplicate, returned = _planted(store, "duplicate_bank_line"), _planted(store, "returned_item")
-    unapplied = {i.doc_id: i.open_amount for i in q.open_items(store, "unapplied_cash")}
+    # when the closing turn ended (deposits the bank posts that evening come after it)
+    unapplied = {i.doc_id: i.open_amount for i in q.open_items(
+        store, "unapplied_cash", position=_end_of_turn(store, 6))}
     # the receipt of the line the bank posted twice, and the deposit that bounced
     assert unapplied == {f"RCT-{duplicate['line_id']}": duplicate["amount"],
                          f"RCT-{returned['returns']}": returned["amount"]}

@@ -46,7 +46,7 @@ def test_null_agent_leaves_the_work_undone(tmp_path: Path) -> None:
     assert figures["unapplied_receipts"] > 0 and figures["unapplied_cash"] != "0.00"
     assert figures["bills_received"] > figures["bills_entered"] == 0
     assert {t["status"] for t in s["turns"]} == {"completed"}
-    assert len(s["turns"]) == 5
+    assert len(s["turns"]) == 6  # weekly, the last business day of May, and June 1's close
     assert s["events"]["by_realm"]["world"] > 0
     assert all(t["missing_outputs"] for t in s["turns"])  # the null agent writes nothing
     assert (out / "turns" / "01" / "workspace" / "prompt.md").read_text().startswith(
