@@ -430,6 +430,18 @@ def test_turn_date_outside_the_calendar(tmp_path: Path) -> None:
         "(expected a date from 2026-03-02 to 2026-03-13)")
 
 
+def test_a_turn_role_on_a_date_the_agent_does_not_act(tmp_path: Path) -> None:
+    text = MINIMAL.replace("{prompt: prompts/turn.md}",
+                           "{prompt: prompts/turn.md, every: once, "
+                           "roles: {2026-03-12: controller}}")
+    assert error(tmp_path, text) == (
+        "scenario x.yaml: turns.roles.2026-03-12: 2026-03-12 is not a turn date (expected "
+        "one of the dates the agent acts on)")
+    bad_role = MINIMAL.replace("{prompt: prompts/turn.md}",
+                               "{prompt: prompts/turn.md, roles: {2026-03-12: auditor}}")
+    assert "turns.roles" in error(tmp_path, bad_role) and "auditor" in error(tmp_path, bad_role)
+
+
 def test_injection_date_outside_the_calendar(tmp_path: Path) -> None:
     message = error(tmp_path, with_lines(
         "injections:",
