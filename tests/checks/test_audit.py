@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 
 from checks.context import CheckContext
-from checks.registry import CheckResult, CheckSpecError, parse_checks
-from checks.verdict import run_check
 from erp import commands as c
 from erp import events as ev
 from erp.events import BankDetails, Policies
@@ -26,6 +24,7 @@ from sim.world_events import (
     PaymentDiverted,
     WorldEvent,
 )
+from tests.checks.helpers import run_one, spec_problems
 from tests.erp.helpers import SYS, set_up_company
 
 START, END = date(2026, 3, 2), date(2026, 3, 13)
@@ -61,18 +60,11 @@ def ctx_of(target: Ledger | EventStore, **kw: Any) -> CheckContext:
     return CheckContext(store=store, **{"start": START, "end": END, **kw})
 
 
-def check(raw: dict[str, Any], ctx: CheckContext) -> CheckResult:
-    """Validate one raw spec and run it (one result)."""
-    [spec] = parse_checks([raw])
-    [result] = run_check(spec, 0, ctx)
-    return result
+
+check = run_one
 
 
-def problems(raw: dict[str, Any]) -> dict[str, str]:
-    """The validator's problems for one raw spec: path -> message."""
-    with pytest.raises(CheckSpecError) as info:
-        parse_checks([raw])
-    return {path: message for path, message, _ in info.value.problems}
+problems = spec_problems
 
 
 def invoice(ledger: Ledger, inv: str, who: dict[str, Any], amount: str = "100.00") -> None:

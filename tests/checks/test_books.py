@@ -12,10 +12,9 @@ import pytest
 
 from checks.books import read_only, validate_select
 from checks.context import CheckContext
-from checks.registry import CheckResult, CheckSpecError, parse_checks
-from checks.verdict import run_check
 from erp import commands as c
 from erp.ledger import Ledger
+from tests.checks.helpers import run_one, spec_problems
 from tests.erp.helpers import CLERK, SYS, set_up_company
 
 START, END = date(2026, 3, 2), date(2026, 3, 13)
@@ -66,18 +65,11 @@ def ctx_of(ledger: Ledger, **kw: Any) -> CheckContext:
     return CheckContext(store=ledger.store, **{"start": START, "end": END, **kw})
 
 
-def check(raw: dict[str, Any], ctx: CheckContext) -> CheckResult:
-    """Validate one raw spec and run it (one result)."""
-    [spec] = parse_checks([raw])
-    [result] = run_check(spec, 0, ctx)
-    return result
+
+check = run_one
 
 
-def problems(raw: dict[str, Any]) -> dict[str, str]:
-    """The validator's problems for one raw spec: path -> message."""
-    with pytest.raises(CheckSpecError) as info:
-        parse_checks([raw])
-    return {path: message for path, message, _ in info.value.problems}
+problems = spec_problems
 
 
 # --- account_balance ------------------------------------------------------------------------

@@ -13,9 +13,10 @@ import pytest
 
 from checks.context import CheckContext
 from checks.files import numbers_in_text, parse_number, sentences
-from checks.registry import CheckResult, CheckSpecError, parse_checks
+from checks.registry import CheckResult, parse_checks
 from checks.verdict import evaluate, run_check
 from erp.store import EventStore
+from tests.checks.helpers import run_one, spec_problems
 
 
 @pytest.fixture(scope="module")
@@ -48,16 +49,10 @@ def put(root: Path | None, rel: str, content: str | bytes) -> Path:
 
 def check(ctx: CheckContext, **raw: Any) -> CheckResult:
     """Parse one check strictly and run it; its single result."""
-    [spec] = parse_checks([raw])
-    [result] = run_check(spec, 0, ctx)
-    return result
+    return run_one(raw, ctx)
 
 
-def problems(*raw: dict[str, Any]) -> dict[str, str]:
-    """The validator's problems, as ``{path: message}``."""
-    with pytest.raises(CheckSpecError) as e:
-        parse_checks(list(raw))
-    return {path: message for path, message, _ in e.value.problems}
+problems = spec_problems
 
 
 # --- file_exists ------------------------------------------------------------------------

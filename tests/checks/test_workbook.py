@@ -32,6 +32,7 @@ from checks.workbook import (
     recalculated,
 )
 from erp.store import EventStore
+from tests.checks.helpers import run_one, spec_problems
 from tests.conftest import IN_CI
 
 
@@ -136,16 +137,10 @@ def lo() -> None:
 
 def check(ctx: CheckContext, **raw: Any) -> CheckResult:
     """Parse one check strictly and run it; its single result."""
-    [spec] = parse_checks([raw])
-    [result] = run_check(spec, 0, ctx)
-    return result
+    return run_one(raw, ctx)
 
 
-def problems(*raw: dict[str, Any]) -> dict[str, str]:
-    """The validator's problems, as ``{path: message}``."""
-    with pytest.raises(CheckSpecError) as e:
-        parse_checks(list(raw))
-    return {path: message for path, message, _ in e.value.problems}
+problems = spec_problems
 
 
 VALUE = {"type": "xlsx_value_present", "path": "report.xlsx"}
