@@ -311,7 +311,8 @@ def _agent_for(job: AttemptJob, loaded: Any, solution: Path | None) -> tuple[Any
     if sy.adapter is None:  # pragma: no cover - resolve_systems always sets it
         raise CampaignError(f"system {sy.name} has no adapter")
     docker = DockerOptions(image=sy.image or DockerOptions().image, cpus=sy.cpus,
-                           memory=sy.memory, network=sy.network)
+                           memory=sy.memory, network=sy.network,
+                           network_mode=sy.network_mode)
     return ExternalAgent(sy.adapter, mode=sy.mode, timeout_s=timeout, docker=docker,
                          env=dict(sy.env), name=sy.name), sy.name
 

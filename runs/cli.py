@@ -135,6 +135,9 @@ def demo(out: Path, seed: int, days: int) -> None:
 @click.option("--memory", default="6g", show_default=True, help="Docker mode: memory limit.")
 @click.option("--network/--no-network", default=False, show_default=True,
               help="Docker mode: give the container a network.")
+@click.option("--network-mode", default="bridge", show_default=True,
+              help="Docker mode with --network: the docker network (host on an engine "
+                   "without a bridge, such as the one .ci/docker-up starts).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Attempt folder to create (must not exist or be empty).")
 @click.option("--replace", is_flag=True,
@@ -143,7 +146,7 @@ def demo(out: Path, seed: int, days: int) -> None:
 def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
         docker_image: str | None, agent_env: tuple[str, ...], turn_timeout: float | None,
         cpus: float, memory: str,
-        network: bool, out: Path, replace: bool, quiet: bool) -> None:
+        network: bool, network_mode: str, out: Path, replace: bool, quiet: bool) -> None:
     """Run a scenario (a library name or a YAML path) with an agent; grade it.
 
     Writes the attempt folder: the store (books.db), each turn's workspace, outputs
@@ -185,7 +188,8 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
                                      "executable)", param_hint="--agent-cmd")
         try:
             docker = DockerOptions(image=docker_image or DockerOptions().image, cpus=cpus,
-                                   memory=memory, network=network)
+                                   memory=memory, network=network,
+                                   network_mode=network_mode)
         except ValueError as e:
             raise click.BadParameter(str(e)) from None
         agent = ExternalAgent(agent_cmd, mode="docker" if docker_image else "local",

@@ -67,6 +67,9 @@ class SystemSpec(BaseModel):
     cpus: float = Field(default=2.0, gt=0, le=256)
     memory: str = Field(default="6g", pattern=r"^[0-9]+[bkmgBKMG]?$")
     network: bool = False
+    network_mode: str = Field(default="bridge", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+    """Docker mode with ``network: true``: the docker network (``bridge``; ``host`` on an
+    engine without a bridge, such as the one ``.ci/docker-up`` starts)."""
     timeout_s: float | None = Field(default=None, gt=0)
     """Seconds per turn; ``None``: the scenario's own (``turns.timeout_s``)."""
     env: dict[str, str | None] = Field(default_factory=dict)
@@ -93,6 +96,7 @@ class System:
     cpus: float = 2.0
     memory: str = "6g"
     network: bool = False
+    network_mode: str = "bridge"
     timeout_s: float | None = None
     env: dict[str, str] = field(default_factory=dict, repr=False)
 
@@ -230,6 +234,8 @@ def _resolve(label: str, base: Path, name: str, spec: SystemSpec,
         "cpus": spec.cpus if spec.mode == "docker" else None,
         "memory": spec.memory if spec.mode == "docker" else None,
         "network": spec.network if spec.mode == "docker" else None,
+        **({"network_mode": spec.network_mode}
+           if spec.mode == "docker" and spec.network else {}),
         "timeout_s": spec.timeout_s,
         # a copied value is declared as null: the hash never depends on a secret
         "env": {k: spec.env[k] for k in sorted(spec.env)},
@@ -241,7 +247,8 @@ def _resolve(label: str, base: Path, name: str, spec: SystemSpec,
     declaration["adapter_sha256"] = hashlib.sha256(data).hexdigest()
     return System(name=name, builtin=False, sha256=h.hexdigest(), declaration=declaration,
                   adapter=adapter.resolve(), mode=spec.mode, image=image, cpus=spec.cpus,
-                  memory=spec.memory, network=spec.network, timeout_s=spec.timeout_s,
+                  memory=spec.memory, network=spec.network,
+                  network_mode=spec.network_mode, timeout_s=spec.timeout_s,
                   env=env)
 
 

@@ -157,7 +157,10 @@ ext:
 @pytest.mark.parametrize(("text", "message"), [
     ("ext:\n  adapter: adapters/agent\n  timout_s: 3\n",
      "ext.timout_s: unknown field (allowed: adapter, mode, image, cpus, memory, network, "
-     "timeout_s, env)"),
+     "network_mode, timeout_s, env)"),
+    ("ext:\n  adapter: adapters/agent\n  network_mode: 'a b'\n",
+     "ext.network_mode: 'a b' is not valid (String should match pattern "
+     "'^[A-Za-z0-9][A-Za-z0-9_.:-]*$')"),
     ("ext:\n  adapter: adapters/agent\n  mode: cloud\n",
      "ext.mode: 'cloud' is not valid (Input should be 'local' or 'docker')"),
     ("ext:\n  adapter: adapters/agent\n  timeout_s: -1\n",
