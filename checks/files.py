@@ -881,22 +881,27 @@ def _clip(s: str, limit: int = 160) -> str:
 _CUSTOM_KEYS = frozenset({"name", "passed", "detail", "metrics"})
 
 
-def load_custom(path: Path) -> Callable[[Path, Path], Any]:
-    """Import the module at ``path`` and return its ``check`` function."""
-    name = "erpsim_custom_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
-    loader_spec = importlib.util.spec_from_file_location(name, path)
+def load_function(path: Path, name: str) -> Callable[..., Any]:
+    """Import the module at ``path`` (a reference file) and return its function ``name``."""
+    mod_name = "erpsim_ref_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    loader_spec = importlib.util.spec_from_file_location(mod_name, path)
     if loader_spec is None or loader_spec.loader is None:  # pragma: no cover - a .py file
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(loader_spec)
-    sys.modules[name] = module  # dataclasses and typing look the module up while loading
+    sys.modules[mod_name] = module  # dataclasses and typing look the module up while loading
     try:
         loader_spec.loader.exec_module(module)
     finally:
-        sys.modules.pop(name, None)
-    fn = getattr(module, "check", None)
+        sys.modules.pop(mod_name, None)
+    fn = getattr(module, name, None)
     if not callable(fn):
-        raise TypeError(f"{path.name} defines no check(ws, ref) function")
+        raise TypeError(f"{path.name} defines no {name}(ws, ref) function")
     return fn
+
+
+def load_custom(path: Path) -> Callable[[Path, Path], Any]:
+    """Import the module at ``path`` and return its ``check`` function."""
+    return load_function(path, "check")
 
 
 def custom_results(out: Any, module: str) -> list[CheckResult]:
@@ -946,5 +951,5 @@ def custom(spec: Custom, ctx: CheckContext) -> list[CheckResult]:
 __all__ = ["MAX_BYTES", "CsvColumns", "CsvRowCount", "CsvSetEqual", "CsvValuesMatch", "Custom",
            "FileExists", "Table", "TextContainsAll", "TextContainsAny", "TextMatchesAll",
            "TextNotContains", "TextNumbersPresent", "TextSentenceMatches", "Unusable",
-           "agent_csv", "custom_results", "load_custom", "numbers_in_text", "parse_csv",
-           "parse_number", "sentences"]
+           "agent_csv", "custom_results", "load_custom", "load_function", "numbers_in_text",
+           "parse_csv", "parse_number", "sentences"]

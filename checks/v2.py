@@ -24,12 +24,10 @@ Strict-validator rules (the methods page), and where they run:
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import math
 import os
 import re
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, ClassVar, Literal
@@ -54,6 +52,7 @@ from checks.files import (
     agent_csv,
     agent_text,
     file_path,
+    load_function,
     parse_number,
     reference_csv,
     reference_file,
@@ -167,24 +166,6 @@ class PlanFeasible(CheckSpec):
 
 
 _PLAN_KEYS = frozenset({"feasible", "objective", "reference_objective", "detail"})
-
-
-def load_function(path: Path, name: str) -> Callable[..., Any]:
-    """Import the module at ``path`` (a reference file) and return its function ``name``."""
-    mod_name = "erpsim_v2_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    if spec is None or spec.loader is None:  # pragma: no cover - a .py file
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = module  # dataclasses and typing look the module up while loading
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.modules.pop(mod_name, None)
-    fn = getattr(module, name, None)
-    if not callable(fn):
-        raise TypeError(f"{path.name} defines no {name}(ws, ref) function")
-    return fn
 
 
 def _finite(value: Any, what: str) -> float:
