@@ -3,7 +3,8 @@
 The tree::
 
     ValueError
-    └── DeskTaskError          a task folder cannot be used: task.yaml is missing, not YAML
+    └── ScenarioError (scenarios.errors)
+        └── DeskTaskError      a task folder cannot be used: task.yaml is missing, not YAML
                                or invalid (an unknown field, a missing one, a bad value, a
                                check the registry refuses, a path that leaves the folder); a
                                supplied file is a link or has an unsafe name; the solution is
@@ -19,10 +20,10 @@ Only the CLI turns these into exit codes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from scenarios.errors import ScenarioError
 
 
-class DeskTaskError(ValueError):
+class DeskTaskError(ScenarioError):
     """A desk task that cannot be loaded, with every reason.
 
     Args:
@@ -30,13 +31,6 @@ class DeskTaskError(ValueError):
         file: the file as named in the message.
         problems: one ``path: what is wrong`` line per fault (the message shows at most ten).
     """
-
-    def __init__(self, message: str, *, file: str | None = None,
-                 problems: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.message = message
-        self.file = file
-        self.problems = tuple(problems)
 
 
 class GeneratorFailed(RuntimeError):

@@ -565,17 +565,23 @@ _NOT_ON_STATEMENT = {
 }
 
 
-def close_turn(clerk: Clerk, judge: Judge) -> None:
-    """One turn of the close, decided by ``judge`` and done by ``clerk``."""
-    statement = judge.statement()
-    if statement is not None:
-        clerk.import_statement(statement, judge)
+def finish_books(clerk: Clerk, judge: Judge) -> None:
+    """Match the statement lines, re-open what a returned deposit paid, apply receipts,
+    enter bills and record credit notes."""
     clerk.clear_lines(judge)
     clerk.reopen_returned(judge)
     for plan in judge.receipt_plans(clerk):
         clerk.apply(plan)
     clerk.enter_bills(judge.bills(clerk))
     clerk.record_credits(judge.credits())
+
+
+def close_turn(clerk: Clerk, judge: Judge) -> None:
+    """One turn of the close, decided by ``judge`` and done by ``clerk``."""
+    statement = judge.statement()
+    if statement is not None:
+        clerk.import_statement(statement, judge)
+    finish_books(clerk, judge)
     if not judge.month_end:  # a payment after the statement's cut would be on no statement
         clerk.pay_due(clerk.day + timedelta(days=PAY_AHEAD_DAYS))
     clerk.write_aging()
@@ -586,12 +592,7 @@ def closing_turn(clerk: Clerk, judge: Judge) -> None:
     """The controller's closing turn in the new month: finish the month just ended (its
     last statement lines, receipts, bills and credits), then close it. The month-end
     files were left on its last business day and stay as they are."""
-    clerk.clear_lines(judge)
-    clerk.reopen_returned(judge)
-    for plan in judge.receipt_plans(clerk):
-        clerk.apply(plan)
-    clerk.enter_bills(judge.bills(clerk))
-    clerk.record_credits(judge.credits())
+    finish_books(clerk, judge)
     ended = clerk.day.replace(day=1) - timedelta(days=1)
     clerk.run(c.ClosePeriod(period=f"{ended:%Y-%m}"))
 
