@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,3 +24,15 @@ def spec_problems(*raw: dict[str, Any]) -> dict[str, str]:
     with pytest.raises(CheckSpecError) as e:
         parse_checks(list(raw))
     return {path: message for path, message, _ in e.value.problems}
+
+
+def put(root: Path | None, rel: str, content: str | bytes) -> Path:
+    """Write a file under ``root`` (parents created)."""
+    assert root is not None
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path

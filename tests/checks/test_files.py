@@ -4,7 +4,6 @@ strict validator, and the reading rules (BOM, garbled CSV, missing files, links)
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -16,35 +15,7 @@ from checks.files import numbers_in_text, parse_number, sentences
 from checks.registry import CheckResult, parse_checks
 from checks.verdict import evaluate, run_check
 from erp.store import EventStore
-from tests.checks.helpers import run_one, spec_problems
-
-
-@pytest.fixture(scope="module")
-def sqlite_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EventStore]:
-    """An empty SQLite store, shared: file checks never read it (one backend is enough)."""
-    s = EventStore.open(tmp_path_factory.mktemp("store") / "b.db", create=True)
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def ctx(tmp_path: Path, sqlite_store: EventStore) -> CheckContext:
-    """A context with an empty workspace ``ws/`` and reference folder ``ref/``."""
-    (tmp_path / "ws").mkdir()
-    (tmp_path / "ref").mkdir()
-    return CheckContext(sqlite_store, workspace=tmp_path / "ws", reference=tmp_path / "ref")
-
-
-def put(root: Path | None, rel: str, content: str | bytes) -> Path:
-    """Write a file under ``root`` (parents created)."""
-    assert root is not None
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    return path
+from tests.checks.helpers import put, run_one, spec_problems
 
 
 def check(ctx: CheckContext, **raw: Any) -> CheckResult:

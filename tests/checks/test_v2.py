@@ -5,8 +5,6 @@ leaked into the workspace), and the strict validator's rejections with their pat
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,33 +13,7 @@ from checks.context import CheckContext
 from checks.registry import CheckResult, parse_checks
 from checks.v2 import forecast_metric, relative_gap
 from checks.verdict import evaluate, run_check
-from erp.store import EventStore
-from tests.checks.helpers import run_one, spec_problems
-
-
-@pytest.fixture(scope="module")
-def sqlite_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EventStore]:
-    """An empty SQLite store (these checks never read it)."""
-    s = EventStore.open(tmp_path_factory.mktemp("store") / "b.db", create=True)
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def ctx(tmp_path: Path, sqlite_store: EventStore) -> CheckContext:
-    """A context with an empty workspace ``ws/`` and reference folder ``ref/``."""
-    (tmp_path / "ws").mkdir()
-    (tmp_path / "ref").mkdir()
-    return CheckContext(sqlite_store, workspace=tmp_path / "ws", reference=tmp_path / "ref")
-
-
-def put(root: Path | None, rel: str, content: str) -> Path:
-    """Write a text file under ``root`` (parents created)."""
-    assert root is not None
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content, encoding="utf-8")
-    return path
+from tests.checks.helpers import put, run_one, spec_problems
 
 
 def check(ctx: CheckContext, **raw: Any) -> CheckResult:
