@@ -17,13 +17,15 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	$(BIN)/erpsim run cash-application --seed 1 --agent reference --out demo-attempt --replace
 
-## test: the whole suite (SQLite and PostgreSQL), lint and layering included
+## test: the whole suite (SQLite and PostgreSQL), lint, type check and layering included
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/erpsim bench ledger
