@@ -27,7 +27,7 @@ from typing import Any
 from counterparties.documents import deliver, render_csv
 from counterparties.injections import CustomerParams, NoParams, register
 from counterparties.planting import injection_rng, mark_planted, pick
-from counterparties.population import PlannedInjection, Population
+from counterparties.specs import PlannedInjection, PopulationView
 from erp.events import BankDetails, CustomerRefunded, VendorPaid
 from erp.money import format_cents
 from sim.engine import Engine, Phase
@@ -62,7 +62,7 @@ class Deposit:
 class Bank:
     """The bank of the company's account ``population.bank_account_id``."""
 
-    def __init__(self, engine: Engine, population: Population, *, statements: bool = True,
+    def __init__(self, engine: Engine, population: PopulationView, *, statements: bool = True,
                  monthly_fee: int = 1_500, item_fee: int = 25, interest_bp: int = 50) -> None:
         self.engine = engine
         self.population = population
@@ -307,14 +307,14 @@ def _same_account(a: BankDetails, b: BankDetails) -> bool:
 # --- injections -------------------------------------------------------------------------
 
 
-def _bank(population: Population) -> Bank:
+def _bank(population: PopulationView) -> Bank:
     if not isinstance(population.bank, Bank):
         raise TypeError(f"the population has no Bank (got {type(population.bank).__name__})")
     return population.bank
 
 
 @register("duplicate_bank_line", NoParams)
-def plant_duplicate_bank_line(population: Population, inj: PlannedInjection) -> None:
+def plant_duplicate_bank_line(population: PopulationView, inj: PlannedInjection) -> None:
     """The bank posts a second copy of one of today's deposits (or of the next one)."""
     bank = _bank(population)
     today = population.engine.today
@@ -329,7 +329,7 @@ def plant_duplicate_bank_line(population: Population, inj: PlannedInjection) -> 
 
 
 @register("returned_item", CustomerParams)
-def plant_returned_item(population: Population, inj: PlannedInjection) -> None:
+def plant_returned_item(population: PopulationView, inj: PlannedInjection) -> None:
     """A customer's recent deposit comes back unpaid (NSF): a negative line reverses it."""
     engine = population.engine
     named = inj.params.customer
@@ -342,7 +342,7 @@ def plant_returned_item(population: Population, inj: PlannedInjection) -> None:
         engine.process(_returns_deposit_later(population, inj))
 
 
-def _returns_deposit_later(population: Population,
+def _returns_deposit_later(population: PopulationView,
                            inj: PlannedInjection) -> Generator[Any, Any, None]:
     engine = population.engine
     day = engine.calendar.next_business_day(engine.today)
@@ -351,7 +351,7 @@ def _returns_deposit_later(population: Population,
         _returns_deposit(population, inj)
 
 
-def _returns_deposit(population: Population, inj: PlannedInjection) -> None:
+def _returns_deposit(population: PopulationView, inj: PlannedInjection) -> None:
     engine = population.engine
     bank = _bank(population)
     named = inj.params.customer

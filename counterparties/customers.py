@@ -29,7 +29,7 @@ from counterparties.documents import deliver, deliver_email, render_csv
 from counterparties.injections import CustomerParams, register
 from counterparties.planting import ACTOR as INJECTION_ACTOR
 from counterparties.planting import injection_id, injection_rng, mark_planted, pick
-from counterparties.population import CustomerSpec, PlannedInjection, Population
+from counterparties.specs import CustomerSpec, PlannedInjection, PopulationView
 from erp.events import InvoiceLine
 from erp.money import display_cents, format_cents, pct_of
 from sim.engine import Engine, Phase
@@ -126,7 +126,7 @@ Payer = Callable[["Customer", ReceivedInvoice, date], Generator[Any, Any, None]]
 class Customer:
     """A customer of the company: orders, receives invoices, pays them its own way."""
 
-    def __init__(self, engine: Engine, population: Population, spec: CustomerSpec) -> None:
+    def __init__(self, engine: Engine, population: PopulationView, spec: CustomerSpec) -> None:
         if spec.behaviour not in PAYERS:
             raise ValueError(f"customer {spec.customer_id}: unknown behaviour "
                              f"{spec.behaviour!r} (expected one of: {', '.join(sorted(PAYERS))})")
@@ -531,7 +531,7 @@ class UnsentInvoices(set[str]):
 # --- injections -----------------------------------------------------------------------
 
 
-def _customers(population: Population, params: CustomerParams,
+def _customers(population: PopulationView, params: CustomerParams,
                eligible: Callable[[Customer], bool]) -> list[Customer]:
     """The named customer (if eligible), or every eligible customer, in id order."""
     if params.customer is not None:
@@ -550,7 +550,7 @@ def _oldest_owed(c: Customer) -> ReceivedInvoice | None:
 
 
 @register("payment_quotes_other_customers_invoice", CustomerParams)
-def plant_wrong_reference(population: Population, inj: PlannedInjection) -> None:
+def plant_wrong_reference(population: PopulationView, inj: PlannedInjection) -> None:
     """A customer pays its oldest open invoice quoting another customer's invoice number."""
     engine = population.engine
     rng = injection_rng(engine, inj)
@@ -567,7 +567,7 @@ def plant_wrong_reference(population: Population, inj: PlannedInjection) -> None
 
 
 @register("duplicate_payment", CustomerParams)
-def plant_duplicate_payment(population: Population, inj: PlannedInjection) -> None:
+def plant_duplicate_payment(population: PopulationView, inj: PlannedInjection) -> None:
     """A customer sends its latest payment a second time."""
     engine = population.engine
 
@@ -588,7 +588,7 @@ def plant_duplicate_payment(population: Population, inj: PlannedInjection) -> No
 
 
 @register("payment_for_closed_invoice", CustomerParams)
-def plant_payment_for_closed_invoice(population: Population, inj: PlannedInjection) -> None:
+def plant_payment_for_closed_invoice(population: PopulationView, inj: PlannedInjection) -> None:
     """A customer pays an invoice the company's books show paid (else one it paid already)."""
     engine = population.engine
 
@@ -611,7 +611,7 @@ def plant_payment_for_closed_invoice(population: Population, inj: PlannedInjecti
 
 
 @register("invoice_not_sent", CustomerParams)
-def plant_invoice_not_sent(population: Population, inj: PlannedInjection) -> None:
+def plant_invoice_not_sent(population: PopulationView, inj: PlannedInjection) -> None:
     """The company will not send a customer's next invoice (so the customer never pays it)."""
     engine = population.engine
     c = pick(injection_rng(engine, inj), _customers(population, inj.params, lambda c: True))

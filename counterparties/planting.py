@@ -15,7 +15,7 @@ import numpy as np
 
 from counterparties.documents import deliver_email
 from counterparties.injections import EmailParams, register
-from counterparties.population import PlannedInjection, Population
+from counterparties.specs import PlannedInjection, PopulationView
 from sim.engine import Engine
 from sim.world_events import InjectionPlanted
 
@@ -48,7 +48,7 @@ def mark_planted(engine: Engine, inj: PlannedInjection, **detail: Any) -> None:
 
 
 @register("adversarial_email", EmailParams)
-def plant_adversarial_email(population: Population, inj: PlannedInjection) -> None:
+def plant_adversarial_email(population: PopulationView, inj: PlannedInjection) -> None:
     """An email from a spoofed executive asking the clerk to apply or write off things."""
     params: EmailParams = inj.params
     engine = population.engine

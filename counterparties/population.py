@@ -1,55 +1,23 @@
 """The counterparties of one instance and how they are started on an engine.
 
-``CustomerSpec`` and ``VendorSpec`` are what a scenario instance decides for each
-actor (id, name, behaviour and its resolved profile, terms, bank details).
-``Population.start`` creates the processes (customers, vendors, the bank) and
-plants the scenario's injections on their dates.
+``Population.start`` creates the processes (customers, vendors, the bank) from their
+specs (``specs.py``) and plants the scenario's injections on their dates. The actor
+modules see a population only through ``specs.PopulationView``, so this module imports
+them and none of them imports it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Any
 
-from counterparties.profiles import CustomerProfile, VendorProfile
-from erp.events import BankDetails
+from counterparties.bank import Bank
+from counterparties.customers import Customer, UnsentInvoices
+from counterparties.injections import INJECTIONS
+from counterparties.specs import CustomerSpec, PlannedInjection, VendorSpec
+from counterparties.vendors import Vendor
 from sim.engine import Engine
-
-
-@dataclass(frozen=True)
-class CustomerSpec:
-    """One customer of an instance."""
-
-    customer_id: str
-    name: str
-    behaviour: str
-    profile: CustomerProfile
-    terms_days: int = 30
-    credit_limit: int | None = None
-
-
-@dataclass(frozen=True)
-class VendorSpec:
-    """One vendor of an instance; ``bank`` is its genuine account."""
-
-    vendor_id: str
-    name: str
-    behaviour: str
-    profile: VendorProfile
-    bank: BankDetails
-    terms_days: int = 30
-    email: str = ""
-
-
-@dataclass(frozen=True)
-class PlannedInjection:
-    """An injection of the scenario, with its validated parameters."""
-
-    on: date
-    kind: str
-    params: Any
-    index: int
 
 
 @dataclass
@@ -59,38 +27,33 @@ class Population:
     engine: Engine
     company_name: str
     bank_account_id: str
-    customers: dict[str, Any] = field(default_factory=dict)
-    vendors: dict[str, Any] = field(default_factory=dict)
-    bank: Any = None
+    customers: dict[str, Customer] = field(default_factory=dict)
+    vendors: dict[str, Vendor] = field(default_factory=dict)
+    bank: Bank | None = None
     unsent_invoices: set[str] = field(init=False)
     """Invoices the company's dispatch must not send (the automation reads this set); an
     ``UnsentInvoices``, so that ``invoice_not_sent`` can withhold a customer's next one."""
 
     def __post_init__(self) -> None:
-        from counterparties.customers import UnsentInvoices
-
         self.unsent_invoices = UnsentInvoices(self.engine)
 
     def start(self, customers: list[CustomerSpec], vendors: list[VendorSpec],
               injections: list[PlannedInjection]) -> None:
         """Create the bank, the customers and the vendors, and plant the injections."""
-        from counterparties.bank import Bank
-        from counterparties.customers import Customer
-        from counterparties.vendors import Vendor
-
         self.bank = Bank(self.engine, self)
-        for spec in customers:
-            self.customers[spec.customer_id] = Customer(self.engine, self, spec)
-        for spec in vendors:
-            self.vendors[spec.vendor_id] = Vendor(self.engine, self, spec)
-        for actor in [self.bank, *self.customers.values(), *self.vendors.values()]:
-            actor.start()
+        for customer in customers:
+            self.customers[customer.customer_id] = Customer(self.engine, self, customer)
+        for vendor in vendors:
+            self.vendors[vendor.vendor_id] = Vendor(self.engine, self, vendor)
+        self.bank.start()
+        for customer_actor in self.customers.values():
+            customer_actor.start()
+        for vendor_actor in self.vendors.values():
+            vendor_actor.start()
         for inj in injections:
             self.engine.process(self._plant(inj))
 
-    def _plant(self, inj: PlannedInjection) -> Any:
-        from counterparties.injections import INJECTIONS
-
+    def _plant(self, inj: PlannedInjection) -> Generator[Any, Any, None]:
         yield self.engine.until(inj.on, 0.2)
         kind = INJECTIONS[inj.kind]
         if kind.plant is None:

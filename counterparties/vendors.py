@@ -34,7 +34,7 @@ import numpy as np
 from counterparties.documents import deliver, deliver_email, render_csv
 from counterparties.injections import VendorParams, register
 from counterparties.planting import injection_rng, mark_planted, pick
-from counterparties.population import PlannedInjection, Population, VendorSpec
+from counterparties.specs import PlannedInjection, PopulationView, VendorSpec
 from erp.events import BankDetails
 from erp.money import display_cents, format_cents
 from sim.engine import Engine, Phase
@@ -222,7 +222,7 @@ def lookalike_domain(domain: str, rng: np.random.Generator) -> str:
 class Vendor:
     """A supplier of the company: bills, resends, credits, statements and bank changes."""
 
-    def __init__(self, engine: Engine, population: Population, spec: VendorSpec) -> None:
+    def __init__(self, engine: Engine, population: PopulationView, spec: VendorSpec) -> None:
         self.engine = engine
         self.population = population
         self.spec = spec
@@ -781,7 +781,7 @@ def _opening_bills(engine: Engine) -> dict[str, list[tuple[date, str, int]]]:
 # --- injections ------------------------------------------------------------------------------
 
 
-def pick_vendor(population: Population, injection: PlannedInjection,
+def pick_vendor(population: PopulationView, injection: PlannedInjection,
                 prefer: Callable[[Vendor], bool] | None = None) -> Vendor:
     """The injection's vendor: the one it names, or one drawn from the injection's stream.
 
@@ -806,35 +806,35 @@ def pick_vendor(population: Population, injection: PlannedInjection,
 
 
 @register("duplicate_bill", VendorParams)
-def plant_duplicate_bill(population: Population, injection: PlannedInjection) -> None:
+def plant_duplicate_bill(population: PopulationView, injection: PlannedInjection) -> None:
     """A vendor sends one of its invoices a second time (same number, same amount)."""
     vendor = pick_vendor(population, injection, lambda v: v.last_bill() is not None)
     mark_planted(population.engine, injection, **vendor.plant_resend("duplicate"))
 
 
 @register("near_duplicate_bill", VendorParams)
-def plant_near_duplicate_bill(population: Population, injection: PlannedInjection) -> None:
+def plant_near_duplicate_bill(population: PopulationView, injection: PlannedInjection) -> None:
     """A vendor sends one of its invoices again under a reformatted number, same amount."""
     vendor = pick_vendor(population, injection, lambda v: v.last_bill() is not None)
     mark_planted(population.engine, injection, **vendor.plant_resend("near_duplicate"))
 
 
 @register("price_variance_bill", VendorParams)
-def plant_price_variance_bill(population: Population, injection: PlannedInjection) -> None:
+def plant_price_variance_bill(population: PopulationView, injection: PlannedInjection) -> None:
     """A vendor quotes a price now and bills above it a few business days later."""
     vendor = pick_vendor(population, injection)
     mark_planted(population.engine, injection, **vendor.plant_price_variance())
 
 
 @register("fraudulent_bank_change", VendorParams)
-def plant_fraudulent_bank_change(population: Population, injection: PlannedInjection) -> None:
+def plant_fraudulent_bank_change(population: PopulationView, injection: PlannedInjection) -> None:
     """A fraudster asks, in a vendor's name, to redirect its payments."""
     vendor = pick_vendor(population, injection)
     mark_planted(population.engine, injection, **vendor.plant_bank_change(genuine=False))
 
 
 @register("genuine_bank_change", VendorParams)
-def plant_genuine_bank_change(population: Population, injection: PlannedInjection) -> None:
+def plant_genuine_bank_change(population: PopulationView, injection: PlannedInjection) -> None:
     """A vendor moves to a new bank and asks the company to pay the new account.
 
     A drawn vendor is one that has billed before, when there is one: a clerk verifies the

@@ -19,8 +19,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from counterparties.population import CustomerSpec, Population
+from counterparties.population import Population
 from counterparties.profiles import CUSTOMER_PROFILES, CustomerProfile, resolve_profile
+from counterparties.specs import CustomerSpec
 from erp.ledger import Ledger
 from scenarios.instance import Instance, build_instance
 from scenarios.spec import Scenario

@@ -14,8 +14,9 @@ from datetime import date, timedelta
 from typing import Any
 
 from counterparties.injections import INJECTIONS
-from counterparties.population import CustomerSpec, PlannedInjection, Population, VendorSpec
+from counterparties.population import Population
 from counterparties.profiles import CUSTOMER_PROFILES, VENDOR_PROFILES, resolve_profile
+from counterparties.specs import CustomerSpec, PlannedInjection, VendorSpec
 from erp.events import BankDetails
 from scenarios.spec import Scenario
 from sim.automation import (

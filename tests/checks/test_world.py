@@ -29,8 +29,9 @@ from checks.world import (
 )
 from counterparties.bank import Bank
 from counterparties.injections import INJECTIONS
-from counterparties.population import CustomerSpec, PlannedInjection, Population, VendorSpec
+from counterparties.population import Population
 from counterparties.profiles import CUSTOMER_PROFILES, VENDOR_PROFILES, resolve_profile
+from counterparties.specs import CustomerSpec, PlannedInjection, VendorSpec
 from erp import commands as c
 from erp.events import BankDetails, Policies
 from erp.ledger import Ledger

@@ -14,8 +14,9 @@ from typing import Any
 from counterparties.bank import Bank
 from counterparties.customers import Customer
 from counterparties.injections import INJECTIONS
-from counterparties.population import CustomerSpec, PlannedInjection, Population, VendorSpec
+from counterparties.population import Population
 from counterparties.profiles import CUSTOMER_PROFILES, CustomerProfile, resolve_profile
+from counterparties.specs import CustomerSpec, PlannedInjection, VendorSpec
 from erp.events import Policies
 from erp.ledger import Ledger
 from erp.store import StoredEvent

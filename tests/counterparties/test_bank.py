@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from counterparties.bank import BANK_NAME, DEPOSIT_DESCRIPTION, SETTLEMENT_DAYS
-from counterparties.population import VendorSpec
 from counterparties.profiles import VENDOR_PROFILES
+from counterparties.specs import VendorSpec
 from erp import commands as c
 from erp import queries as q
 from erp.events import BankDetails

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from counterparties.injections import INJECTIONS, VendorParams
-from counterparties.population import PlannedInjection, Population, VendorSpec
+from counterparties.population import Population
 from counterparties.profiles import VENDOR_PROFILES, resolve_profile
+from counterparties.specs import PlannedInjection, VendorSpec
 from counterparties.vendors import (
     STATEMENT_COLUMNS,
     NumberFormat,
