@@ -17,11 +17,14 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	$(BIN)/erpsim run cash-application --seed 1 --agent reference --out demo-attempt --replace
 
-## test: the whole suite (SQLite and PostgreSQL), lint, type check and layering included
+## test: the whole suite (SQLite and PostgreSQL, LibreOffice, docker, the agent CLIs), lint,
+##       type check and layering; .ci/setup first installs and starts what it needs
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+	@setup_env=$$(.ci/setup) && eval "$$setup_env" && \
+	  echo "$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)" && \
+	  $(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
