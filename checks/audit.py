@@ -40,7 +40,7 @@ from pydantic import (
     model_validator,
 )
 
-from checks.books import listing, money, plural, rows
+from checks.state import listing, money, plural, rows
 from checks.context import CheckContext
 from checks.registry import CheckResult, CheckSpec, check_type
 from erp import events as ev

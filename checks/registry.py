@@ -110,8 +110,8 @@ REGISTRY: dict[str, CheckType] = {}
 _ADAPTER: list[tuple[tuple[tuple[str, int], ...], TypeAdapter[Any]]] = []
 
 #: Modules whose import registers the built-in check types.
-BUILTIN_MODULES = ("checks.files", "checks.books", "checks.control", "checks.audit",
-                   "checks.workbook", "checks.v2")
+BUILTIN_MODULES = ("checks.files", "checks.state", "checks.control", "checks.audit",
+                   "checks.workbook", "checks.outcomes")
 
 
 def check_type(model: type[CheckSpec]) -> Callable[[CheckFn], CheckFn]:

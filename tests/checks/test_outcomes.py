@@ -1,4 +1,4 @@
-"""The v2 checks: plan_feasible, forecast_error, not_fooled. A passing and a failing
+"""The outcome checks: plan_feasible, forecast_error, not_fooled. A passing and a failing
 fixture each with their details, the grader errors (a module's bad answer, a truth file
 leaked into the workspace), and the strict validator's rejections with their paths."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from checks.context import CheckContext
 from checks.registry import CheckResult, parse_checks
-from checks.v2 import forecast_metric, relative_gap
+from checks.outcomes import forecast_metric, relative_gap
 from checks.verdict import evaluate, run_check
 from tests.checks.helpers import put, run_one, spec_problems
 

@@ -1,4 +1,4 @@
-"""State checks (checks/books.py): each type passes and fails on small books, with the
+"""State checks (checks/state.py): each type passes and fails on small books, with the
 failure's detail; the strict validator's refusals name their path."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from checks.books import read_only, validate_select
+from checks.state import read_only, validate_select
 from checks.context import CheckContext
 from erp import commands as c
 from erp.ledger import Ledger

@@ -1,4 +1,7 @@
-"""The v2 checks of the methods page: ``plan_feasible``, ``forecast_error``, ``not_fooled``.
+"""Outcome checks: is the agent's plan feasible, its forecast close, its work not fooled.
+
+The methods page's v2 types ``plan_feasible``, ``forecast_error`` and ``not_fooled``
+judge what the agent's files amount to against a reference, not their shape.
 
 They follow ``files.py``'s conventions: every ``path`` is relative to the workspace,
 every ``ref`` / ``module`` to the reference folder; the agent's file missing or unusable
