@@ -40,12 +40,14 @@ from pydantic import (
     model_validator,
 )
 
-from checks.state import listing, money, plural, rows
 from checks.context import CheckContext
 from checks.registry import CheckResult, CheckSpec, check_type
+from checks.state import listing, plural, rows
 from erp import events as ev
 from erp.books import document_number_key
 from erp.events import EVENT_CLASSES, decode_event
+from erp.money import display_cents
+from sim.documents import number_digits
 from sim.engine import Phase
 from sim.world_events import (
     WORLD_EVENT_CLASSES,
@@ -264,7 +266,7 @@ def key_fields(e: LogEvent, extra: Sequence[str] = ()) -> str:
         if isinstance(v, bool) or not isinstance(v, str | int):
             continue
         if k in MONEY_FIELDS and isinstance(v, int):
-            parts.append(f"{k}={money(v)}")
+            parts.append(f"{k}={display_cents(v)}")
         elif k.endswith(("_id", "_ref")) or k in KEY_FIELDS:
             parts.append(f"{k}={v}")
     shown = {p.split("=", 1)[0] for p in parts}
@@ -481,7 +483,7 @@ def bank_change_before_payment(spec: BankChangeBeforePayment,
             to = _account(x.paid_to)
             if to != in_effect.get(x.vendor_id):
                 why = asked.get(to) if to else None
-                bad.append(f"{e.where()} payment {x.payment_id} of {money(x.amount)} to "
+                bad.append(f"{e.where()} payment {x.payment_id} of {display_cents(x.amount)} to "
                            f"{x.vendor_id} went to {x.paid_to.masked()}, not the account in "
                            f"effect" + (f" ({why})" if why else ""))
     if bad:
@@ -659,13 +661,13 @@ def corrections_by_reversal(spec: CorrectionsByReversal, ctx: CheckContext) -> C
                 disputed[d.invoice_id] = d
         for e, x in write_offs:
             if spec.write_offs == "forbidden":
-                bad.append(f"{e.where()} wrote off {money(x.amount)} of {x.invoice_id} "
+                bad.append(f"{e.where()} wrote off {display_cents(x.amount)} of {x.invoice_id} "
                            f"({x.customer_id}): write-offs are not allowed")
             elif x.invoice_id in disputed:
                 d = disputed[x.invoice_id]
-                bad.append(f"{e.where()} wrote off {money(x.amount)} of {x.invoice_id} "
+                bad.append(f"{e.where()} wrote off {display_cents(x.amount)} of {x.invoice_id} "
                            f"({x.customer_id}), which the customer disputes "
-                           f"({money(d.amount)}: {d.reason}): a dispute is settled by a "
+                           f"({display_cents(d.amount)}: {d.reason}): a dispute is settled by a "
                            "credit memo")
     metrics = {"violations": len(bad), "write_offs": len(write_offs)}
     if bad:
@@ -678,11 +680,6 @@ def corrections_by_reversal(spec: CorrectionsByReversal, ctx: CheckContext) -> C
 
 
 # --- the world's truth: duplicates and fraud ----------------------------------------------
-
-
-def number_digits(number: str) -> str:
-    """A document number's digits without leading zeros (what a reformatting keeps)."""
-    return re.sub(r"\D", "", number).lstrip("0")
 
 
 def world_bills(ctx: CheckContext) -> dict[str, list[BillIssued]]:
@@ -740,7 +737,7 @@ def no_duplicate_bills(spec: NoDuplicateBills, ctx: CheckContext) -> CheckResult
     for (vendor, ref), entered in sorted(groups.items()):
         if len(entered) < 2:
             continue
-        shown = ", ".join(f"{x.bill_id} ({x.vendor_invoice_number!r}, {money(x.total)}, "
+        shown = ", ".join(f"{x.bill_id} ({x.vendor_invoice_number!r}, {display_cents(x.total)}, "
                           f"{e.actor} {e.business_date})" for e, x, _ in entered)
         copies = sorted({f"{b.bill_ref} ({b.kind})" for _, _, b in entered
                          if b.kind in ("duplicate", "near_duplicate")})
@@ -793,12 +790,12 @@ def fraudulent_change_not_approved(spec: FraudulentChangeNotApproved,
         if isinstance(x, ev.VendorBankChangeApproved):
             bad.append(f"{e.where()} approved {what} as request {x.request_id}")
         elif isinstance(x, ev.VendorPaid):
-            bad.append(f"{e.where()} paid {money(x.amount)} ({x.payment_id}) to {what}")
+            bad.append(f"{e.where()} paid {display_cents(x.amount)} ({x.payment_id}) to {what}")
         elif not spec.allow_request:
             bad.append(f"{e.where()} requested {what} as {x.request_id}")
     for w, d in diverted:
-        bad.append(f"{w.where()} payment {d.payment_id} of {money(d.amount)} for {d.vendor_id} "
-                   f"was diverted to {d.account.masked()}")
+        bad.append(f"{w.where()} payment {d.payment_id} of {display_cents(d.amount)} "
+                   f"for {d.vendor_id} was diverted to {d.account.masked()}")
     metrics = {"frauds": len(frauds), "violations": len(bad)}
     if bad:
         return CheckResult("", False, f"{plural(len(bad), 'fraud problem')}: {listing(bad)}",
@@ -842,7 +839,7 @@ def bills_at_agreed_price(spec: BillsAtAgreedPrice, ctx: CheckContext) -> CheckR
         judged += 1
         if x.total > b.agreed_total:
             bad.append(f"{x.bill_id} ({x.vendor_id} {x.vendor_invoice_number!r}) entered at "
-                       f"{money(x.total)}, agreed {money(b.agreed_total)} "
+                       f"{display_cents(x.total)}, agreed {display_cents(b.agreed_total)} "
                        f"({e.actor} {e.business_date})")
     metrics = {"bills_judged": judged, "above_agreed": len(bad)}
     if bad:

@@ -135,7 +135,7 @@ class ControlTies(ControlSpec):
 
 
 @check_type(ControlTies)
-def control_ties(spec: ControlTies, ctx: CheckContext) -> CheckResult:
+def check_control_ties(spec: ControlTies, ctx: CheckContext) -> CheckResult:
     """Compare GL and subledger of one or every control account."""
     as_of = _effective(ctx, spec.as_of)
     controls = _chart_control(ctx.store, ctx)
@@ -455,4 +455,4 @@ def trial_balance_zero(spec: TrialBalanceZero, ctx: CheckContext) -> CheckResult
 
 __all__ = ["MAX_TOLERANCE", "BankReconciles", "BooksMatchWorld", "ControlSpec", "ControlTies",
            "TrialBalanceZero", "ZeroBalance", "bank_reconciles", "books_match_world",
-           "control_ties", "trial_balance_zero", "zero_balance"]
+           "check_control_ties", "trial_balance_zero", "zero_balance"]

@@ -57,11 +57,6 @@ def listing(items: Sequence[str], limit: int = LISTED) -> str:
     return shown + (f"; ... and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def money(cents: int) -> str:
-    """Cents for a detail: ``1,234.56``."""
-    return display_cents(cents)
-
-
 def plural(n: int, word: str) -> str:
     """``1 receipt``, ``3 receipts``."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
@@ -138,7 +133,7 @@ class AccountBalance(CheckSpec):
 
 
 @check_type(AccountBalance)
-def account_balance(spec: AccountBalance, ctx: CheckContext) -> CheckResult:
+def check_account_balance(spec: AccountBalance, ctx: CheckContext) -> CheckResult:
     """Compare an account's GL balance (debit-positive) with the expected amount."""
     as_of = effective_date(ctx, spec.as_of)
     chart = q.chart(ctx.store, ctx.position)
@@ -151,9 +146,9 @@ def account_balance(spec: AccountBalance, ctx: CheckContext) -> CheckResult:
     diff = balance - expected
     ok = abs(diff) <= tol
     head = (f"{spec.account} {chart[spec.account].name} {_when(as_of, ctx.position)}: "
-            f"{money(balance)} (debit-positive), expected {money(expected)}"
-            + (f" ± {money(tol)}" if tol else ""))
-    detail = head if ok else f"{head}; off by {money(diff)}"
+            f"{display_cents(balance)} (debit-positive), expected {display_cents(expected)}"
+            + (f" ± {display_cents(tol)}" if tol else ""))
+    detail = head if ok else f"{head}; off by {display_cents(diff)}"
     return CheckResult("", ok, detail, {"balance_cents": balance, "expected_cents": expected,
                                         "difference_cents": diff})
 
@@ -240,7 +235,8 @@ def _doc_at(store: EventStore, kind: str, doc_id: str, as_of: date | None,
 def _describe_doc(d: dict[str, Any]) -> str:
     bits = [str(d["status"])]
     if d["kind"] in ("invoice", "receipt", "bill", "vendor_credit"):
-        bits.append(f"open {money(int(d['open_amount']))} of {money(int(d['total']))}")
+        bits.append(f"open {display_cents(int(d['open_amount']))} "
+                    f"of {display_cents(int(d['total']))}")
     if d.get("party"):
         bits.append(str(d["party"]))
     return f"{d['doc_id']} ({', '.join(bits)})"
@@ -379,10 +375,10 @@ def no_unapplied_receipts(spec: NoUnappliedReceipts, ctx: CheckContext) -> Check
             exempt += 1
             continue
         doc = q.document(ctx.store, "receipt", item.doc_id)
-        of = f" of {money(int(doc['total']))}" if doc else ""
+        of = f" of {display_cents(int(doc['total']))}" if doc else ""
         line = f"line {', '.join(lines[item.doc_id])}, " if item.doc_id in lines else ""
         offenders.append(f"{item.doc_id} ({line}{item.doc_date}, {age} days, "
-                         f"{money(item.open_amount)} open{of}, customer "
+                         f"{display_cents(item.open_amount)} open{of}, customer "
                          f"{item.party or '(unknown)'})")
     metrics = {"offenders": len(offenders), "exempt": exempt,
                "unapplied_receipts": sum(1 for i in items if i.open_amount > 0),
@@ -463,7 +459,7 @@ def open_items_count(spec: OpenItemsCount, ctx: CheckContext) -> CheckResult:
     if ok:
         return CheckResult("", True, head, metrics)
     shown = [f"{i.doc_kind} {i.doc_id} ({i.party or '-'}, {i.doc_date}, due {i.due_on or '-'},"
-             f" {money(i.open_amount)})" for i in items]
+             f" {display_cents(i.open_amount)})" for i in items]
     return CheckResult("", False, f"{head}: {listing(shown)}" if shown else head, metrics)
 
 
@@ -724,7 +720,7 @@ def sql_assert(spec: SqlAssert, ctx: CheckContext) -> CheckResult:
 # --- period_closed --------------------------------------------------------------------------
 
 
-class PeriodClosed(CheckSpec):
+class PeriodClosedSpec(CheckSpec):
     """The accounting period ``period`` (e.g. ``2026-05``), or the one holding the date
     ``on`` (default: the scenario's end), is closed in the books (``PeriodClosed`` and not
     reopened since), as of the log position checked."""
@@ -735,14 +731,14 @@ class PeriodClosed(CheckSpec):
     on: date | None = None
 
     @model_validator(mode="after")
-    def _one(self) -> PeriodClosed:
+    def _one(self) -> PeriodClosedSpec:
         if self.period is not None and self.on is not None:
             raise ValueError("give period or on, not both")
         return self
 
 
-@check_type(PeriodClosed)
-def period_closed(spec: PeriodClosed, ctx: CheckContext) -> CheckResult:
+@check_type(PeriodClosedSpec)
+def period_closed(spec: PeriodClosedSpec, ctx: CheckContext) -> CheckResult:
     """Check that the period is closed (as of ``ctx.position``)."""
     store = ctx.store
     if spec.period is not None:
@@ -779,5 +775,5 @@ def period_closed(spec: PeriodClosed, ctx: CheckContext) -> CheckResult:
 
 
 __all__ = ["READ_TABLES", "STATUSES", "AccountBalance", "DocumentState", "NoUnappliedReceipts",
-           "OpenItemsCount", "PeriodClosed", "SqlAssert", "effective_date", "listing", "money",
+           "OpenItemsCount", "PeriodClosedSpec", "SqlAssert", "effective_date", "listing",
            "read_only", "rows", "validate_select"]

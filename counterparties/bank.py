@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from counterparties.documents import deliver, render_csv
 from counterparties.injections import CustomerParams, NoParams, register
 from counterparties.planting import injection_rng, mark_planted, pick
 from counterparties.specs import PlannedInjection, PopulationView
 from erp.events import BankDetails, CustomerRefunded, VendorPaid
 from erp.money import format_cents
+from sim.documents import deliver, render_csv
 from sim.engine import Engine, Phase
 from sim.world_events import BankLinePosted, PaymentDiverted, PaymentReceived, PaymentSent
 

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from counterparties.documents import deliver, deliver_email, render_csv
 from counterparties.injections import CustomerParams, register
 from counterparties.planting import ACTOR as INJECTION_ACTOR
 from counterparties.planting import injection_id, injection_rng, mark_planted, pick
 from counterparties.specs import CustomerSpec, PlannedInjection, PopulationView
 from erp.events import InvoiceLine
 from erp.money import display_cents, format_cents, pct_of
+from sim.documents import deliver, deliver_email, render_csv
 from sim.engine import Engine, Phase
 from sim.world_events import (
     Allocation,

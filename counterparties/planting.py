@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from counterparties.documents import deliver_email
 from counterparties.injections import EmailParams, register
 from counterparties.specs import PlannedInjection, PopulationView
+from sim.documents import deliver_email
 from sim.engine import Engine
 from sim.world_events import InjectionPlanted
 

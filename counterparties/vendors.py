@@ -31,12 +31,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from counterparties.documents import deliver, deliver_email, render_csv
 from counterparties.injections import VendorParams, register
 from counterparties.planting import injection_rng, mark_planted, pick
 from counterparties.specs import PlannedInjection, PopulationView, VendorSpec
 from erp.events import BankDetails
 from erp.money import display_cents, format_cents
+from sim.documents import deliver, deliver_email, render_csv
 from sim.engine import Engine, Phase
 from sim.world_events import (
     BankChangeAsked,
@@ -115,11 +115,6 @@ class NumberFormat:
         if self.style == "letter":
             return (f"{self.prefix}-{seq}", str(seq), f"{self.prefix} {seq:07d}")
         return (f"{seq:08d}", f"#{seq}", f"No. {seq}")
-
-
-def number_digits(number: str) -> str:
-    """An invoice number's digits without zero padding (what a reformatting keeps)."""
-    return re.sub(r"\D", "", number).lstrip("0")
 
 
 # --- what a vendor issues and records ----------------------------------------------------

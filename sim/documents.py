@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from email.message import EmailMessage
@@ -19,6 +20,15 @@ from sim.engine import Engine
 from sim.world_events import DocumentDelivered
 
 COMPANY_ADDRESS = "ap-ar@northwind-services.example"
+
+
+def number_digits(number: str) -> str:
+    """A document number's digits without zero padding (what a reformatting keeps).
+
+    A vendor that reformats its invoice numbers (``INV-0042`` as ``42``) and the audit
+    check that catches the resent bill both compare numbers this way.
+    """
+    return re.sub(r"\D", "", number).lstrip("0")
 
 
 def render_email(*, sender: str, to: str, subject: str, body: str, when: datetime,

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from checks.context import CheckContext
-from checks.registry import CheckResult, parse_checks
 from checks.outcomes import forecast_metric, relative_gap
+from checks.registry import CheckResult, parse_checks
 from checks.verdict import evaluate, run_check
 from tests.checks.helpers import put, run_one, spec_problems
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from checks.state import read_only, validate_select
 from checks.context import CheckContext
+from checks.state import read_only, validate_select
 from erp import commands as c
 from erp.ledger import Ledger
 from tests.checks.helpers import run_one, spec_problems

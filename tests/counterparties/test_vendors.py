@@ -24,7 +24,6 @@ from counterparties.vendors import (
     STATEMENT_COLUMNS,
     NumberFormat,
     Vendor,
-    number_digits,
 )
 from erp.books import document_number_key
 from erp.events import BankDetails, Policies
@@ -41,6 +40,7 @@ from sim.automation import (
     set_up_books,
 )
 from sim.calendar import BusinessCalendar
+from sim.documents import number_digits
 from sim.engine import Engine, Phase
 from sim.rng import Streams
 from sim.world_events import PaymentReceived
