@@ -10,9 +10,19 @@ The tree::
     ├── MoneyError (ValueError)   a money string that is not a decimal with <= 2 places
     ├── ConcurrencyConflict       an append expected a stream version that is not the
     │                             current one; nothing was written
-    └── StoreError                the store itself is unusable: missing file, not an
-        │                         erpsim store, unreachable database
-        └── IntegrityError        the hash chain or a stored payload does not check out
+    ├── StoreError                the store itself is unusable: missing file, not an
+    │   │                         erpsim store, unreachable database
+    │   └── IntegrityError        the hash chain or a stored payload does not check out
+    └── ApiError                  an answer of the ERP API (erp/api/): an HTTP status with
+                                  ``{"error", "message", "field"}``; a rejected command
+                                  becomes one at the API's edge
+
+The ``erp`` client (``erp/api/client.py``) keeps its own ``Failure`` (an error line and an
+exit status): it is one standard-library file run alone in a container, so it imports
+nothing of ours, this module included.
+
+Programming mistakes of a caller (a role that does not exist, an erp-realm event passed
+to ``Ledger.record``) are the built-in ``ValueError``/``TypeError``, not part of the tree.
 
 Agent mistakes are values the caller reports (a rejected command); harness faults
 are exceptions that mark an attempt as errored. Only the CLI turns exceptions into
@@ -86,3 +96,14 @@ class IntegrityError(StoreError):
     def __init__(self, message: str, position: int | None = None) -> None:
         super().__init__(message)
         self.position = position
+
+
+class ApiError(ErpError):
+    """An error the ERP API answers as ``{"error", "message", "field"}`` with a 4xx status."""
+
+    def __init__(self, status: int, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field

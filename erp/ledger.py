@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from erp import events as ev
 from erp.books import Books
@@ -32,6 +32,11 @@ from erp.store import GENESIS, EventStore, StoredEvent, chain_hash
 
 ROLES = ("clerk", "controller", "system")
 """The roles a submission may carry."""
+
+
+def is_role(value: str) -> TypeGuard[ev.Role]:
+    """Whether ``value`` is one of ``ROLES``."""
+    return value in ROLES
 
 
 @dataclass(frozen=True, slots=True)

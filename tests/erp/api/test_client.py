@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-import erp.cli
-from erp.api import ApiServer, TokenRegistry, create_app
-from erp.cli import build_parser, main
+import erp.api.client
+from erp.api.client import build_parser, main
+from erp.api.server import ApiServer, TokenRegistry, create_app
 from erp.ledger import Ledger
+from tests.erp.api.test_api import CLERK_ACTOR, WORLD_MARKER, Running, build_books, short_dir
 from tests.erp.helpers import DAY
-from tests.erp.test_api import CLERK_ACTOR, WORLD_MARKER, Running, build_books, short_dir
 
-CLI = Path(erp.cli.__file__).resolve()
+CLI = Path(erp.api.client.__file__).resolve()
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +147,7 @@ def test_every_subcommand_has_help_with_examples() -> None:
 def test_every_example_in_the_help_parses_into_a_valid_request() -> None:
     """Each 'examples:' line of every subcommand parses, and a command's body is valid for
     the command's own model (field names, money strings, line syntax)."""
-    from erp.api import kebab
+    from erp.api.wire import kebab
     from erp.commands import COMMANDS
 
     by_route = {kebab(n): cls for n, cls in COMMANDS.items()}
@@ -203,8 +203,9 @@ def test_the_client_is_one_standalone_stdlib_file(tmp_path: Path) -> None:
 
 
 def test_the_module_entry_point_runs() -> None:
-    result = subprocess.run([sys.executable, "-m", "erp.cli", "--help"], capture_output=True,
-                            text=True, check=False, timeout=60, env=clean_env())
+    result = subprocess.run([sys.executable, "-m", "erp.api.client", "--help"],
+                            capture_output=True, text=True, check=False, timeout=60,
+                            env=clean_env())
     assert result.returncode == 0 and result.stdout.startswith("usage: erp")
 
 

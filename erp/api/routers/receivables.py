@@ -1,0 +1,59 @@
+"""Receivables: customer invoices, cash receipts, credit memos."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+
+from erp.api.context import ApiContext
+from erp.api.params import (
+    ERRORS,
+    Auth,
+    Ctx,
+    Fmt,
+    Party,
+    Status,
+    Unapplied,
+)
+
+router = APIRouter(tags=["receivables"], responses=ERRORS)
+
+
+@router.get("/v1/invoices", name="invoices")
+def _invoices(ctx: Ctx, grant: Auth, status: Status = None, customer: Party = None,
+              format: Fmt = "json") -> Response:
+    """Customer invoices (status: open, partially_paid, paid)."""
+    return ctx.doc_listing(grant, "invoice", status, customer, format)
+
+
+def _receipt_details(ctx: ApiContext, items: list[dict[str, Any]]) -> None:
+    found = {}
+    for (payload,) in ctx.rows("SELECT payload FROM events WHERE realm = 'erp' AND "
+                               "type = 'receipt_recorded'"):
+        p = json.loads(payload)
+        found[p["receipt_id"]] = p
+    for item in items:
+        p = found.get(item["id"], {})
+        item.update(payer=p.get("payer", ""), method=p.get("method", ""),
+                    bank_account=p.get("bank_account_id"))
+
+
+@router.get("/v1/receipts", name="receipts")
+def _receipts(ctx: Ctx, grant: Auth, unapplied: Unapplied = False, customer: Party = None,
+              status: Status = None, format: Fmt = "json") -> Response:
+    """Cash receipts with payer and what is left unapplied (status: unapplied,
+    partially_applied, applied)."""
+    def extra(items: list[dict[str, Any]]) -> None:
+        if unapplied:
+            items[:] = [i for i in items if i["open_amount"] not in ("0.00", None)]
+        _receipt_details(ctx, items)
+    return ctx.doc_listing(grant, "receipt", status, customer, format, extra)
+
+
+@router.get("/v1/credit-memos", name="credit_memos")
+def _credit_memos(ctx: Ctx, grant: Auth, customer: Party = None, format: Fmt = "json") -> Response:
+    """Credit memos issued against invoices."""
+    return ctx.doc_listing(grant, "credit_memo", None, customer, format)

@@ -1,0 +1,355 @@
+"""What crosses the wire: error bodies, money in request bodies, rows as JSON or CSV.
+
+Shared by the app (``erp/api/server.py``) and its routers. Money leaves as decimal
+strings (``"1240.50"``) and must arrive as decimal strings: a JSON number in a money
+field is refused (it could mean units or cents).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from datetime import date
+from typing import Annotated, Any, Literal
+
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, BeforeValidator
+
+from erp import money, queries
+from erp.errors import ApiError
+from erp.money import format_cents
+
+API_VERSION = "1"
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,80}$"
+"""What an id in a path or a filter may look like (no '/', no '..', no NUL)."""
+STATUS_PATTERN = r"^[a-z][a-z_]{0,31}$"
+MONEY_PATTERN = r"^[+-]?[0-9]{1,15}(\.[0-9]{1,2})?$"
+UNIX_PATH_MAX = 107
+"""Longest path of a unix socket (sun_path is 108 bytes with the NUL)."""
+
+DOC_KINDS = ("invoice", "receipt", "credit_memo", "refund", "bill", "vendor_credit", "payment",
+             "payment_run", "statement_line", "fee", "interest", "journal", "bank_change",
+             "period")
+DocKind = Literal["invoice", "receipt", "credit_memo", "refund", "bill", "vendor_credit",
+                  "payment", "payment_run", "statement_line", "fee", "interest", "journal",
+                  "bank_change", "period"]
+Format = Literal["json", "csv"]
+Subledger = Literal["ar", "ap", "unapplied_cash"]
+
+MONEY_KEYS = frozenset({"amount", "total", "subtotal", "tax", "unit_price", "opening_balance",
+                        "credit_limit", "clerk_write_off_limit", "clerk_fee_allowance_fixed",
+                        "open_amount", "debit", "credit", "balance"})
+"""Integer-cent keys of event payloads and rows, rendered as decimal strings."""
+
+CONFLICT_CODES = frozenset({"duplicate_id", "duplicate_vendor_invoice", "not_pending",
+                            "target_already_matched", "customer_already_assigned"})
+
+
+class ErrorBody(BaseModel):
+    """Every error the API answers."""
+
+    error: str
+    message: str
+    field: str | None = None
+
+
+class EventWritten(BaseModel):
+    """One event a command wrote."""
+
+    position: int
+    type: str
+    stream: str
+    version: int
+    id: str
+
+
+class CommandResult(BaseModel):
+    """What a command wrote."""
+
+    command: str
+    actor: str
+    role: str
+    business_date: date
+    events: list[EventWritten]
+    position: int
+
+
+def error_json(status: int, code: str, message: str, field: str | None = None,
+               headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """A JSON error answer: ``{"error", "message", "field"}`` with ``status``."""
+    return JSONResponse({"error": code, "message": message, "field": field}, status_code=status,
+                        headers=dict(headers or {}))
+
+
+def status_for(code: str) -> int:
+    """The HTTP status of a rejected command's code."""
+    if code == "forbidden_for_role":
+        return 403
+    if code.startswith("unknown_"):
+        return 404
+    if code in CONFLICT_CODES or code.startswith("already_"):
+        return 409
+    return 422
+
+
+def field_path(loc: Iterable[Any]) -> str | None:
+    """A validation error's location as a field path (``lines[1].credit``), or None."""
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path", "header", "cookie"):
+        parts = parts[1:]
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += f".{p}" if out else str(p)
+    return out or None
+
+
+def validation_error(exc: RequestValidationError) -> JSONResponse:
+    """The 422 answer to an invalid body or parameter, naming the first fields at fault."""
+    errors = list(exc.errors())
+    if not errors:
+        return error_json(422, "invalid_request", "the request is not valid")
+    first = errors[0]
+    loc = tuple(first.get("loc", ()))
+    where = loc[0] if loc else "body"
+    if first.get("type") == "json_invalid":
+        return error_json(422, "invalid_json",
+                          f"the body is not valid JSON ({first.get('ctx', {}).get('error', '')}"
+                          ")".replace(" ()", ""), None)
+    problems = []
+    for e in errors[:4]:
+        f = field_path(e.get("loc", ()))
+        msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")
+        if e.get("type") == "missing" and f is None:
+            msg = "a JSON body is required"
+        elif e.get("type") == "extra_forbidden":
+            msg = "unknown field (not part of this command; see /openapi.json)"
+        problems.append(f"{f}: {msg}" if f else msg)
+    more = f" (and {len(errors) - 4} more)" if len(errors) > 4 else ""
+    code = "invalid_body" if where == "body" else "invalid_parameter"
+    return error_json(422, code, "; ".join(problems) + more, field_path(loc))
+
+
+# --- money in request bodies ----------------------------------------------------------
+
+
+def is_money_annotation(annotation: Any, metadata: Iterable[Any] = ()) -> bool:
+    """Whether a field annotation is one of the books' money types."""
+    for m in metadata:
+        if isinstance(m, BeforeValidator) and m.func in (money._to_cents,
+                                                         money._decimal_text_to_cents):
+            return True
+    if typing.get_origin(annotation) is Annotated:
+        base, *meta = typing.get_args(annotation)
+        return is_money_annotation(base, meta)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return any(is_money_annotation(a) for a in typing.get_args(annotation))
+    return False
+
+
+def nested_model(annotation: Any) -> tuple[type[BaseModel], bool] | None:
+    """A model inside an annotation: ``(model, is_sequence)``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, False
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return nested_model(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        for a in typing.get_args(annotation):
+            found = nested_model(a)
+            if found is not None:
+                return found
+        return None
+    if origin in (tuple, list):
+        args = [a for a in typing.get_args(annotation) if a is not Ellipsis]
+        if args:
+            found = nested_model(args[0])
+            if found is not None:
+                return found[0], True
+    return None
+
+
+def money_fields(model: type[BaseModel]) -> dict[str, Any]:
+    """The money fields of a model: ``{name: True | (nested spec, is_sequence)}``."""
+    spec: dict[str, Any] = {}
+    for name, f in model.model_fields.items():
+        if is_money_annotation(f.annotation, f.metadata):
+            spec[name] = True
+            continue
+        nested = nested_model(f.annotation)
+        if nested is not None:
+            inner = money_fields(nested[0])
+            if inner:
+                spec[name] = (inner, nested[1])
+    return spec
+
+
+def refuse_money_numbers(body: Any, spec: Mapping[str, Any], path: str = "") -> None:
+    """Raise ``ApiError`` 422 ``money_not_a_string`` for a JSON number in a money field."""
+    if not isinstance(body, dict):
+        return
+    for name, sub in spec.items():
+        if name not in body:
+            continue
+        value, where = body[name], f"{path}.{name}" if path else name
+        if sub is True:
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                raise ApiError(422, "money_not_a_string",
+                               f"{where}: write money as a decimal string like \"1240.50\", not "
+                               f"the number {value!r} (a bare number could mean units or cents)",
+                               where)
+        elif sub[1] and isinstance(value, list):
+            for i, item in enumerate(value):
+                refuse_money_numbers(item, sub[0], f"{where}[{i}]")
+        else:
+            refuse_money_numbers(value, sub[0], where)
+
+
+# --- rows -----------------------------------------------------------------------------
+
+
+def money_text(value: Any) -> Any:
+    """Cents as a decimal string (``"1240.50"``); None stays None."""
+    return format_cents(int(value)) if value is not None else None
+
+
+def render_payload(value: Any, key: str = "") -> Any:
+    """A payload with cent integers under money keys rendered as decimal strings."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if k in ("bank", "new_bank") and isinstance(v, dict):
+                out[k] = mask_bank(v)
+            else:
+                out[k] = render_payload(v, k)
+        return out
+    if isinstance(value, list):
+        return [render_payload(v, key) for v in value]
+    if key in MONEY_KEYS and isinstance(value, int) and not isinstance(value, bool):
+        return format_cents(value)
+    return value
+
+
+def mask_bank(bank: Mapping[str, Any] | None) -> str | None:
+    """Bank details with the account number masked to its last four digits."""
+    if not bank:
+        return None
+    number = str(bank.get("account_number", ""))
+    return f"{bank.get('account_name', '')} {bank.get('routing', '')}/****{number[-4:]}"
+
+
+_PARTY_NAME = {"invoice": "customer", "receipt": "customer", "credit_memo": "customer",
+               "refund": "customer", "bill": "vendor", "vendor_credit": "vendor",
+               "payment": "vendor", "bank_change": "vendor", "statement_line": "counterparty"}
+_REFERENCE_NAME = {"bill": "vendor_invoice_number", "vendor_credit": "vendor_credit_number",
+                   "credit_memo": "invoice", "refund": "receipt", "payment": "run",
+                   "bank_change": "new_bank", "journal": "source", "fee": "memo",
+                   "interest": "memo"}
+
+
+def doc_row(d: Mapping[str, Any], generic: bool = False) -> dict[str, Any]:
+    """A document row as the API shows it (party and reference named by kind)."""
+    kind = d["kind"]
+    party = "party" if generic else _PARTY_NAME.get(kind, "party")
+    reference = "reference" if generic else _REFERENCE_NAME.get(kind, "reference")
+    row: dict[str, Any] = {"kind": kind, "id": d["doc_id"], party: d["party"],
+                           "date": d["doc_date"], "due_on": d["due_on"],
+                           "total": money_text(d["total"]),
+                           "open_amount": money_text(d["open_amount"]),
+                           "status": d["status"], reference: d["reference"],
+                           "account": d["account"]}
+    if kind == "period" and not generic:
+        row = {"kind": kind, "id": d["doc_id"], "start": d["doc_date"], "end": d["due_on"],
+               "status": d["status"]}
+    return row
+
+
+def doc_columns(kind: str | None) -> list[str]:
+    """The CSV columns of a document listing of ``kind`` (all kinds: None)."""
+    blank = {"kind": kind or "", "doc_id": None, "party": None, "doc_date": None, "due_on": None,
+             "total": None, "open_amount": None, "status": None, "reference": None,
+             "account": None}
+    return list(doc_row(blank, generic=kind is None))
+
+
+ITEM_COLUMNS = ["kind", "id", "party", "account", "date", "due_on", "open_amount"]
+
+
+def csv_text(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
+    """Rows as CSV: ``columns`` first, then any other keys in the order met."""
+    cols = list(columns or [])
+    for r in rows:
+        for k in r:
+            if k not in cols:
+                cols.append(k)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for r in rows:
+        w.writerow([_cell(r.get(c)) for c in cols])
+    return buf.getvalue()
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, dict | list):
+        return json.dumps(v, separators=(",", ":"), default=str)
+    return str(v)
+
+
+def listing_response(rows: list[dict[str, Any]], fmt: str, columns: list[str] | None = None,
+                     **meta: Any) -> Response:
+    """A list of rows: ``{..meta, count, items}`` as JSON, or CSV."""
+    if fmt == "csv":
+        return Response(csv_text(rows, columns), media_type="text/csv")
+    return JSONResponse(jsonable({**meta, "count": len(rows), "items": rows}))
+
+
+def single_response(row: dict[str, Any], fmt: str,
+                    csv_row: dict[str, Any] | None = None) -> Response:
+    """One row as JSON, or as a one-row CSV (``csv_row``, else its scalar fields)."""
+    if fmt == "csv":
+        flat = csv_row if csv_row is not None else {
+            k: v for k, v in row.items() if not isinstance(v, list)}
+        return Response(csv_text([flat]), media_type="text/csv")
+    return JSONResponse(jsonable(row))
+
+
+def jsonable(value: Any) -> Any:
+    """Dates as ISO strings, tuples as lists (for JSONResponse)."""
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
+def kebab(name: str) -> str:
+    """``ApplyReceipt`` -> ``apply-receipt``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower()
+
+
+def open_item_rows(found: Iterable[queries.OpenItem]) -> list[dict[str, Any]]:
+    """Open items as API rows."""
+    return [{"kind": i.doc_kind, "id": i.doc_id, "party": i.party, "account": i.account,
+             "date": i.doc_date, "due_on": i.due_on, "open_amount": money_text(i.open_amount)}
+            for i in found]
+
+
+def match_targets(matched_to: str | None) -> list[dict[str, Any]]:
+    """A statement line's stored matches as ``[{kind, doc_id, amount}]``."""
+    return [{"kind": k, "doc_id": d, "amount": money_text(a)}
+            for k, d, a in json.loads(matched_to or "[]")]
