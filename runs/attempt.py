@@ -32,19 +32,13 @@ from erp import queries as q
 from erp.commands import Command
 from erp.ledger import Ledger
 from erp.money import format_cents
-from runs.agents import (
-    ORACLE_SOLVERS,
-    REFERENCE_SOLVERS,
-    Agent,
-    Desk,
-    NullAgent,
-    OracleAgent,
-    ReferenceAgent,
-    load_solvers,
-)
+from runs.errors import AttemptError
 from runs.grading import VERDICT_FILE, context_for, daily_specs, grade
+from scenarios.agents import Agent, built_in_agent
+from scenarios.errors import SolverError
 from scenarios.instance import Instance, build_instance
 from scenarios.loader import LoadedScenario
+from scenarios.turn import TurnContext
 from sim.engine import Engine, Phase
 from sim.world_events import DocumentDelivered
 
@@ -85,9 +79,6 @@ class Recording:
     declined: dict[int, list[tuple[Command, str]]] = field(default_factory=dict)
 
 
-class AttemptError(RuntimeError):
-    """The attempt could not be run (a harness fault, not an agent's mistake)."""
-
 
 @dataclass(frozen=True)
 class AttemptResult:
@@ -114,23 +105,11 @@ def render_prompt(template: str, values: dict[str, str]) -> str:
 
 
 def make_agent(name: str, loaded: LoadedScenario, engine: Engine) -> Agent:
-    """A built-in agent for a scenario: ``null``, ``reference`` or ``oracle``."""
-    load_solvers()
-    sc = loaded.scenario
-    solver_name = sc.reference_agent or sc.id
-    if name == "null":
-        return NullAgent()
-    if name == "reference":
-        if solver_name not in REFERENCE_SOLVERS:
-            raise AttemptError(f"scenario {sc.id} has no reference solver {solver_name!r} "
-                               f"(known: {', '.join(sorted(REFERENCE_SOLVERS)) or 'none'})")
-        return ReferenceAgent(REFERENCE_SOLVERS[solver_name])
-    if name == "oracle":
-        if solver_name not in ORACLE_SOLVERS:
-            raise AttemptError(f"scenario {sc.id} has no oracle solver {solver_name!r} "
-                               f"(known: {', '.join(sorted(ORACLE_SOLVERS)) or 'none'})")
-        return OracleAgent(ORACLE_SOLVERS[solver_name], engine.world)
-    raise AttemptError(f"unknown agent {name!r} (expected one of: null, reference, oracle)")
+    """A built-in agent for a scenario: ``null``, ``reference`` or ``oracle`` (its solver.py)."""
+    try:
+        return built_in_agent(name, loaded, engine.world)
+    except SolverError as e:
+        raise AttemptError(str(e)) from e
 
 
 def _sha256(path: Path) -> str:
@@ -347,7 +326,7 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
     (ws / "ERP_GUIDE.md").write_text(GUIDE.format(
         company=instance.setup.name, date=day.isoformat(), role=role,
         title={"clerk": "clerk", "controller": "controller"}[role]), encoding="utf-8")
-    desk = Desk(turn=n, day=day, workspace=ws, prompt_file=prompt, output_dir=ws / "out",
+    desk = TurnContext(turn=n, day=day, workspace=ws, prompt_file=prompt, output_dir=ws / "out",
                 ledger=engine.ledger, actor=f"agent:turn-{n}", role=role,
                 sim_time=engine.time_of(day, Phase.TURN),
                 record=record.commands.setdefault(n, []) if record is not None else None)

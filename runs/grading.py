@@ -16,13 +16,11 @@ from checks.context import CheckContext
 from checks.registry import CheckSpec
 from checks.verdict import Verdict, evaluate, write_verdict
 from erp.store import EventStore
+from runs.errors import GradingError
 from scenarios.loader import LoadedScenario
 
 VERDICT_FILE = "verdict.json"
 
-
-class GradingError(RuntimeError):
-    """The attempt folder cannot be graded (missing store or summary): a harness fault."""
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,10 @@ from typing import Any
 
 from erp import queries as q
 from erp.commands import Command
-from runs.agents import Desk
 from runs.attempt import AttemptResult, Recording, run_attempt
+from runs.errors import ValidationAborted
 from scenarios.loader import LoadedScenario, load_scenario
+from scenarios.turn import TurnContext
 
 CONTROLS = ("reference", "oracle", "null")
 EXPECTED = {"reference": True, "oracle": True, "null": False}
@@ -143,7 +144,7 @@ class ReplayAgent:
         self.mutation = mutation
         self.applied: str | None = None
 
-    def run_turn(self, desk: Desk) -> None:
+    def run_turn(self, desk: TurnContext) -> None:
         """Submit the turn's commands (one mutated) and leave the turn's recorded files."""
         m = self.mutation
         if m is not None and m.op == "submit_declined" and m.turn == desk.turn:
@@ -160,7 +161,7 @@ class ReplayAgent:
         if src.is_dir():
             shutil.copytree(src, desk.output_dir, dirs_exist_ok=True)
 
-    def _mutate(self, cmd: Command, desk: Desk) -> list[Command]:
+    def _mutate(self, cmd: Command, desk: TurnContext) -> list[Command]:
         op = self.mutation.op if self.mutation else ""
         if op == "drop":
             self.applied = "dropped"
@@ -183,7 +184,7 @@ class ReplayAgent:
         raise ValueError(f"unknown mutation {op!r}")
 
 
-def _retarget(cmd: Command, desk: Desk, *, same: bool) -> tuple[str, str] | None:
+def _retarget(cmd: Command, desk: TurnContext, *, same: bool) -> tuple[str, str] | None:
     """Another document (or party) for a command, chosen deterministically from the books."""
     for field, kind in _DOC_FIELDS:
         doc_id = getattr(cmd, field, None)
@@ -298,7 +299,7 @@ def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None
                      on_done: Callable[[MutantOutcome], None] | None = None) -> MutantReport:
     """Record the reference agent, check an unmutated replay reproduces it, run the mutants.
 
-    Raises ``RuntimeError`` when the reference is not accepted or the replay diverges
+    Raises :class:`ValidationAborted` when the reference is not accepted or the replay diverges
     (the mutants would then measure nothing).
     """
     own = work is None
@@ -308,13 +309,13 @@ def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None
         ref = run_attempt(loaded, seed, "reference", root / "reference", replace=True,
                           record=recording)
         if ref.summary["verdict"]["status"] != "accepted":
-            raise RuntimeError(f"the reference agent is not accepted on seed {seed} (failed: "
+            raise ValidationAborted(f"the reference agent is not accepted on seed {seed} (failed: "
                                f"{', '.join(ref.summary['verdict']['failed'])}); mutants "
                                "would measure nothing")
         same = run_attempt(loaded, seed, "replay", root / "replay", replace=True,
                            agent=ReplayAgent(recording, ref.out / "turns", None))
         if same.final_hash != ref.final_hash:
-            raise RuntimeError("replaying the reference's commands does not reproduce its log "
+            raise ValidationAborted("replaying the reference's commands does not reproduce its log "
                                f"({same.final_hash[:12]} != {ref.final_hash[:12]})")
         mutations = sample_mutations(recording, per_operator=per_operator, seed=seed)
         outcomes = []

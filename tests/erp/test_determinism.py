@@ -10,7 +10,7 @@ import pytest
 from erp import queries as q
 from erp.ledger import Ledger
 from erp.store import EventStore
-from erp.workload import generate
+from runs.bench.workload import generate
 from tests.conftest import PG_URL, pg_schema, require_postgres
 
 SEED, DAYS = 11, 40  # about 2,700 events

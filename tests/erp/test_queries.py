@@ -13,7 +13,7 @@ from erp import queries as q
 from erp.errors import CommandRejected
 from erp.ledger import Ledger, Submission
 from erp.postings import post
-from erp.workload import generate
+from runs.bench.workload import generate
 from tests.erp.helpers import BANK, CLERK, CONTROLLER, DAY, set_up_company
 
 SEED, DAYS = 3, 40  # about 2,800 events of the generated workload

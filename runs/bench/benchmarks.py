@@ -1,0 +1,237 @@
+"""Benchmarks: the books' speed against raw sqlite3 (``bench ledger``), the engine
+(``bench engine``) and what the runner adds to an external agent's turn (``bench turn``).
+
+Figures (one per line, ``name: value``):
+
+- ``command_path_events_per_s``: a generated business (invoices, receipts,
+  applications, bills, approvals, payments, statement lines and matches, journal
+  entries and reversals) pushed through the full command path on SQLite, one
+  transaction per business day;
+- ``rebuild_events_per_s``: every read table rebuilt from that log;
+- ``raw_insert_events_per_s``: the same event rows inserted with plain ``sqlite3``
+  ``executemany`` into a table with the same unique ``(stream, version)`` index,
+  one transaction per day, same pragmas;
+- ``command_path_vs_raw`` and ``rebuild_vs_raw``: ratios within this run;
+- ``single_command_txn_per_s``: commands each in its own transaction, as an
+  agent's requests arrive.
+"""
+
+from __future__ import annotations
+
+import gc
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.schema import CreateTable
+
+from erp.ledger import Ledger
+from erp.schema import events as events_table
+from erp.store import EVENT_COLUMNS
+from runs.bench.workload import generate
+
+
+@dataclass(frozen=True)
+class LedgerBench:
+    """The figures of one ``bench ledger`` run."""
+
+    events: int
+    command_path_events_per_s: float
+    rebuild_events_per_s: float
+    raw_insert_events_per_s: float
+    single_command_txn_per_s: float
+
+    def lines(self) -> list[str]:
+        """The six figures as ``name: value`` lines."""
+        raw = self.raw_insert_events_per_s
+        return [
+            f"command_path_events_per_s: {self.command_path_events_per_s:.0f}",
+            f"rebuild_events_per_s: {self.rebuild_events_per_s:.0f}",
+            f"raw_insert_events_per_s: {self.raw_insert_events_per_s:.0f}",
+            f"command_path_vs_raw: {self.command_path_events_per_s / raw:.3f}",
+            f"rebuild_vs_raw: {self.rebuild_events_per_s / raw:.3f}",
+            f"single_command_txn_per_s: {self.single_command_txn_per_s:.0f}",
+        ]
+
+
+def _raw_insert(rows: list[tuple[object, ...]], day_sizes: list[int], path: Path) -> float:
+    conn = sqlite3.connect(path, isolation_level=None)
+    for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "wal_autocheckpoint=10000"):
+        conn.execute(f"PRAGMA {pragma}")
+    # Exactly our events table (same columns, primary key and unique (stream, version)).
+    conn.execute(str(CreateTable(events_table).compile(dialect=sqlite_dialect.dialect())))
+    marks = ", ".join("?" * len(EVENT_COLUMNS))
+    sql = f"INSERT INTO events ({', '.join(EVENT_COLUMNS)}) VALUES ({marks})"
+    started = time.perf_counter()
+    i = 0
+    for size in day_sizes:
+        conn.execute("BEGIN")
+        conn.executemany(sql, rows[i:i + size])
+        conn.execute("COMMIT")
+        i += size
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return len(rows) / elapsed
+
+
+def run_ledger_bench(*, events: int = 200_000, single: int = 20_000, seed: int = 1,
+                     workdir: Path | None = None,
+                     progress: Callable[[str], None] = lambda _: None) -> LedgerBench:
+    """Run the ledger benchmark in a temporary directory and return its figures."""
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        root = Path(tmp)
+        progress(f"generating {events:,} events of business")
+        batches = list(generate(seed, target_events=events, invoices_per_day=100, customers=300,
+                                vendors=60, months=60))
+        gc.collect()
+
+        progress("command path")
+        ledger = Ledger.open(root / "books.db", create=True)
+        started = time.perf_counter()
+        for b in batches:
+            ledger.execute_batch(b.submissions)
+        command_rate = ledger.position / (time.perf_counter() - started)
+        n_events = ledger.position
+
+        progress("rebuild")
+        stats = ledger.rebuild()
+        rebuild_rate = stats.events / stats.seconds
+        with ledger.store.engine.connect() as conn:
+            rows = [tuple(r) for r in conn.exec_driver_sql(
+                f"SELECT {', '.join(EVENT_COLUMNS)} FROM events ORDER BY position")]
+        ledger.close()
+
+        progress("raw sqlite3 insert")
+        day_sizes = []
+        for b in batches:
+            day_sizes.append(b.events)
+        raw_rate = _raw_insert(rows, day_sizes, root / "raw.db")
+        del rows
+        gc.collect()
+
+        progress(f"{single:,} single-command transactions")
+        ledger = Ledger.open(root / "single.db", create=True)
+        subs = [s for b in generate(seed + 1, target_events=single + 1000, invoices_per_day=100,
+                                    customers=300, vendors=60, months=60)
+                for s in b.submissions]
+        setup_n = next(i for i, s in enumerate(subs) if s.actor != "system:setup")
+        ledger.execute_batch(subs[:setup_n])
+        timed = subs[setup_n:setup_n + single]
+        started = time.perf_counter()
+        for s in timed:
+            ledger.execute(s.command, actor=s.actor, role=s.role, business_date=s.business_date)
+        single_rate = len(timed) / (time.perf_counter() - started)
+        ledger.close()
+    return LedgerBench(n_events, command_rate, rebuild_rate, raw_rate, single_rate)
+
+
+@dataclass(frozen=True)
+class EngineBench:
+    """The figures of one ``bench engine`` run."""
+
+    events: int
+    wall_s: float
+    customers: int
+    vendors: int
+
+    def lines(self) -> list[str]:
+        """The figures as ``name: value`` lines."""
+        return [f"engine_events_per_s: {self.events / self.wall_s:.0f}",
+                f"engine_wall_s: {self.wall_s:.2f}"]
+
+
+def run_engine_bench(*, scenario: str = "month-end-close", customers: int = 2000,
+                     vendors: int = 200, agent: str = "oracle", seed: int = 1,
+                     workdir: Path | None = None) -> EngineBench:
+    """Run a library scenario at a large population; time engine, counterparties and books."""
+    from runs.attempt import run_attempt
+    from scenarios.loader import find_scenario, load_scenario
+
+    loaded = load_scenario(find_scenario(scenario))
+    sc = loaded.scenario
+    pop = sc.population.model_copy(update={
+        "customers": sc.population.customers.model_copy(update={"count": customers}),
+        "vendors": sc.population.vendors.model_copy(update={"count": vendors})})
+    big = loaded.__class__(**{**loaded.__dict__,
+                              "scenario": sc.model_copy(update={"population": pop})})
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        started = time.perf_counter()
+        result = run_attempt(big, seed, agent, Path(tmp) / "attempt")
+        wall = time.perf_counter() - started
+    return EngineBench(int(result.summary["events"]["total"]), wall, customers, vendors)
+
+
+@dataclass(frozen=True)
+class TurnBench:
+    """The figures of one ``bench turn`` run (seconds)."""
+
+    turns: int
+    overheads: list[float]
+    agent_walls: list[float]
+    api_start_s: float
+    api_stop_s: float
+
+    def lines(self) -> list[str]:
+        """``name: value`` lines; ``turn_overhead_s`` is the median (target <= 0.5)."""
+        import statistics
+
+        ordered = sorted(self.overheads)
+        p90 = ordered[max(0, -(-len(ordered) * 9 // 10) - 1)]  # nearest rank
+        return [f"turns: {self.turns}",
+                f"turn_overhead_s: {statistics.median(self.overheads):.4f}",
+                f"turn_overhead_p90_s: {p90:.4f}",
+                f"turn_overhead_max_s: {max(self.overheads):.4f}",
+                f"agent_process_median_s: {statistics.median(self.agent_walls):.4f}",
+                f"api_start_s: {self.api_start_s:.4f}",
+                f"api_stop_s: {self.api_stop_s:.4f}"]
+
+
+def run_turn_bench(*, turns: int = 20, seed: int = 1) -> TurnBench:
+    """Run ``turns`` turns of an adapter that exits at once, in local mode.
+
+    Per turn, the overhead is the turn's whole wall time in the runner (workspace and
+    prompt, inbox, token, connection file, process start and reaping, logs, outputs
+    snapshot and hashes, token revocation) minus the adapter process's own wall time.
+    The API is started once per attempt: its start and stop are reported apart.
+    """
+    from dataclasses import replace
+
+    from runs.attempt import run_attempt
+    from runs.execution.external import ExternalAgent
+    from scenarios.loader import find_scenario, load_scenario
+
+    loaded = load_scenario(find_scenario("month-end-close"))
+    sc = loaded.scenario
+    cal = sc.calendar.model_copy(update={"end": None, "business_days": turns})
+    loaded = replace(loaded, scenario=sc.model_copy(update={
+        "calendar": cal, "turns": sc.turns.model_copy(update={"every": "business_day"})}))
+    with tempfile.TemporaryDirectory(prefix="erpsim-bench-turn-") as tmp:
+        adapter = Path(tmp) / "adapter"
+        adapter.write_text("#!/bin/sh\nexit 0\n")
+        adapter.chmod(0o755)
+
+        class Timed(ExternalAgent):
+            start_s = stop_s = 0.0
+
+            def start(self, ledger: Ledger) -> None:
+                t = time.perf_counter()
+                super().start(ledger)
+                Timed.start_s = time.perf_counter() - t
+
+            def stop(self) -> None:
+                t = time.perf_counter()
+                super().stop()
+                Timed.stop_s = time.perf_counter() - t
+
+        res = run_attempt(loaded, seed, "bench", Path(tmp) / "attempt",
+                          agent=Timed(adapter, timeout_s=60))
+    done = [t for t in res.summary["turns"] if t.get("process")]
+    if len(done) != turns or any(t["status"] != "completed" for t in done):
+        raise RuntimeError(f"bench turn: expected {turns} completed turns, got "
+                           f"{[t['status'] for t in done]}")
+    return TurnBench(turns, [t["turn_wall_s"] - t["process"]["wall_s"] for t in done],
+                     [t["process"]["wall_s"] for t in done], Timed.start_s, Timed.stop_s)

@@ -1,0 +1,200 @@
+"""A campaign's plan: its matrix (targets x seeds x systems x repetitions) and one
+:class:`AttemptJob` per attempt, with the attempt's folder and PostgreSQL schema names."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from runs.campaigns.ledger import (
+    AttemptKey,
+)
+from runs.campaigns.systems import System
+from runs.errors import CampaignError
+
+CAMPAIGN_FILE = "campaign.json"
+RESULTS_FILE = "results.db"
+ATTEMPTS_DIR = "attempts"
+LOCK_FILE = ".sweep.lock"
+CAMPAIGN_FORMAT = "erpsim-campaign/1"
+LABEL_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}"
+
+
+
+
+
+# --- the matrix ------------------------------------------------------------------------
+
+
+
+@dataclass(frozen=True)
+class Target:
+    """A scenario or desk task of the matrix."""
+
+    name: str
+    """The scenario id (or the desk task's), used in rows and folder names."""
+    kind: str
+    """``scenario`` or ``desk``."""
+    source: str
+    """What loads it: a scenario YAML path (absolute), or a desk task name or path."""
+    sha256: str
+    """The loaded scenario's sha256 (YAML, prompt, files): what the attempts ran."""
+    seeds: tuple[int, ...]
+    """The seeds it runs with: the campaign's for a scenario; a desk task's own seed
+    (its supplied files were generated with it, and its books are drawn with it)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A campaign's matrix."""
+
+    label: str
+    targets: tuple[Target, ...]
+    seeds: tuple[int, ...]
+    """The campaign's seeds (those of its scenarios; see :attr:`Target.seeds`)."""
+    systems: tuple[System, ...]
+    repetitions: int
+
+    @property
+    def size(self) -> int:
+        """The number of attempts in the matrix."""
+        return sum(len(t.seeds) for t in self.targets) * len(self.systems) * self.repetitions
+
+    def attempt_keys(self) -> list[AttemptKey]:
+        """Every attempt's key, in run order (scenario, seed, system, repetition)."""
+        return [(t.name, s, sy.name, r) for t in self.targets for s in t.seeds
+                for sy in self.systems for r in range(1, self.repetitions + 1)]
+
+    def matrix(self) -> dict[str, Any]:
+        """The matrix as campaign.json records it."""
+        return {"scenarios": [{"name": t.name, "kind": t.kind, "source": t.source,
+                               "sha256": t.sha256, "seeds": list(t.seeds)}
+                              for t in self.targets],
+                "seeds": list(self.seeds),
+                "systems": [s.record() for s in self.systems],
+                "repetitions": self.repetitions,
+                "attempts": self.size}
+
+
+def matrix_identity(matrix: dict[str, Any]) -> dict[str, Any]:
+    """What must be equal for two matrices to be the same campaign (not where files were)."""
+    return {"scenarios": [{k: t.get(k) for k in ("name", "kind", "sha256", "seeds")}
+                          for t in matrix["scenarios"]],
+            "seeds": list(matrix["seeds"]),
+            "systems": [{k: s[k] for k in ("name", "sha256")} for s in matrix["systems"]],
+            "repetitions": matrix["repetitions"]}
+
+
+def desk_tasks() -> ModuleType:
+    """The :mod:`desk.tasks` module (:class:`CampaignError` when it cannot be imported)."""
+    try:
+        import desk.tasks as tasks
+    except ImportError as e:
+        raise CampaignError(f"--desk: desk tasks are not available in this installation "
+                            f"(desk.tasks cannot be imported: {e})") from None
+    return tasks
+
+
+def plan_campaign(label: str, *, scenarios: Sequence[str] = (),
+                  desk: Sequence[str] | None = None, seeds: Sequence[int],
+                  systems: Sequence[System], repetitions: int = 1) -> Plan:
+    """Load the scenarios and desk tasks and build the matrix (``CampaignError``).
+
+    ``desk`` is a list of task names or paths (``["all"]`` for every task of
+    ``desk.tasks.list_tasks()``). Scenario errors surface as
+    ``scenarios.errors.ScenarioError``.
+    """
+    from scenarios.loader import find_scenario, load_scenario
+
+    if not re.fullmatch(LABEL_PATTERN, label):
+        raise CampaignError(f"label {label!r}: expected letters, digits, '.', '_' or '-' "
+                            "(it names a folder), starting with a letter or digit")
+    if repetitions < 1:
+        raise CampaignError(f"--runs must be at least 1 (got {repetitions})")
+    scenario_seeds = tuple(sorted(set(seeds)))
+    if scenarios and not scenario_seeds:
+        raise CampaignError("no seed given")
+    if not systems:
+        raise CampaignError("no system given")
+    targets: list[Target] = []
+    for s in scenarios:
+        loaded = load_scenario(find_scenario(s))
+        targets.append(Target(loaded.scenario.id, "scenario", str(loaded.path),
+                              loaded.sha256, scenario_seeds))
+    if desk:
+        tasks = desk_tasks()
+        names = list(tasks.list_tasks()) if list(desk) == ["all"] else list(desk)
+        if not names:
+            raise CampaignError("--desk all: there are no desk tasks")
+        for n in names:
+            task = tasks.load_task(n)
+            source = str(Path(n).absolute()) if ("/" in n or os.sep in n) else n
+            targets.append(Target(task.loaded.scenario.id, "desk", source,
+                                  task.loaded.sha256, (int(task.seed),)))
+        if any(s.name == "oracle" for s in systems):
+            raise CampaignError("system oracle: desk tasks have no oracle (their "
+                                "reference is the task's solution: use reference)")
+    if not targets:
+        raise CampaignError("nothing to run: name scenarios, or desk tasks with --desk")
+    seen: dict[str, Target] = {}
+    for t in targets:
+        if t.name in seen:
+            raise CampaignError(f"scenario {t.name!r} is in the matrix twice "
+                                f"({seen[t.name].source} and {t.source})")
+        seen[t.name] = t
+    if not scenarios:  # desk tasks only: their own seeds
+        scenario_seeds = tuple(sorted({s for t in targets for s in t.seeds}))
+    return Plan(label=label, targets=tuple(targets), seeds=scenario_seeds,
+                systems=tuple(systems), repetitions=repetitions)
+
+
+# --- one attempt as a job --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttemptJob:
+    """Everything a worker needs to run one attempt (picklable; paths absolute)."""
+
+    label: str
+    scenario: str
+    kind: str
+    source: str
+    sha256: str
+    seed: int
+    system: System
+    repetition: int
+    attempt_dir: str
+    """The attempt's final folder (absolute)."""
+    campaign_dir: str
+    """The campaign folder (absolute): the row records ``attempt_dir`` relative to it."""
+    store_url: str | None = None
+    """A PostgreSQL URL: the books go to a schema of their own (see :func:`attempt_schema`)."""
+
+    @property
+    def key(self) -> AttemptKey:
+        """``(scenario, seed, system, repetition)``."""
+        return (self.scenario, self.seed, self.system.name, self.repetition)
+
+
+def attempt_relpath(key: AttemptKey) -> str:
+    """``attempts/<scenario>/<system>/seed-<s>/rep-<r>`` (POSIX)."""
+    scenario, seed, system, rep = key
+    return f"{ATTEMPTS_DIR}/{scenario}/{system}/seed-{seed}/rep-{rep}"
+
+
+def attempt_schema(label: str, key: AttemptKey) -> str:
+    """The PostgreSQL schema of an attempt's books: ``c_`` + 24 hex digits of sha256.
+
+    Derived from the label and the key, so that a rerun finds (and clears) it; short
+    enough for PostgreSQL's 63-character identifiers.
+    """
+    scenario, seed, system, rep = key
+    text = f"{label}\x00{scenario}\x00{seed}\x00{system}\x00{rep}"
+    return "c_" + hashlib.sha256(text.encode()).hexdigest()[:24]
+

@@ -1,0 +1,419 @@
+"""``erpsim run``, ``check``, ``reconcile`` and ``validate``: one attempt, from the command line.
+
+Exit codes (:mod:`runs.cli.common`): ``run`` 0 once the attempt is written, 2 bad input;
+``check`` 0 accepted, 1 rejected (or the log does not verify), 2 bad input, 3 grader
+error; ``reconcile`` 0 when everything ties, 1 when not, 2 bad input; ``validate`` 0 when
+the controls all behave (``--seeds``) or the run completed (``--mutants``), 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from scenarios.loader import LoadedScenario
+
+from runs.cli.common import (
+    DATE,
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_GRADER_ERROR,
+    EXIT_OK,
+    VERDICT_EXIT,
+    errors,
+    fail,
+)
+from runs.errors import RunsError
+
+
+@click.command()
+@click.argument("scenario")
+@click.option("--seed", type=int, default=1, show_default=True, help="Scenario seed.")
+@click.option("--agent", "agent_name", type=click.Choice(["reference", "oracle", "null"]),
+              default="reference", show_default=True, help="Built-in agent to run.")
+@click.option("--agent-cmd", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="An external agent: an adapter executable run each turn as ADAPTER "
+                   "--workspace W --prompt-file P --output-dir O (see runs/adapters/). "
+                   "Replaces --agent.")
+@click.option("--docker", "docker_image", metavar="IMAGE", default=None,
+              help="Run --agent-cmd in a container of IMAGE (docker mode; DOCKER_HOST names "
+                   "the engine). Default: a local process.")
+@click.option("--agent-env", "agent_env", multiple=True, metavar="NAME[=VALUE]",
+              help="Pass a variable to --agent-cmd (repeatable): NAME copies it from this "
+                   "environment, NAME=VALUE sets it. Nothing else passes but PATH and LANG.")
+@click.option("--turn-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds per turn for --agent-cmd (default: the scenario's, 1200).")
+@click.option("--cpus", type=click.FloatRange(min=0, min_open=True), default=2.0,
+              show_default=True, help="Docker mode: CPU limit.")
+@click.option("--memory", default="6g", show_default=True, help="Docker mode: memory limit.")
+@click.option("--network/--no-network", default=False, show_default=True,
+              help="Docker mode: give the container a network.")
+@click.option("--network-mode", default="bridge", show_default=True,
+              help="Docker mode with --network: the docker network (host on an engine "
+                   "without a bridge, such as the one .ci/docker-up starts).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Attempt folder to create (must not exist or be empty).")
+@click.option("--replace", is_flag=True,
+              help="Replace OUT if it holds a finished attempt (never any other folder).")
+@click.option("--quiet", is_flag=True, help="No progress bar; only the final figures.")
+def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
+        docker_image: str | None, agent_env: tuple[str, ...], turn_timeout: float | None,
+        cpus: float, memory: str,
+        network: bool, network_mode: str, out: Path, replace: bool, quiet: bool) -> None:
+    """Run a scenario (a library name or a YAML path) with an agent; grade it.
+
+    Writes the attempt folder: the store (books.db), each turn's workspace, outputs
+    and (external agents) process logs, summary.json with event counts, the final
+    trial balance and final_hash, and verdict.json with every check result. Prints
+    where things stand and the verdict at the end.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from runs.attempt import AttemptError, run_attempt
+    from runs.cli.display import console, summary_table
+
+    con = console()
+    loaded = _load(scenario)
+    agent = None
+    solution = False
+    if loaded.kind == "desk":  # a desk task: its own seed; its solution is the reference
+        from click import get_current_context
+        from click.core import ParameterSource
+
+        from desk.tasks import load_task
+
+        task = load_task(scenario)
+        if get_current_context().get_parameter_source("seed") == ParameterSource.DEFAULT:
+            seed = task.seed
+        if agent_cmd is None and agent_name == "reference":
+            agent_cmd, solution = task.solution, True
+        elif agent_cmd is None and agent_name == "oracle":
+            raise click.UsageError("desk tasks have no oracle (their reference solution is "
+                                   "--agent reference)")
+    if docker_image is not None and agent_cmd is None:
+        raise click.UsageError("--docker needs --agent-cmd (the adapter to run in it)")
+    if agent_cmd is not None:
+        from runs.execution.contract import DockerOptions
+        from runs.execution.external import ExternalAgent
+
+        if not agent_cmd.is_file():
+            raise click.BadParameter(f"{agent_cmd} is not a file (expected an adapter "
+                                     "executable)", param_hint="--agent-cmd")
+        try:
+            docker = DockerOptions(image=docker_image or DockerOptions().image, cpus=cpus,
+                                   memory=memory, network=network,
+                                   network_mode=network_mode)
+        except ValueError as e:
+            raise click.BadParameter(str(e)) from None
+        agent = ExternalAgent(agent_cmd, mode="docker" if docker_image else "local",
+                              timeout_s=turn_timeout or loaded.scenario.turns.timeout_s,
+                              docker=docker, env=_agent_env(agent_env))
+        agent_name = agent_name if solution else f"cmd:{agent_cmd.name}"
+    days = len(loaded.scenario.calendar.build().business_days())
+    with errors():
+        try:
+            if quiet:
+                result = run_attempt(loaded, seed, agent_name, out, replace=replace,
+                                     agent=agent)
+            else:
+                with Progress(TextColumn("{task.description}"), BarColumn(),
+                              MofNCompleteColumn(), console=con, transient=True) as bar:
+                    task = bar.add_task(f"{loaded.scenario.id} seed {seed}", total=days)
+
+                    def tick(day: date, n: int) -> None:
+                        bar.update(task, completed=n,
+                                   description=f"{loaded.scenario.id} {day.isoformat()}")
+
+                    result = run_attempt(loaded, seed, agent_name, out, on_day=tick,
+                                         replace=replace, agent=agent)
+        except AttemptError as e:
+            fail(e)
+    con.print(summary_table(result.summary))
+    con.print(f"final_hash: {result.final_hash}")
+    con.print(f"attempt folder: {out}")
+    _print_verdict(con, out)
+
+
+def _print_verdict(con: Any, out: Path) -> None:
+    """The verdict's outcome, its failed checks and grader errors, from verdict.json."""
+    import json
+
+    from runs.cli.display import verdict_lines
+
+    data = json.loads((out / "verdict.json").read_text(encoding="utf-8"))
+    for line in verdict_lines(data):
+        con.print(line, highlight=False)
+
+
+def _agent_env(items: tuple[str, ...]) -> dict[str, str]:
+    """``--agent-env`` values: NAME (copied from here) or NAME=VALUE."""
+    import os
+    import re
+
+    env: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise click.BadParameter(f"{item!r}: expected NAME or NAME=VALUE",
+                                     param_hint="--agent-env")
+        if not sep:
+            if name not in os.environ:
+                raise click.BadParameter(f"{name} is not set in this environment",
+                                         param_hint="--agent-env")
+            value = os.environ[name]
+        env[name] = value
+    return env
+
+
+def _load(scenario: str) -> LoadedScenario:
+    """A library scenario or scenario YAML; failing that, a desk task of that name or path."""
+    from scenarios.errors import ScenarioError
+    from scenarios.loader import find_scenario, load_scenario
+
+    try:
+        return load_scenario(find_scenario(scenario))
+    except ScenarioError as e:
+        problem = e
+    try:
+        from desk.tasks import list_tasks, load_task
+
+        if scenario in list_tasks() or Path(scenario, "task.yaml").is_file() or (
+                scenario.endswith("task.yaml")):
+            return load_task(scenario).loaded
+    except Exception as e:  # a desk task that cannot load: say so
+        fail(str(e), code=EXIT_BAD_INPUT)
+    fail(problem)
+
+
+@click.command()
+@click.argument("attempt", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--scenario", "scenario", default=None,
+              help="Scenario (library name or YAML) whose checks to evaluate; default: the "
+                   "one the attempt ran (from its summary.json).")
+@click.option("--write", is_flag=True,
+              help="Also rewrite the attempt's verdict.json (default: only print).")
+@click.option("--store-url", default=None,
+              help="The PostgreSQL URL of an attempt whose books are not in its folder.")
+def check(attempt: Path, scenario: str | None, write: bool, store_url: str | None) -> None:
+    """Evaluate an attempt's checks again from its stored log and files; run nothing.
+
+    Exit 0 accepted, 1 rejected (or the log does not verify), 2 bad input, 3 grader error.
+    """
+    from runs.cli.display import console
+    from runs.grading import GradingError, grade_folder, read_summary
+
+    con = console()
+    try:
+        summary = read_summary(attempt)
+    except GradingError as e:
+        fail(e)
+    loaded = _load(scenario or summary["scenario"])
+    if scenario is None and loaded.sha256 != summary.get("scenario_sha256"):
+        con.print(f"note: scenario {loaded.scenario.id} changed since the attempt ran "
+                  "(its sha256 differs); evaluating the current checks", highlight=False)
+    with errors():
+        try:
+            verdict = grade_folder(attempt, loaded, write=write, store_url=store_url)
+        except GradingError as e:
+            fail(e)
+    from runs.cli.display import verdict_lines
+
+    for line in verdict_lines(verdict.to_json(), all_results=True):
+        con.print(line, highlight=False)
+    sys.exit(VERDICT_EXIT.get(verdict.status, EXIT_GRADER_ERROR))
+
+
+@click.command()
+@click.argument("attempt", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--as-of", type=DATE, default=None,
+              help="Reconcile as of this business date (default: the attempt's last date).")
+@click.option("--csv", "csv_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write every row (balances and items, exact decimal strings) to a CSV.")
+@click.option("--all-items", is_flag=True, help="List every item, not the 25 largest per table.")
+@click.option("--store-url", default=None,
+              help="The PostgreSQL URL of an attempt whose books are not in its folder.")
+def reconcile(attempt: Path, as_of: date | None, csv_out: Path | None, all_items: bool,
+              store_url: str | None) -> None:
+    """Reconcile an attempt's control accounts with their subledgers and the outside world.
+
+    For every control account: the GL balance, the subledger total, the external balance
+    (customers' and vendors' own records, the bank's statement) and the differences,
+    itemized down to documents and statement lines, with the party each belongs to.
+    Timing items (payments in transit, bills not yet delivered, ...) are listed apart
+    as explained. Exit 0 when everything ties, 1 when not, 2 on bad input.
+    """
+    import csv as csv_mod
+
+    from checks.reconcile import CSV_COLUMNS
+    from checks.reconcile import reconcile as do_reconcile
+    from runs.cli.display import console, reconciliation_tables
+    from runs.grading import GradingError, open_attempt_store, read_summary
+
+    con = console(170)
+    try:
+        summary = read_summary(attempt)
+    except GradingError as e:
+        fail(e)
+    declared: dict[str, str] = {}
+    try:
+        from scenarios.errors import ScenarioError
+        from scenarios.loader import find_scenario, load_scenario
+
+        declared = dict(load_scenario(find_scenario(summary["scenario"]))
+                        .scenario.company.control_accounts)
+    except (ScenarioError, KeyError):
+        pass  # a scenario no longer at hand: the chart's control accounts only
+    with errors():
+        try:
+            store = open_attempt_store(attempt, summary, store_url=store_url)
+        except GradingError as e:
+            fail(e)
+        try:
+            store.require_valid()
+            rec = do_reconcile(store, as_of=as_of, control_accounts=declared or None)
+        finally:
+            store.close()
+    for table in reconciliation_tables(rec, max_items=10**9 if all_items else 25):
+        con.print(table)
+    if csv_out is not None:
+        tmp = csv_out.with_name(csv_out.name + ".tmp")
+        with tmp.open("w", encoding="utf-8", newline="") as f:
+            w = csv_mod.DictWriter(f, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
+            w.writeheader()
+            w.writerows(rec.rows())
+        tmp.replace(csv_out)
+        con.print(f"csv: {csv_out} ({len(rec.rows())} rows)", highlight=False)
+    unexplained = len(rec.items(unexplained_only=True))
+    con.print(f"reconciliation: {'ties' if rec.ties else 'DOES NOT TIE'} "
+              f"({unexplained} unexplained item(s))", highlight=False)
+    sys.exit(EXIT_OK if rec.ties else EXIT_FAILED)
+
+
+@click.command()
+@click.argument("scenario")
+@click.option("--seeds", "seeds_text", default=None, metavar="RANGE",
+              help="Run reference, oracle and null on each seed (e.g. 0-19).")
+@click.option("--mutants", is_flag=True,
+              help="Replay the reference agent with one mutation at a time; list the mutants "
+                   "the checks still accept.")
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="The seed of the mutation run.")
+@click.option("--per-operator", type=click.IntRange(1, 1000), default=6, show_default=True,
+              help="Mutants drawn per mutation operator.")
+@click.option("--parallel", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Attempts run at once (--seeds).")
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep the attempts in this folder (default: a temporary one, removed).")
+def validate(scenario: str, seeds_text: str | None, mutants: bool, seed: int,
+             per_operator: int, parallel: int, work: Path | None) -> None:
+    """Validate a scenario's checks: controls over seeds, or mutants of the reference.
+
+    --seeds passes only if reference and oracle are accepted and null rejected on every
+    seed. --mutants ends with mutants_total, mutants_caught and mutants_caught_share.
+    Exit 0 when the controls all behave (--seeds) or the run completed (--mutants).
+    """
+    import shutil
+    import tempfile
+
+    from runs.cli.display import console
+    from runs.validate import parse_seeds
+
+    if not seeds_text and not mutants:
+        raise click.UsageError("give --seeds RANGE or --mutants (or both)")
+    con = console()
+    loaded = _load(scenario)
+    seeds = []
+    if seeds_text:
+        try:
+            seeds = parse_seeds(seeds_text)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--seeds") from None
+    root = work or Path(tempfile.mkdtemp(prefix="erpsim-validate-"))
+    ok = True
+    try:
+        if seeds:
+            ok = _validate_seeds(con, loaded, seeds, root / "seeds", parallel)
+        if mutants:
+            _validate_mutants(con, loaded, seed, root / "mutants", per_operator)
+    finally:
+        if work is None:
+            shutil.rmtree(root, ignore_errors=True)
+    sys.exit(EXIT_OK if ok else EXIT_FAILED)
+
+
+def _validate_seeds(con: Any, loaded: Any, seeds: list[int], work: Path,
+                    parallel: int) -> bool:
+    from rich.table import Table
+
+    from runs.validate import CONTROLS, validate_seeds
+
+    done = [0]
+
+    def tick(o: Any) -> None:
+        done[0] += 1
+        mark = "ok" if o.as_expected else "UNEXPECTED"
+        click.echo(f"# [{done[0]}/{len(seeds) * 3}] seed {o.seed} {o.agent}: {o.status} "
+                   f"{mark}", err=True)
+
+    outcomes = validate_seeds(loaded, seeds, work, parallel=parallel, on_done=tick)
+    t = Table(title=f"{loaded.scenario.id}: controls over {len(seeds)} seeds",
+              title_justify="left")
+    t.add_column("Seed", justify="right")
+    for agent in CONTROLS:
+        t.add_column(f"{agent} (expect {'accepted' if agent != 'null' else 'rejected'})")
+    by = {(o.seed, o.agent): o for o in outcomes}
+    for s in seeds:
+        cells = []
+        for agent in CONTROLS:
+            o = by[s, agent]
+            text = o.status + ("" if o.as_expected else " !")
+            if not o.as_expected and o.failed:
+                text += " (" + ", ".join(o.failed[:3]) + ")"
+            cells.append(f"[{'green' if o.as_expected else 'bold red'}]{text}[/]")
+        t.add_row(str(s), *cells)
+    con.print(t)
+    bad = [o for o in outcomes if not o.as_expected]
+    for agent in CONTROLS:
+        n = sum(1 for o in outcomes if o.agent == agent and o.as_expected)
+        con.print(f"{agent}_as_expected: {n}/{len(seeds)}", highlight=False)
+    con.print(f"validation: {'passed' if not bad else 'FAILED'}", highlight=False)
+    return not bad
+
+
+def _validate_mutants(con: Any, loaded: Any, seed: int, work: Path, per_operator: int) -> None:
+    from rich.table import Table
+
+    from runs.validate import validate_mutants
+
+    def tick(o: Any) -> None:
+        state = "equivalent" if o.equivalent else ("caught" if o.caught else "SURVIVED")
+        click.echo(f"# {o.mutation.describe()}: {state}", err=True)
+
+    try:
+        report = validate_mutants(loaded, seed, work, per_operator=per_operator, on_done=tick)
+    except RunsError as e:  # ValidationAborted: the reference measures nothing
+        fail(e)
+    t = Table(title=f"{loaded.scenario.id} seed {seed}: mutants of the reference agent",
+              title_justify="left")
+    for col in ("Mutant", "Change", "Outcome", "Failed checks"):
+        t.add_column(col)
+    for o in report.outcomes:
+        state = ("equivalent (log unchanged)" if o.equivalent
+                 else "caught" if o.caught else "[bold red]SURVIVED[/]")
+        t.add_row(o.mutation.describe(), o.change, state, ", ".join(o.failed[:4]))
+    con.print(t)
+    counted = report.counted
+    caught = sum(1 for o in counted if o.caught)
+    con.print(f"mutants_equivalent: {len(report.outcomes) - len(counted)} (the books refused "
+              "the change; not counted)", highlight=False)
+    con.print(f"mutants_candidates: {report.candidates} (drawn: {len(report.outcomes)})",
+              highlight=False)
+    con.print(f"mutants_total: {len(counted)}", highlight=False)
+    con.print(f"mutants_caught: {caught}", highlight=False)
+    share = caught / len(counted) if counted else 1.0
+    con.print(f"mutants_caught_share: {share:.3f}", highlight=False)

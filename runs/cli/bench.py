@@ -1,0 +1,97 @@
+"""``erpsim bench``: benchmarks that print ``name: value`` figures (see :mod:`runs.bench`)."""
+
+from __future__ import annotations
+
+import click
+
+from runs.cli.campaign import command_line, plan_from_options
+from runs.cli.common import errors
+
+
+@click.group()
+def bench() -> None:
+    """Benchmarks that print figures (name: value, one per line)."""
+
+
+@bench.command("ledger")
+@click.option("--events", type=click.IntRange(min=1000), default=200_000, show_default=True,
+              help="Events pushed through the command path.")
+@click.option("--single", type=click.IntRange(min=100), default=20_000, show_default=True,
+              help="Commands run each in its own transaction.")
+@click.option("--seed", type=int, default=1, show_default=True)
+def bench_ledger(events: int, single: int, seed: int) -> None:
+    """The books' command path, rebuild and single-command transactions against raw sqlite3."""
+    from runs.bench.benchmarks import run_ledger_bench
+
+    result = run_ledger_bench(events=events, single=single, seed=seed,
+                              progress=lambda m: click.echo(f"# {m}", err=True))
+    click.echo(f"# {result.events:,} events", err=True)
+    for line in result.lines():
+        click.echo(line)
+
+
+@bench.command("engine")
+@click.option("--scenario", default="month-end-close", show_default=True,
+              help="Library scenario to run.")
+@click.option("--customers", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option("--vendors", type=click.IntRange(min=0), default=200, show_default=True)
+@click.option("--agent", "agent_name", type=click.Choice(["oracle", "reference", "null"]),
+              default="oracle", show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True)
+def bench_engine(scenario: str, customers: int, vendors: int, agent_name: str,
+                 seed: int) -> None:
+    """Events of both realms per second: engine, counterparties and books together."""
+    from runs.bench.benchmarks import run_engine_bench
+
+    with errors():
+        result = run_engine_bench(scenario=scenario, customers=customers, vendors=vendors,
+                                  agent=agent_name, seed=seed)
+    click.echo(f"# {scenario}: {customers:,} customers, {vendors:,} vendors, agent "
+               f"{agent_name}, {result.events:,} events", err=True)
+    for line in result.lines():
+        click.echo(line)
+
+
+@bench.command("turn")
+@click.option("--turns", type=click.IntRange(2, 200), default=20, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True)
+def bench_turn(turns: int, seed: int) -> None:
+    """What the runner adds to an external agent's turn, with an agent that exits at once.
+
+    Prints turn_overhead_s: the median wall time of a turn beyond the agent process's
+    own (workspace, token, process start, logs, outputs, revocation); target <= 0.5.
+    """
+    from runs.bench.benchmarks import run_turn_bench
+
+    click.echo(f"# {turns} turns of month-end-close (every business day), local mode, an "
+               "adapter that exits at once", err=True)
+    with errors():
+        result = run_turn_bench(turns=turns, seed=seed)
+    for line in result.lines():
+        click.echo(line)
+
+
+
+
+@bench.command("sweep")
+@click.option("--attempts", type=click.IntRange(2, 100_000), default=100, show_default=True,
+              help="Attempts per run (distinct seeds 0..N-1).")
+@click.option("--scenario", default="cash-application", show_default=True,
+              help="Library scenario (or YAML) to sweep.")
+@click.option("--agent", "agent_name", type=click.Choice(["reference", "oracle", "null"]),
+              default="reference", show_default=True)
+def bench_sweep(attempts: int, scenario: str, agent_name: str) -> None:
+    """Attempts per minute of a sweep with --parallel 1 and with --parallel 2.
+
+    Prints sweep_attempts_per_min_p1, sweep_attempts_per_min_p2 and
+    sweep_parallel_speedup (target >= 1.7 on 2 cores). Each run goes to its own
+    temporary results folder, removed afterwards.
+    """
+    from runs.bench.sweep import run_sweep_bench
+
+    plan = plan_from_options("bench-sweep", (scenario,), None, f"0-{attempts - 1}",
+                             agent_name, None, 1)
+    result = run_sweep_bench(plan, command=command_line(),
+                             progress=lambda m: click.echo(f"# {m}", err=True))
+    for line in result.lines():
+        click.echo(line)

@@ -1,0 +1,201 @@
+"""Run one agent turn as an external process: local mode here, docker mode in
+:mod:`runs.execution.docker_mode`; the contract (:class:`TurnProcess`, :class:`TurnOutcome`,
+the usage file) is :mod:`runs.execution.contract`.
+
+Errors: :func:`run_turn` raises nothing for a fault of the environment. An adapter
+that is missing or not executable, a docker engine that does not answer, a missing
+image: each is returned as ``TurnOutcome.infrastructure_error`` (status ``error``), a
+harness fault that marks the attempt as errored, never as an agent's failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from runs.errors import InfrastructureError
+from runs.execution.contract import (
+    USAGE_FILE,
+    USAGE_MAX_BYTES,
+    TurnOutcome,
+    TurnProcess,
+    agent_env,
+    validate_usage,
+)
+
+
+def run_turn(proc: TurnProcess) -> TurnOutcome:
+    """Run one adapter invocation to its end or its timeout and record what happened."""
+    try:
+        proc.log_dir.mkdir(parents=True, exist_ok=True)
+        # The logs exist whatever happens, so a record's paths always point at files.
+        proc.stdout_log.write_bytes(b"")
+        proc.stderr_log.write_bytes(b"")
+        _remove_stale_usage(proc)
+        check_adapter(proc.adapter)
+        _prepare_dirs(proc)
+        if proc.mode == "docker":
+            from runs.execution.docker_mode import run_in_container
+
+            outcome = run_in_container(proc)
+        else:
+            outcome = _run_local(proc)
+    except InfrastructureError as e:
+        outcome = _not_run(proc, str(e))
+    except OSError as e:  # a folder that cannot be made, a full disk...
+        outcome = _not_run(proc, f"the turn could not be run: {e}")
+    try:
+        usage, usage_error = collect_usage(proc.output_dir, proc.log_dir)
+    except OSError as e:
+        usage, usage_error = None, f"{proc.output_dir / USAGE_FILE}: could not be read ({e})"
+    return replace(outcome, usage=usage, usage_error=usage_error)
+
+
+def _not_run(proc: TurnProcess, error: str) -> TurnOutcome:
+    return TurnOutcome(mode=proc.mode, exit_code=None, timed_out=False, wall_s=0.0,
+                       stdout_log=proc.stdout_log, stderr_log=proc.stderr_log,
+                       infrastructure_error=error)
+
+
+def check_adapter(adapter: Path) -> None:
+    """Raise :class:`InfrastructureError` unless ``adapter`` is an executable file."""
+    if not adapter.exists():
+        raise InfrastructureError(f"adapter {adapter} does not exist")
+    if not adapter.is_file():
+        raise InfrastructureError(f"adapter {adapter} is not a file")
+    if not os.access(adapter, os.X_OK):
+        raise InfrastructureError(f"adapter {adapter} is not executable "
+                                  f"(chmod +x {adapter}; it needs a #! line too)")
+
+
+def _prepare_dirs(proc: TurnProcess) -> None:
+    if not proc.workspace.is_dir():
+        raise InfrastructureError(f"workspace {proc.workspace} is not a directory")
+    if not proc.prompt_file.is_file():
+        raise InfrastructureError(f"prompt file {proc.prompt_file} does not exist")
+    proc.output_dir.mkdir(parents=True, exist_ok=True)
+    if proc.home_template is not None:
+        if not proc.home_template.is_dir():
+            raise InfrastructureError(f"home template {proc.home_template} is not a directory")
+        shutil.copytree(proc.home_template, proc.home, symlinks=True, dirs_exist_ok=True)
+    (proc.home / "tmp").mkdir(parents=True, exist_ok=True)
+    if proc.erp_client is not None:
+        check_erp_client(proc.erp_client)
+        if proc.mode == "local":
+            link = proc.home / "bin" / "erp"
+            link.parent.mkdir(exist_ok=True)
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(proc.erp_client.resolve())
+
+
+def check_erp_client(client: Path) -> None:
+    """Raise :class:`InfrastructureError` unless the ``erp`` client file can be run."""
+    if not client.is_file():
+        raise InfrastructureError(f"erp client {client} does not exist")
+    if not os.access(client, os.X_OK):
+        raise InfrastructureError(f"erp client {client} is not executable (chmod +x {client}; "
+                                  "it needs a '#!/usr/bin/env python3' line)")
+
+
+def _run_local(proc: TurnProcess) -> TurnOutcome:
+    base = {"PATH": os.environ.get("PATH", os.defpath),
+            "LANG": os.environ.get("LANG", "C.UTF-8")}
+    env = agent_env(proc, home=str(proc.home.resolve()),
+                    output_dir=str(proc.output_dir.resolve()), base=base)
+    if proc.erp_client is not None:
+        env["PATH"] = f"{proc.home.resolve() / 'bin'}{os.pathsep}{env['PATH']}"
+    argv = [str(proc.adapter.resolve()), "--workspace", str(proc.workspace.resolve()),
+            "--prompt-file", str(proc.prompt_file.resolve()),
+            "--output-dir", str(proc.output_dir.resolve())]
+    notes: list[str] = []
+    with proc.stdout_log.open("wb") as out, proc.stderr_log.open("wb") as err:
+        started = time.monotonic()
+        try:
+            child = subprocess.Popen(argv, cwd=proc.workspace, env=env,
+                                     stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                     start_new_session=True, close_fds=True)
+        except OSError as e:
+            raise InfrastructureError(f"adapter {proc.adapter} could not be started: "
+                                      f"{e.strerror or e} (is its #! line right?)") from e
+        timed_out = False
+        try:
+            code: int | None = child.wait(timeout=proc.timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            code = None
+            _kill_group(child, proc.kill_grace_s)
+        wall = time.monotonic() - started
+        # What the adapter left running in its group does not outlive the turn.
+        if _signal_group(child.pid, signal.SIGKILL) and not timed_out:
+            notes.append("processes the adapter left running were killed")
+    return TurnOutcome(mode="local", exit_code=code, timed_out=timed_out, wall_s=wall,
+                       stdout_log=proc.stdout_log, stderr_log=proc.stderr_log,
+                       notes=tuple(notes))
+
+
+def _kill_group(child: subprocess.Popen[bytes], grace_s: float) -> None:
+    """SIGTERM the adapter's process group, wait ``grace_s`` for it, then SIGKILL it."""
+    _signal_group(child.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=grace_s)
+    _signal_group(child.pid, signal.SIGKILL)
+    child.wait()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> bool:
+    """Signal a process group; False when it has no process left."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - a member changed its uid
+        return True
+    return True
+
+
+def _remove_stale_usage(proc: TurnProcess) -> None:
+    """A usage file left by an earlier turn must not be counted for this one."""
+    for path in (proc.output_dir / USAGE_FILE, proc.log_dir / USAGE_FILE):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.is_symlink() or path.exists():
+            path.unlink()
+
+
+def collect_usage(output_dir: Path, log_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """Move ``output_dir/usage.json`` to ``log_dir`` and read it: ``(usage, error)``.
+
+    No file gives ``(None, None)``: unknown. A file that is not a JSON object of
+    non-negative numbers under :data:`USAGE_KEYS` gives ``(None, message)``.
+    """
+    src = output_dir / USAGE_FILE
+    dest = log_dir / USAGE_FILE
+    try:
+        st = src.lstat()
+    except FileNotFoundError:
+        return None, None
+    if not stat.S_ISREG(st.st_mode):
+        # A link could point anywhere on the host: never follow it, never keep it.
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(src)
+        else:
+            src.unlink()
+        return None, f"{src}: not a regular file (ignored and removed)"
+    shutil.move(src, dest)
+    if st.st_size > USAGE_MAX_BYTES:
+        return None, f"{dest}: {st.st_size} bytes, more than the {USAGE_MAX_BYTES} allowed"
+    try:
+        data = json.loads(dest.read_bytes())
+    except (ValueError, UnicodeDecodeError) as e:
+        return None, f"{dest}: not JSON ({e})"
+    return validate_usage(data, dest)

@@ -1,0 +1,329 @@
+"""Docker mode against a real engine: mounts, ownership, network, limits, timeout, cleanup.
+
+These tests need ``DOCKER_HOST`` answering and the agent image on that engine
+(``ERPSIM_AGENT_IMAGE``, default ``erpsim-agent:bookworm``). ``eval "$(.ci/docker-up)"``
+provides both. With ``CI=true`` a missing engine or image fails the tests loudly;
+elsewhere they are skipped with that advice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socketserver
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import docker
+import pytest
+import requests
+from docker.errors import DockerException, ImageNotFound
+
+from runs.execution.contract import DEFAULT_IMAGE, DockerOptions, TurnOutcome, TurnProcess
+from runs.execution.turn import run_turn
+from tests.runs.execution.test_turn import ERP_STUB, PROMPT, turn_layout
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+IMAGE = os.environ.get("ERPSIM_AGENT_IMAGE", DEFAULT_IMAGE)
+ADAPTERS = Path(__file__).resolve().parents[3] / "runs" / "adapters"
+FAKES = Path(__file__).resolve().parents[1] / "fakes"
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[docker.DockerClient]:
+    """The docker engine at DOCKER_HOST, with the agent image; else fail (CI) or skip."""
+    host = os.environ.get("DOCKER_HOST")
+    problem: str | None = None
+    client: docker.DockerClient | None = None
+    if not host:
+        problem = "DOCKER_HOST is not set"
+    else:
+        try:
+            client = docker.DockerClient(base_url=host)
+            client.ping()
+            client.images.get(IMAGE)
+        except ImageNotFound:
+            problem = f"image {IMAGE} is not on the docker engine at {host}"
+        except DockerException as e:
+            problem = f"the docker engine at {host} does not answer: {e}"
+    if problem is not None or client is None:
+        if IN_CI:
+            pytest.fail(f"{problem} (CI=true: the docker tests must run; .ci/run starts the "
+                        "engine and builds the image with .ci/docker-up)", pytrace=False)
+        pytest.skip(f'{problem}; to enable the docker tests: eval "$(.ci/docker-up)"')
+    yield client
+    client.close()
+
+
+def docker_turn(tmp: Path, adapter: str | None, *, label: str,
+                options: dict[str, Any] | None = None, **kw: Any) -> TurnProcess:
+    """A docker-mode turn labelled ``erpsim.test=<label>`` (to find leftovers)."""
+    opts = DockerOptions(**{"image": IMAGE, "labels": {"erpsim.test": label}, **(options or {})})
+    return turn_layout(tmp, adapter, mode="docker", docker=opts, **kw)
+
+
+def leftovers(client: docker.DockerClient, label: str) -> list[Any]:
+    """Containers of one test still on the engine."""
+    return list(client.containers.list(all=True, filters={"label": f"erpsim.test={label}"}))
+
+
+def run_checked(proc: TurnProcess) -> TurnOutcome:
+    """Run a turn that must complete; show its logs if it does not."""
+    outcome = run_turn(proc)
+    assert outcome.status == "completed", (
+        f"{outcome}\nstdout: {outcome.stdout_log.read_text()}\n"
+        f"stderr: {outcome.stderr_log.read_text()}")
+    return outcome
+
+
+# --- the workspace, ownership, logs ---------------------------------------------------
+
+
+def test_a_turn_writes_into_the_workspace_as_our_uid(engine: docker.DockerClient,
+                                                      tmp_path: Path) -> None:
+    label = uuid.uuid4().hex
+    script = ('echo "uid=$(id -u):$(id -g) home=$HOME pwd=$(pwd)"; echo oops >&2; '
+              'printf "%s|%s|%s" "$1" "$2" "$3" > "$3/args.txt"; '
+              'echo "{\\"input_tokens\\": 3}" > "$ERPSIM_USAGE_FILE"')
+    proc = turn_layout(tmp_path, None, mode="docker", adapter_path=ADAPTERS / "script",
+                       env={"ERPSIM_SCRIPT": script},
+                       docker=DockerOptions(image=IMAGE, labels={"erpsim.test": label}))
+    outcome = run_checked(proc)
+    assert outcome.mode == "docker" and outcome.exit_code == 0
+    written = proc.output_dir / "args.txt"
+    assert written.read_text() == "/workspace|/workspace/prompt.md|/workspace/out"
+    st = written.stat()
+    assert (st.st_uid, st.st_gid) == (os.getuid(), os.getgid())
+    assert outcome.stdout_log.read_text() == (
+        f"uid={os.getuid()}:{os.getgid()} home=/home/agent pwd=/workspace\n")
+    assert outcome.stderr_log.read_text() == "oops\n"
+    assert outcome.usage == {"input_tokens": 3}
+    assert leftovers(engine, label) == []
+
+
+# --- what the container can see -------------------------------------------------------
+
+INSPECT = """#!/usr/bin/env python3
+import json, os, socket, subprocess, sys
+out = sys.argv[6]
+found = []
+for root, dirs, files in os.walk("/"):
+    if root == "/":
+        dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev")]
+    found += [os.path.join(root, n) for n in files + dirs]
+s = socket.socket(socket.AF_UNIX)
+s.connect("/run/erpsim/api.sock")
+s.sendall(b"ping\\n")
+reply = s.recv(100).decode()
+erp = subprocess.run(["erp", "reports", "aging"], capture_output=True, text=True)
+info = {
+    "root": sorted(os.listdir("/")),
+    "workspace": sorted(os.path.relpath(os.path.join(r, n), "/workspace")
+                        for r, ds, fs in os.walk("/workspace") for n in ds + fs),
+    "mountinfo": open("/proc/self/mountinfo").read().splitlines(),
+    "net": sorted(os.listdir("/sys/class/net")),
+    "all": found,
+    "api_reply": reply,
+    "erp": erp.stdout,
+    "env": dict(os.environ),
+}
+json.dump(info, open(os.path.join(out, "inspect.json"), "w"))
+"""
+
+# Mount points every container has, whatever the runner asks for.
+ENGINE_MOUNTS = {"/etc/resolv.conf", "/etc/hostname", "/etc/hosts", "/usr/sbin/docker-init"}
+VIRTUAL = ("/proc", "/dev", "/sys")
+
+
+class _Pong(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        self.wfile.write(b"pong:" + self.rfile.readline().strip())
+
+
+def test_the_container_sees_only_the_allowed_mounts(engine: docker.DockerClient,
+                                                    tmp_path: Path) -> None:
+    label = uuid.uuid4().hex
+    short = Path(tempfile.mkdtemp(prefix="erpsim-api-", dir="/tmp"))  # sun_path is short
+    sock = short / "api.sock"
+    server = socketserver.ThreadingUnixStreamServer(str(sock), _Pong)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = tmp_path / "erp-client" / "cli.py"
+    client.parent.mkdir()
+    client.write_text(ERP_STUB)
+    client.chmod(0o755)
+    try:
+        proc = docker_turn(tmp_path, INSPECT, label=label, options={"api_socket": sock},
+                           erp_client=client, env={"ERPSIM_TOKEN": "tok-9",
+                                                   "ERPSIM_API": f"unix://{sock}"})
+        attempt = tmp_path / "attempt"
+        for hidden in ("world/truth.json", "reference/answer.csv", "checks/spec.yaml"):
+            (attempt / hidden).parent.mkdir(parents=True, exist_ok=True)
+            (attempt / hidden).write_text("hidden from the agent")
+        (proc.workspace / "inbox").mkdir()
+        (proc.workspace / "inbox" / "remittance.csv").write_text("a,b\n")
+        run_checked(proc)
+    finally:
+        server.shutdown()
+        server.server_close()
+        shutil.rmtree(short)
+    info = json.loads((proc.output_dir / "inspect.json").read_text())
+
+    # Mount points: the five the runner gives, and the engine's own.
+    points = {line.split()[4] for line in info["mountinfo"]}
+    ours = {p for p in points if p != "/" and not p.startswith(VIRTUAL)} - ENGINE_MOUNTS
+    assert ours == {"/workspace", "/home/agent", "/adapter", "/run/erpsim/api.sock",
+                    "/usr/local/bin/erp"}
+    roots = {line.split()[4]: line.split()[3] for line in info["mountinfo"]}
+    assert roots["/workspace"].endswith("/attempt/turns/01/workspace")
+    assert roots["/adapter"].endswith("/adapters")
+    for line in info["mountinfo"]:  # read-only where it must be
+        point, options = line.split()[4], line.split()[5].split(",")
+        if point in ("/adapter", "/run/erpsim/api.sock", "/usr/local/bin/erp"):
+            assert "ro" in options, line
+
+    # What the workspace holds is what the runner put there, nothing of the attempt's.
+    assert info["workspace"] == ["inbox", "inbox/remittance.csv", "out", "prompt.md"]
+    names = {os.path.basename(p) for p in info["all"]}
+    for hidden in ("books.db", "truth.json", "answer.csv", "spec.yaml", "pyproject.toml",
+                   "summary.json"):
+        assert hidden not in names, [p for p in info["all"] if p.endswith(hidden)]
+    host_paths = (str(tmp_path), str(ADAPTERS.parents[1]), "/var/tmp/erpsim-docker")
+    assert not [p for p in info["all"] if p.startswith(host_paths)]
+    assert "/adapter/agent" in info["all"]
+
+    # The API over its socket, the erp client, the environment.
+    assert info["api_reply"] == "pong:ping"
+    assert info["erp"] == "erp stub: reports aging token tok-9\n"
+    env = info["env"]
+    assert env["ERPSIM_API"] == "unix:///run/erpsim/api.sock"
+    assert env["ERPSIM_TOKEN"] == "tok-9"
+    assert (env["HOME"], env["TMPDIR"]) == ("/home/agent", "/home/agent/tmp")
+    assert env["ERPSIM_USAGE_FILE"] == "/workspace/out/usage.json"
+    assert info["net"] == ["lo"]
+    assert leftovers(engine, label) == []
+
+
+NET = '#!/bin/sh\nls /sys/class/net > "$6/net.txt"\n'
+
+
+def test_network_off_leaves_only_loopback(engine: docker.DockerClient, tmp_path: Path) -> None:
+    proc = docker_turn(tmp_path, NET, label=uuid.uuid4().hex)
+    run_checked(proc)
+    assert (proc.output_dir / "net.txt").read_text().split() == ["lo"]
+
+
+def test_network_on_uses_the_given_mode(engine: docker.DockerClient, tmp_path: Path) -> None:
+    # The engine .ci/docker-up starts has no bridge: "host" is its way to a network.
+    proc = docker_turn(tmp_path, NET, label=uuid.uuid4().hex,
+                       options={"network": True, "network_mode": "host"})
+    run_checked(proc)
+    assert sorted((proc.output_dir / "net.txt").read_text().split()) == sorted(
+        os.listdir("/sys/class/net"))
+
+
+# --- limits, timeout, cleanup ---------------------------------------------------------
+
+LIMITS = """#!/bin/sh
+for i in $(seq 1 200); do [ -e /workspace/go ] && break; sleep 0.1; done
+cat /sys/fs/cgroup/memory/memory.limit_in_bytes > "$6/memory.txt" 2>/dev/null \\
+  || cat /sys/fs/cgroup/memory.max > "$6/memory.txt"
+"""
+
+
+def test_cpu_and_memory_limits_are_set_on_the_container(engine: docker.DockerClient,
+                                                        tmp_path: Path) -> None:
+    label = uuid.uuid4().hex
+    proc = docker_turn(tmp_path, LIMITS, label=label,
+                       options={"cpus": 1.5, "memory": "300m", "pids_limit": 256})
+    done: list[TurnOutcome] = []
+    runner = threading.Thread(target=lambda: done.append(run_turn(proc)))
+    runner.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not (found := leftovers(engine, label)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert found, "the turn's container never appeared"
+        attrs = found[0].attrs
+    finally:
+        (proc.workspace / "go").touch()
+        runner.join(30)
+    host = attrs["HostConfig"]
+    assert host["NanoCpus"] == 1_500_000_000
+    assert host["Memory"] == host["MemorySwap"] == 300 * 1024 * 1024
+    assert host["PidsLimit"] == 256
+    assert host["NetworkMode"] == "none"
+    assert host["Init"] is True
+    assert attrs["Config"]["User"] == f"{os.getuid()}:{os.getgid()}"
+    assert attrs["Config"]["Labels"]["erpsim"] == "1"
+    assert done and done[0].status == "completed"
+    assert int((proc.output_dir / "memory.txt").read_text()) == 300 * 1024 * 1024
+    assert leftovers(engine, label) == []
+
+
+def test_a_sleeping_agent_is_killed_at_its_timeout(engine: docker.DockerClient,
+                                                   tmp_path: Path) -> None:
+    label = uuid.uuid4().hex
+    proc = docker_turn(tmp_path, "#!/bin/sh\necho going to sleep\nsleep 300\n", label=label,
+                       timeout_s=1.5)
+    started = time.monotonic()
+    outcome = run_turn(proc)
+    assert (outcome.timed_out, outcome.exit_code, outcome.status) == (True, None, "timeout")
+    assert 1.5 <= outcome.wall_s < 5 and time.monotonic() - started < 10
+    assert outcome.stdout_log.read_text() == "going to sleep\n"
+    assert outcome.infrastructure_error is None
+    assert leftovers(engine, label) == []
+
+
+def test_a_missing_image_is_an_infrastructure_error(engine: docker.DockerClient,
+                                                    tmp_path: Path) -> None:
+    label = uuid.uuid4().hex
+    proc = docker_turn(tmp_path, "#!/bin/sh\nexit 0\n", label=label,
+                       options={"image": "erpsim-no-such-image:0"})
+    outcome = run_turn(proc)
+    assert outcome.status == "error"
+    assert outcome.infrastructure_error == (
+        f"image erpsim-no-such-image:0 is not on the docker engine at "
+        f"{os.environ['DOCKER_HOST']} (.ci/docker-up builds erpsim-agent:bookworm)")
+    assert leftovers(engine, label) == []
+
+
+# --- a sample adapter in the bare image -----------------------------------------------
+
+
+def test_the_codex_adapter_runs_in_the_bare_image(engine: docker.DockerClient,
+                                                  tmp_path: Path) -> None:
+    proc = turn_layout(tmp_path, None, mode="docker", adapter_path=ADAPTERS / "codex",
+                       env={"PATH": "/home/agent/bin:/usr/local/bin:/usr/bin:/bin"},
+                       docker=DockerOptions(image=IMAGE,
+                                            labels={"erpsim.test": uuid.uuid4().hex}))
+    (proc.home / "bin").mkdir(parents=True)
+    shutil.copy2(FAKES / "codex", proc.home / "bin" / "codex")
+    outcome = run_checked(proc)
+    call = json.loads((proc.output_dir / "fake-codex.json").read_text())
+    assert call["argv"] == ["exec", "--json", "--skip-git-repo-check", "--cd", "/workspace",
+                            "--sandbox", "workspace-write", "-"]
+    assert call["stdin"] == PROMPT and call["cwd"] == "/workspace"
+    assert call["env"]["CODEX_HOME"] == "/home/agent/.codex"
+    assert (proc.home / ".codex").is_dir()
+    assert outcome.usage == {"source": "codex exec --json", "input_tokens": 1200,
+                             "cached_input_tokens": 1000, "output_tokens": 34}
+    assert (proc.log_dir / "usage.json").is_file()
+
+
+def test_a_wait_timeout_raises_what_docker_mode_catches(engine: docker.DockerClient) -> None:
+    # On dockerd 20.10 over a unix socket it is requests' ConnectionError, not ReadTimeout.
+    container = engine.containers.create(IMAGE, ["sleep", "30"], network_mode="none",
+                                         labels={"erpsim": "1", "erpsim.test": "wait"})
+    try:
+        container.start()
+        with pytest.raises((requests.exceptions.ConnectionError,
+                            requests.exceptions.ReadTimeout)):
+            container.wait(timeout=0.5)
+    finally:
+        container.remove(force=True)
