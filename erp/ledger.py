@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from erp import events as ev
 from erp.books import Books
@@ -28,7 +28,10 @@ from erp.events import decode_event
 from erp.handlers import Context, handle
 from erp.projections import Projections, load
 from erp.schema import PROJECTION_TABLES
-from erp.store import GENESIS, EventStore, StoredEvent, chain_hash
+from erp.store import GENESIS, EnvelopeBuilder, EventStore, StoredEvent, VerifyReport
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
 
 ROLES = ("clerk", "controller", "system")
 """The roles a submission may carry."""
@@ -149,7 +152,7 @@ class Ledger:
         try:
             with self.store.write_transaction(conn):
                 self._sync(conn)
-                rows: list[tuple[Any, ...]] = []
+                chain = EnvelopeBuilder(self.position, self.head_hash, self.books.versions)
                 for sub in submissions:
                     if sub.role not in ROLES:
                         raise ValueError(f"role {sub.role!r} of {sub.actor}: expected one of "
@@ -157,8 +160,8 @@ class Ledger:
                     ctx = Context(sub.actor, sub.role, sub.business_date)
                     events = handle(sub.command, self.books, ctx)
                     staged = True
-                    self._stage(events, sub, rows)
-                self.store.insert_rows(conn, rows)
+                    self._stage(events, sub, chain)
+                self.store.insert_rows(conn, chain.rows)
                 self.projections.flush(conn, self._sql)
         except BaseException:
             if staged:
@@ -167,9 +170,9 @@ class Ledger:
         finally:
             if gc_was:
                 gc.enable()
-        return [StoredEvent(*r) for r in rows]
+        return chain.stored()
 
-    def _sync(self, conn: Any) -> None:
+    def _sync(self, conn: Connection) -> None:
         position, digest = self.store.head(conn)
         if position != self.position or digest != self.head_hash:
             if position < self.position:
@@ -178,28 +181,19 @@ class Ledger:
                 self._catch_up()
 
     def _stage(self, events: Sequence[ev.Event], sub: Submission,
-               rows: list[tuple[Any, ...]]) -> None:
-        books, projections, versions = self.books, self.projections, self.books.versions
+               chain: EnvelopeBuilder) -> None:
+        books, projections, add = self.books, self.projections, chain.add
         command = type(sub.command).__name__
-        cause = f"cmd-{self.position + 1}"
+        cause = f"cmd-{chain.position + 1}"
+        correlation = sub.correlation_id or cause
         day = sub.business_date.isoformat()
-        prev = self.head_hash
-        position = self.position
+        sim_time, actor, role = sub.sim_time, sub.actor, sub.role
         for e in events:
-            position += 1
-            stream = e.stream
-            version = versions.get(stream, 0) + 1
-            payload = ev.encode_event(e).decode()
-            row = (position, stream, version, e.type, e.schema_version, "erp", day,  # type: ignore[attr-defined]
-                   sub.sim_time, sub.actor, sub.role, command, cause,
-                   sub.correlation_id or cause, payload)
-            digest = chain_hash(prev, *row)
-            rows.append((*row, prev, digest))
-            prev = digest
-            versions[stream] = version
+            position = add(e.stream, e.type, e.schema_version, "erp", day, sim_time, actor, role,
+                           command, cause, correlation, ev.encode_event(e).decode())
             books.apply(e)
             projections.apply(position, day, e)
-        self.position, self.head_hash = position, prev
+        self.position, self.head_hash = chain.position, chain.prev_hash
 
     def record(self, realm: str, items: Sequence[tuple[str, str, str]], *, actor: str,
                business_date: date, role: ev.Role = "system", command: str = "",
@@ -227,28 +221,20 @@ class Ledger:
         if not items:
             return []
         conn = self._conn
-        rows: list[tuple[Any, ...]] = []
         try:
             with self.store.write_transaction(conn):
                 self._sync(conn)
-                prev, position = self.head_hash, self.position
-                versions = self.books.versions
+                chain = EnvelopeBuilder(self.position, self.head_hash, self.books.versions)
                 for it in items:
-                    position += 1
-                    version = versions.get(it.stream, 0) + 1
-                    row = (position, it.stream, version, it.type, 1, realm,
-                           it.business_date.isoformat(), it.sim_time, it.actor, it.role,
-                           it.command, None, it.correlation_id, it.payload)
-                    digest = chain_hash(prev, *row)
-                    rows.append((*row, prev, digest))
-                    prev = digest
-                    versions[it.stream] = version
-                self.store.insert_rows(conn, rows)
-                self.position, self.head_hash = position, prev
+                    chain.add(it.stream, it.type, 1, realm, it.business_date.isoformat(),
+                              it.sim_time, it.actor, it.role, it.command, None,
+                              it.correlation_id, it.payload)
+                self.store.insert_rows(conn, chain.rows)
+                self.position, self.head_hash = chain.position, chain.prev_hash
         except BaseException:
             self._reload()
             raise
-        return [StoredEvent(*r) for r in rows]
+        return chain.stored()
 
     def try_execute(self, command: Command, **kwargs: Any) -> list[StoredEvent] | CommandRejected:
         """``execute``, returning a rejection as a value instead of raising it."""
@@ -291,6 +277,6 @@ class Ledger:
         self.projections = projections
         return RebuildStats(n, time.perf_counter() - started)
 
-    def verify(self) -> Any:
+    def verify(self) -> VerifyReport:
         """Recompute the log's hash chain (see ``EventStore.verify``)."""
         return self.store.verify()

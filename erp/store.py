@@ -46,6 +46,51 @@ def chain_hash(prev_hash: str, position: int, stream: str, version: int, type_: 
     return hashlib.sha256(b"%s\n%s\n%s" % (prev_hash.encode(), head, payload.encode())).hexdigest()
 
 
+EventRow = tuple[int, str, int, str, int, str, str, float | None, str, str, str, str | None,
+                 str | None, str, str, str]
+"""One ``events`` row in ``EVENT_COLUMNS`` order: the envelope, the payload and both hashes."""
+
+
+class EnvelopeBuilder:
+    """The one builder of event rows: it numbers, versions and chains them onto a log head.
+
+    Every writer (``EventStore.append``, the ledger's commands and its world-realm
+    records) builds its rows here, so position, version, envelope and hash are made
+    one way. ``versions`` is the caller's map of stream -> current version; it is
+    updated as rows are added (a missing stream starts at 0).
+    """
+
+    __slots__ = ("position", "prev_hash", "rows", "versions")
+
+    def __init__(self, position: int, prev_hash: str, versions: dict[str, int]) -> None:
+        self.position = position
+        self.prev_hash = prev_hash
+        self.versions = versions
+        self.rows: list[EventRow] = []
+
+    def add(self, stream: str, type_: str, schema_version: int, realm: str, business_date: str,
+            sim_time: float | None, actor: str, role: str, command: str,
+            causation_id: str | None, correlation_id: str | None, payload: str) -> int:
+        """Append the next row (position + 1, the stream's next version, chained); its
+        position."""
+        position = self.position + 1
+        version = self.versions.get(stream, 0) + 1
+        prev = self.prev_hash
+        digest = chain_hash(prev, position, stream, version, type_, schema_version, realm,
+                            business_date, sim_time, actor, role, command, causation_id,
+                            correlation_id, payload)
+        self.rows.append((position, stream, version, type_, schema_version, realm,
+                          business_date, sim_time, actor, role, command, causation_id,
+                          correlation_id, payload, prev, digest))
+        self.versions[stream] = version
+        self.position, self.prev_hash = position, digest
+        return position
+
+    def stored(self) -> list[StoredEvent]:
+        """The rows built so far as stored events."""
+        return [StoredEvent(*r) for r in self.rows]
+
+
 @dataclass(frozen=True, slots=True)
 class NewEvent:
     """An event to append, before the store gives it a position, version and hash."""
@@ -342,7 +387,7 @@ class EventStore:
                 found[stream] = int(version)
         return found
 
-    def insert_rows(self, conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    def insert_rows(self, conn: Connection, rows: Sequence[EventRow]) -> None:
         """Insert event rows (in ``EVENT_COLUMNS`` order) inside the caller's transaction.
 
         A duplicate ``(stream, version)`` or position raises ``ConcurrencyConflict``.
@@ -357,7 +402,7 @@ class EventStore:
         except sa.exc.IntegrityError as e:
             raise self._conflict(conn, rows, e) from e
 
-    def _conflict(self, conn: Connection, rows: Sequence[tuple[Any, ...]],
+    def _conflict(self, conn: Connection, rows: Sequence[EventRow],
                   error: sa.exc.IntegrityError) -> ErpError:
         # Runs in an aborted transaction on PostgreSQL: look in a fresh connection.
         with self.engine.connect() as fresh:
@@ -391,18 +436,13 @@ class EventStore:
                     actual = self.stream_versions(conn, [stream])[stream]
                 if actual != expected:
                     raise ConcurrencyConflict(stream, expected, actual)
-            rows = []
+            chain = EnvelopeBuilder(position, prev, current)
             for n in new:
-                position += 1
-                current[n.stream] += 1
-                row = (position, n.stream, current[n.stream], n.type, n.schema_version, n.realm,
-                       n.business_date, n.sim_time, n.actor, n.role, n.command, n.causation_id,
-                       n.correlation_id, n.payload)
-                digest = chain_hash(prev, *row)
-                rows.append((*row, prev, digest))
-                prev = digest
-            self.insert_rows(conn, rows)
-        return [StoredEvent(*r) for r in rows]
+                chain.add(n.stream, n.type, n.schema_version, n.realm, n.business_date,
+                          n.sim_time, n.actor, n.role, n.command, n.causation_id,
+                          n.correlation_id, n.payload)
+            self.insert_rows(conn, chain.rows)
+        return chain.stored()
 
     # --- reading ----------------------------------------------------------------
 
