@@ -9,6 +9,11 @@ The tree::
                                   missing or outside its folder; or a library name is unknown.
                                   One message names the file, the field path, the bad value
                                   and what was expected; ``problems`` holds one line per fault.
+        ├── SolverError           a built-in agent cannot be made for a scenario: it has no
+        │                         solver.py (nor borrows one with reference_agent), the module
+        │                         defines no reference(turn) / oracle(turn, world) or fails to
+        │                         import, or the agent's name is not null/reference/oracle.
+        └── DeskTaskError         (desk.errors) a desk task folder cannot be used.
 
 pydantic's ``ValidationError`` and PyYAML's ``YAMLError`` never leave the package:
 the loader translates them into a ``ScenarioError`` at the boundary. A scenario
@@ -37,3 +42,12 @@ class ScenarioError(ValueError):
         self.message = message
         self.file = file
         self.problems = tuple(problems)
+
+
+class SolverError(ScenarioError):
+    """A built-in agent that cannot be made for a scenario, with the reason.
+
+    The scenario has no ``solver.py`` (nor borrows one), the module lacks the agent's
+    function (``reference(turn)``, ``oracle(turn, world)``) or fails to import, or the
+    agent's name is not a built-in one.
+    """

@@ -24,7 +24,8 @@ GOLDEN: dict[tuple[str, int | None], str] = {
     ("month-end-close", 2): "4cee313f684218c6c4297c0b5e9ea9d84477e64c649a84a9ab38d7a3c34af32f",
     # desk tasks run at their own seed
     ("ar-aging-workbook", None): "7c4953520f7764b575eaefc5ecbbc45300e8a927001a05c4ab39158391396c62",
-    ("contractor-accrual", None): "b6b6adb540935852aa35b37f28a78920b7745ab39ba39cdd342d9545542f0c5f",
+    ("contractor-accrual", None):
+        "b6b6adb540935852aa35b37f28a78920b7745ab39ba39cdd342d9545542f0c5f",
     ("demand-forecast", None): "7c4953520f7764b575eaefc5ecbbc45300e8a927001a05c4ab39158391396c62",
     ("payments-match", None): "e19b18dacf74ede24b67718c1e35f3824347df64de40c0d3bedc3fb1cee28e08",
     ("vendor-statement-recon", None):

@@ -33,7 +33,7 @@ from erp.books import document_number_key
 from erp.errors import CommandRejected
 from erp.events import BankDetails, BillEntered, VendorCreditRecorded
 from erp.money import display_cents, parse_cents
-from runs.agents import Desk, oracle_solver, reference_solver
+from scenarios.turn import TurnContext
 from sim.world import World
 from sim.world_events import (
     BankChangeAsked,
@@ -90,12 +90,12 @@ class ExceptionRow:
 class BooksIndex:
     """What the books already hold: bills and credits by vendor and number, bank requests."""
 
-    desk: Desk
+    desk: TurnContext
     bills: dict[tuple[str, str], str] = field(default_factory=dict)
     credits: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, desk: Desk) -> BooksIndex:
+    def read(cls, desk: TurnContext) -> BooksIndex:
         """Index the books' bills and vendor credits by ``(vendor, number key)``."""
         index = cls(desk)
         for d in q.documents(desk.store, kind="bill"):
@@ -176,7 +176,7 @@ def payment_cutoff(day: date) -> date:
     return day + timedelta(days=6 - day.weekday() + 7)
 
 
-def run_month_end_payments(desk: Desk) -> None:
+def run_month_end_payments(desk: TurnContext) -> None:
     """Pay every approved open bill due by the cutoff in one run (once per day)."""
     if any(d["doc_date"] == desk.day.isoformat()
            for d in q.documents(desk.store, kind="payment_run")):
@@ -191,7 +191,7 @@ def run_month_end_payments(desk: Desk) -> None:
 BANK_STATEMENT = re.compile(r"bank-statement-(\d{4}-\d{2})\.csv$")
 
 
-def record_bank_charges(desk: Desk) -> None:
+def record_bank_charges(desk: TurnContext) -> None:
     """Record the month's bank charges and interest from the bank's statement in the inbox.
 
     Each charge's statement line is imported first (the bank feed brings the day's lines
@@ -239,7 +239,7 @@ def record_bank_charges(desk: Desk) -> None:
                                               line_id=line_id))
 
 
-def write_exceptions(desk: Desk, rows: Iterable[ExceptionRow]) -> Path:
+def write_exceptions(desk: TurnContext, rows: Iterable[ExceptionRow]) -> Path:
     """Write ``out/exceptions.csv`` (every exception so far, in the order documents came)."""
     desk.output_dir.mkdir(parents=True, exist_ok=True)
     path = desk.output_dir / EXCEPTIONS_FILE
@@ -462,7 +462,7 @@ class Seen:
 class Clerk:
     """The reference clerk's reading of the inbox, replayed from the first document."""
 
-    desk: Desk
+    desk: TurnContext
     books: BooksIndex
     vendors: dict[str, list[str]] = field(default_factory=dict)
     invoices: dict[str, list[Seen]] = field(default_factory=dict)
@@ -472,7 +472,7 @@ class Clerk:
     exceptions: list[ExceptionRow] = field(default_factory=list)
 
     @classmethod
-    def for_desk(cls, desk: Desk) -> Clerk:
+    def for_desk(cls, desk: TurnContext) -> Clerk:
         """A clerk with the books' vendors by name."""
         clerk = cls(desk, BooksIndex.read(desk))
         for v in sorted(desk.ledger.books.vendors.values(), key=lambda v: v.vendor_id):
@@ -637,8 +637,7 @@ def is_last_business_day(day: date) -> bool:
     return day.weekday() < 5 and nxt.month != day.month
 
 
-@reference_solver("procure-to-pay")
-def procure_to_pay(desk: Desk) -> None:
+def reference(desk: TurnContext) -> None:
     """The clerk's turn, from the inbox, the archive and the books."""
     clerk = Clerk.for_desk(desk)
     for path in sorted([*desk.archive(), *desk.inbox()], key=arrival_order):
@@ -652,8 +651,7 @@ def procure_to_pay(desk: Desk) -> None:
 # --- the oracle ------------------------------------------------------------------------------
 
 
-@oracle_solver("procure-to-pay")
-def procure_to_pay_oracle(desk: Desk, world: World) -> None:
+def oracle(desk: TurnContext, world: World) -> None:
     """The clerk's turn from the truth: originals entered, the rest held or listed."""
     books = BooksIndex.read(desk)
     bills: dict[str, BillIssued] = {}

@@ -18,9 +18,11 @@ from erp import queries as q
 from erp.money import parse_cents
 from erp.store import EventStore
 from runs.attempt import AttemptResult, run_attempt
-from runs.solvers import month_end_close as mec
-from scenarios.loader import LoadedScenario, find_scenario, load_scenario
+from scenarios.agents import NullAgent, OracleAgent, ReferenceAgent, built_in_agent, load_solver
+from scenarios.loader import LoadedScenario, find_scenario, library_dir, load_scenario
 from sim.world_events import decode_world_event
+
+mec = load_solver(library_dir() / "month-end-close" / "solver.py")
 
 MONTH_END = date(2026, 5, 29)
 SEED = 1
@@ -227,11 +229,15 @@ def test_the_reference_never_reads_the_world() -> None:
     assert "world" in inspect.getsource(mec.Oracle)  # the check can see a mention
 
 
-def test_the_solvers_are_registered() -> None:
-    from runs.agents import ORACLE_SOLVERS, REFERENCE_SOLVERS
-
-    assert REFERENCE_SOLVERS["month-end-close"] is mec.reference
-    assert ORACLE_SOLVERS["month-end-close"] is mec.oracle
+def test_the_built_in_agents_run_the_folders_solver() -> None:
+    scenario = load_scenario(find_scenario("month-end-close"))
+    world: Any = object()  # the agents only hold it
+    reference = built_in_agent("reference", scenario, world)
+    oracle = built_in_agent("oracle", scenario, world)
+    assert isinstance(reference, ReferenceAgent) and reference.solver is mec.reference
+    assert isinstance(oracle, OracleAgent) and oracle.solver is mec.oracle
+    assert oracle.world is world
+    assert isinstance(built_in_agent("null", scenario, world), NullAgent)
 
 
 def test_a_statement_csv_reads_as_the_bank_wrote_it(tmp_path: Path) -> None:

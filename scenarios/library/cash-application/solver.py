@@ -41,7 +41,7 @@ from erp import commands as c
 from erp import queries as q
 from erp.errors import CommandRejected, MoneyError
 from erp.money import display_cents, parse_cents, pct_of
-from runs.agents import Desk, oracle_solver, reference_solver
+from scenarios.turn import TurnContext
 
 if TYPE_CHECKING:
     from sim.world import World
@@ -246,7 +246,7 @@ class Plan:
 class Clerk:
     """Applies one turn's receipts under the cash application policy, from visible materials."""
 
-    def __init__(self, desk: Desk) -> None:
+    def __init__(self, desk: TurnContext) -> None:
         self.desk = desk
         self.invoices = read_invoices(desk.store)
         self.receipts = read_receipts(desk.store)
@@ -539,8 +539,7 @@ def write_unapplied(path: Path, reasons: dict[str, str]) -> None:
     path.write_text(buf.getvalue(), encoding="utf-8")
 
 
-@reference_solver("cash-application")
-def apply_receipts(desk: Desk) -> None:
+def reference(desk: TurnContext) -> None:
     """Apply the day's receipts under the written policy, from the clerk's own materials."""
     clerk = Clerk(desk)
     write_unapplied(desk.output_dir / OUTPUT, clerk.work())
@@ -549,8 +548,7 @@ def apply_receipts(desk: Desk) -> None:
 # --- the oracle ---------------------------------------------------------------------------
 
 
-@oracle_solver("cash-application")
-def apply_receipts_as_meant(desk: Desk, world: World) -> None:
+def oracle(desk: TurnContext, world: World) -> None:
     """Apply every receipt as its payer meant it (the world's truth), within the policy."""
     from sim.world_events import BankLinePosted, PaymentSent, decode_world_event
 

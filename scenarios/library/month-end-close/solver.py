@@ -54,7 +54,7 @@ from erp import queries as q
 from erp.errors import CommandRejected, MoneyError
 from erp.money import format_cents, parse_cents, pct_of
 from erp.store import StoredEvent
-from runs.agents import Desk, oracle_solver, reference_solver
+from scenarios.turn import TurnContext
 
 if TYPE_CHECKING:
     from sim.world import World
@@ -230,7 +230,7 @@ def number_digits(number: str) -> str:
 class Clerk:
     """One turn's clerk: reads the books, runs commands, writes the month-end files."""
 
-    def __init__(self, desk: Desk) -> None:
+    def __init__(self, desk: TurnContext) -> None:
         self.desk = desk
         self.store = desk.store
         self.day = desk.day
@@ -316,7 +316,7 @@ class Clerk:
     def returned_receipts(self, judge: Judge) -> set[str]:
         """Receipts whose deposit the bank returned unpaid (by the returned items' lines)."""
         lines = self.lines()
-        out = set()
+        out: set[str] = set()
         for row in lines.values():
             v = judge.verdict(self.bank_line(row)) if int(row["amount"]) < 0 else None
             if v is not None and v.kind == "returned" and v.doc_id in lines:
@@ -639,7 +639,7 @@ class Payout:
 class Reference:
     """Decides the work from the workspace's files and the books."""
 
-    def __init__(self, desk: Desk, clerk: Clerk) -> None:
+    def __init__(self, desk: TurnContext, clerk: Clerk) -> None:
         self.desk = desk
         self.clerk = clerk
         self.payouts: dict[str, Payout] = {}
@@ -923,7 +923,7 @@ def _next_weekday(day: date) -> date:
     return d
 
 
-def _last_turn(desk: Desk) -> bool:
+def _last_turn(desk: TurnContext) -> bool:
     """Whether the prompt says this is the last turn (``turn N of N``)."""
     try:
         m = _TURN.search(desk.prompt_file.read_text(encoding="utf-8"))
@@ -932,8 +932,7 @@ def _last_turn(desk: Desk) -> bool:
     return m is not None and m[1] == m[2]
 
 
-@reference_solver("month-end-close")
-def reference(desk: Desk) -> None:
+def reference(desk: TurnContext) -> None:
     """Close the month from the workspace's files and the books."""
     clerk = Clerk(desk)
     if desk.role == "controller":
@@ -948,7 +947,7 @@ def reference(desk: Desk) -> None:
 class Oracle:
     """Decides the same work from the world's truth."""
 
-    def __init__(self, desk: Desk, clerk: Clerk, world: World) -> None:
+    def __init__(self, desk: TurnContext, clerk: Clerk, world: World) -> None:
         from sim.world_events import (
             BankLinePosted,
             BillIssued,
@@ -1074,8 +1073,7 @@ class Oracle:
                 for t, d in self.docs if d.kind == "credit_note"]
 
 
-@oracle_solver("month-end-close")
-def oracle(desk: Desk, world: World) -> None:
+def oracle(desk: TurnContext, world: World) -> None:
     """Close the month from the world's truth."""
     clerk = Clerk(desk)
     if desk.role == "controller":

@@ -21,11 +21,13 @@ from erp import queries as q
 from erp.ledger import Ledger
 from erp.money import pct_of
 from erp.store import EventStore
-from runs.agents import Desk
 from runs.attempt import AttemptResult, run_attempt
-from runs.solvers import cash_application
-from scenarios.loader import LoadedScenario, find_scenario, load_scenario
+from scenarios.agents import load_solver
+from scenarios.loader import LoadedScenario, find_scenario, library_dir, load_scenario
+from scenarios.turn import TurnContext
 from sim.world_events import BankLinePosted, PaymentSent, decode_world_event
+
+cash_application = load_solver(library_dir() / "cash-application" / "solver.py")
 
 
 @pytest.fixture(scope="module")
@@ -254,10 +256,12 @@ def test_reference_solver_never_reads_the_world() -> None:
     top_imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
     modules = {a.name for n in top_imports if isinstance(n, ast.Import) for a in n.names}
     modules |= {n.module or "" for n in top_imports if isinstance(n, ast.ImportFrom)}
-    assert not {m for m in modules if m.startswith(("sim", "counterparties", "scenarios"))}
-    used = _reachable(cash_application, "apply_receipts")
+    # the turn context is the clerk's view; the rest of scenarios/ holds the truth
+    assert not {m for m in modules if m.startswith(("sim", "counterparties", "scenarios"))
+                and m != "scenarios.turn"}
+    used = _reachable(cash_application, "reference")
     assert "Clerk" in used and "read_papers" in used
-    assert "apply_receipts_as_meant" not in used
+    assert "oracle" not in used
     for name, node in used.items():
         text = ast.unparse(node)
         for forbidden in ("world", "World", "truth", "ledger", "counterparties"):
@@ -267,9 +271,9 @@ def test_reference_solver_never_reads_the_world() -> None:
 # --- the clerk on its own: missing papers, a second pass ------------------------------------
 
 
-def _desk(books: Path, workspace: Path, day: date, ledger: Ledger) -> Desk:
+def _desk(books: Path, workspace: Path, day: date, ledger: Ledger) -> TurnContext:
     (workspace / "inbox" / "archive").mkdir(parents=True, exist_ok=True)
-    return Desk(turn=1, day=day, workspace=workspace, prompt_file=workspace / "prompt.md",
+    return TurnContext(turn=1, day=day, workspace=workspace, prompt_file=workspace / "prompt.md",
                 output_dir=workspace / "out", ledger=ledger, actor="agent:turn-1")
 
 
@@ -286,10 +290,10 @@ def test_without_remittances_card_payouts_stay_unapplied_and_listed(
         desk = _desk(books, tmp_path / "ws", day, ledger)
         for email in (null.out / "turns").glob("*/workspace/inbox/*.eml"):
             (desk.workspace / "inbox" / email.name).write_bytes(email.read_bytes())
-        cash_application.apply_receipts(desk)
+        cash_application.reference(desk)
         assert desk.rejections == [] and desk.commands > 100
         again = _desk(books, tmp_path / "ws", day, ledger)
-        cash_application.apply_receipts(again)
+        cash_application.reference(again)
         assert again.commands == 0  # a second pass finds nothing more to do
         unassigned = {d["doc_id"].removeprefix("RCT-") for d in q.documents(ledger.store,
                                                                          kind="receipt")

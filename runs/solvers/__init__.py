@@ -1,7 +1,0 @@
-"""Reference and oracle solvers of the scenario library, registered by name."""
-
-import importlib
-import pkgutil
-
-for _mod in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_mod.name}")
