@@ -106,7 +106,8 @@ def read_log(ctx: CheckContext, realm: str | None, types: Sequence[str] | None =
            ctx.position, ctx.as_of)
 
     def load() -> list[LogEvent]:
-        clauses, params = ["1=1"], []
+        clauses: list[str] = ["1=1"]
+        params: list[str | int] = []
         if realm is not None:
             clauses.append("realm = ?")
             params.append(realm)
@@ -128,7 +129,7 @@ def read_log(ctx: CheckContext, realm: str | None, types: Sequence[str] | None =
         return [LogEvent(int(p), t, r, s, a, ro, bd, None if st is None else float(st),
                          int(sv), pl) for p, t, r, s, a, ro, bd, st, sv, pl in found]
 
-    return ctx.cached(str(key), load)  # type: ignore[no-any-return]
+    return ctx.cached(key, load)
 
 
 def lookup(data: Any, path: str) -> tuple[bool, Any]:

@@ -6,12 +6,15 @@ can be computed again later without running anything (``erpsim check``).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from erp.store import EventStore
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -45,7 +48,7 @@ class CheckContext:
     turn_roles: dict[str, str] = field(default_factory=dict)
     """The role of each turn's actor when the scenario gives it one other than ``clerk``."""
     control_accounts: dict[str, str] = field(default_factory=dict)
-    cache: dict[str, Any] = field(default_factory=dict)
+    cache: dict[Hashable, Any] = field(default_factory=dict)
     inputs: tuple[str, ...] = ()
 
     def file(self, rel: str) -> Path:
@@ -60,8 +63,10 @@ class CheckContext:
             raise FileNotFoundError(f"{rel}: this evaluation has no reference folder")
         return self.reference / rel
 
-    def cached(self, key: str, make: Any) -> Any:
-        """``cache[key]``, computed once with ``make()``."""
+    def cached(self, key: Hashable, make: Callable[[], T]) -> T:
+        """``cache[key]``, computed once with ``make()`` (a key names what ``make`` builds,
+        so the value is the type it returns)."""
         if key not in self.cache:
             self.cache[key] = make()
-        return self.cache[key]
+        value: T = self.cache[key]
+        return value

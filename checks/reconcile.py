@@ -35,18 +35,26 @@ payment held on account); explained items are kept apart from unexplained ones.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from checks.world import CustomerPayment, VendorBill, WorldView, fold_world, world_view
+from checks.world import (
+    CustomerInvoice,
+    CustomerPayment,
+    VendorBill,
+    WorldView,
+    fold_world,
+    world_view,
+)
 from erp import events as ev
 from erp import queries as q
 from erp.books import document_number_key
 from erp.money import display_cents, format_cents
-from erp.store import EventStore
+from erp.store import EventStore, StoredEvent
+from sim.documents import number_digits
+from sim.world_events import BankLinePosted
 
 if TYPE_CHECKING:
     from checks.context import CheckContext
@@ -288,11 +296,126 @@ class BooksView:
         return (line.bank_ref or line_id) if line is not None else line_id
 
 
-_BOOK_TYPES = ("bank_account_opened", "invoice_issued", "credit_memo_issued", "receipt_recorded",
-               "receipt_customer_assigned", "receipt_applied", "application_reversed",
-               "invoice_written_off", "fee_allowance_granted", "bill_entered",
-               "vendor_credit_recorded", "vendor_paid", "statement_line_imported",
-               "statement_line_matched", "statement_line_unmatched")
+Handler = Callable[[Any], None]
+"""A fold's method: takes one decoded event of the books."""
+
+
+class BooksFold:
+    """The books' documents folded one event at a time, in the projectors' style.
+
+    ``apply(envelope)`` looks the event's type up in a table of handlers, decodes it into
+    its ``erp.events`` model and hands it over, unless its ``entry_date`` (its business
+    date when it has none) is after ``as_of``: an event counts as of a date as the GL and
+    the subledgers count it. ``books`` is the :class:`BooksView` folded so far; the caller
+    feeds the log up to the position it wants.
+    """
+
+    def __init__(self, *, as_of: date | None = None) -> None:
+        self.as_of = as_of
+        self.books = BooksView()
+        table: dict[type[ev.Event], Handler] = {
+            ev.BankAccountOpened: self._bank_account_opened,
+            ev.InvoiceIssued: self._invoice_issued,
+            ev.CreditMemoIssued: self._credit_memo_issued,
+            ev.ReceiptRecorded: self._receipt_recorded,
+            ev.ReceiptCustomerAssigned: self._receipt_customer_assigned,
+            ev.ReceiptApplied: self._receipt_applied,
+            ev.ApplicationReversed: self._application_reversed,
+            ev.InvoiceWrittenOff: self._invoice_written_off,
+            ev.FeeAllowanceGranted: self._fee_allowance_granted,
+            ev.BillEntered: self._bill_entered,
+            ev.VendorCreditRecorded: self._vendor_credit_recorded,
+            ev.VendorPaid: self._vendor_paid,
+            ev.StatementLineImported: self._statement_line_imported,
+            ev.StatementLineMatched: self._statement_line_matched,
+            ev.StatementLineUnmatched: self._statement_line_unmatched,
+        }
+        self._table = {str(cls.model_fields["type"].default): h for cls, h in table.items()}
+
+    @property
+    def types(self) -> list[str]:
+        """The event types the fold reads."""
+        return list(self._table)
+
+    def apply(self, e: StoredEvent) -> None:
+        """Fold one event of the log (other realms and types are ignored)."""
+        handler = self._table.get(e.type) if e.realm == "erp" else None
+        if handler is None:
+            return
+        x = e.event
+        day = getattr(x, "entry_date", None) or date.fromisoformat(e.business_date)
+        if self.as_of is not None and day > self.as_of:
+            return
+        handler(x)
+
+    # --- receivables and unapplied cash -------------------------------------------------
+
+    def _invoice_issued(self, x: ev.InvoiceIssued) -> None:
+        self.books.invoices[x.invoice_id] = x
+
+    def _receipt_recorded(self, x: ev.ReceiptRecorded) -> None:
+        self.books.receipts[x.receipt_id] = _Receipt(
+            x.receipt_id, x.customer_id, x.amount, x.bank_account_id, x.unapplied_account,
+            x.bank_gl_account, x.entry_date, x.payer, x.reference)
+
+    def _receipt_customer_assigned(self, x: ev.ReceiptCustomerAssigned) -> None:
+        r = self.books.receipts.get(x.receipt_id)
+        if r is not None:
+            r.customer_id = x.customer_id
+
+    def _receipt_applied(self, x: ev.ReceiptApplied) -> None:
+        self._move(x.invoice_id, x.receipt_id, x.amount)
+
+    def _application_reversed(self, x: ev.ApplicationReversed) -> None:
+        self._move(x.invoice_id, x.receipt_id, -x.amount)
+
+    def _move(self, invoice_id: str, receipt_id: str, amount: int) -> None:
+        to = self.books.applied_to.setdefault(invoice_id, {})
+        to[receipt_id] = to.get(receipt_id, 0) + amount
+        r = self.books.receipts.get(receipt_id)
+        if r is not None:
+            r.applied[invoice_id] = r.applied.get(invoice_id, 0) + amount
+
+    def _invoice_written_off(self, x: ev.InvoiceWrittenOff) -> None:
+        _add(self.books.written_off, x.invoice_id, x.amount)
+
+    def _fee_allowance_granted(self, x: ev.FeeAllowanceGranted) -> None:
+        _add(self.books.allowances, x.invoice_id, x.amount)
+
+    def _credit_memo_issued(self, x: ev.CreditMemoIssued) -> None:
+        _add(self.books.credit_memos, x.invoice_id, x.amount)
+
+    # --- payables ------------------------------------------------------------------------
+
+    def _bill_entered(self, x: ev.BillEntered) -> None:
+        self.books.bills[x.bill_id] = _Bill(x.bill_id, x.vendor_id, x.vendor_invoice_number,
+                                            x.total, x.ap_account, x.entry_date)
+
+    def _vendor_credit_recorded(self, x: ev.VendorCreditRecorded) -> None:
+        self.books.credits[x.credit_id] = x
+
+    def _vendor_paid(self, x: ev.VendorPaid) -> None:
+        self.books.payments[x.payment_id] = _Payment(
+            x.payment_id, x.vendor_id, x.amount, sum(a.amount for a in x.applications),
+            x.ap_account, x.bank_gl_account, x.paid_to.masked(), x.entry_date)
+
+    # --- the bank ------------------------------------------------------------------------
+
+    def _statement_line_imported(self, x: ev.StatementLineImported) -> None:
+        self.books.lines[x.line_id] = x
+
+    def _statement_line_matched(self, x: ev.StatementLineMatched) -> None:
+        self.books.matches[x.line_id] = x.targets
+
+    def _statement_line_unmatched(self, x: ev.StatementLineUnmatched) -> None:
+        self.books.matches.pop(x.line_id, None)
+
+    def _bank_account_opened(self, x: ev.BankAccountOpened) -> None:
+        self.books.bank_accounts[x.bank_account_id] = x
+
+
+def _add(totals: dict[str, int], key: str, amount: int) -> None:
+    totals[key] = totals.get(key, 0) + amount
 
 
 def fold_books(store: EventStore, *, as_of: date | None = None,
@@ -302,64 +425,18 @@ def fold_books(store: EventStore, *, as_of: date | None = None,
     An event counts as of a date by its ``entry_date`` (its business date when it has
     none), as the GL and the subledgers do.
     """
-    b = BooksView()
-    for e in store.read(realm="erp", until=position, types=list(_BOOK_TYPES)):
-        x = e.event
-        day = getattr(x, "entry_date", None) or date.fromisoformat(e.business_date)
-        if as_of is not None and day > as_of:
-            continue
-        _fold_one(b, x, day)
-    return b
-
-
-def _fold_one(b: BooksView, x: Any, day: date) -> None:
-    if isinstance(x, ev.InvoiceIssued):
-        b.invoices[x.invoice_id] = x
-    elif isinstance(x, ev.ReceiptRecorded):
-        b.receipts[x.receipt_id] = _Receipt(x.receipt_id, x.customer_id, x.amount,
-                                            x.bank_account_id, x.unapplied_account,
-                                            x.bank_gl_account, x.entry_date, x.payer,
-                                            x.reference)
-    elif isinstance(x, ev.ReceiptCustomerAssigned):
-        if x.receipt_id in b.receipts:
-            b.receipts[x.receipt_id].customer_id = x.customer_id
-    elif isinstance(x, ev.ReceiptApplied | ev.ApplicationReversed):
-        sign = 1 if isinstance(x, ev.ReceiptApplied) else -1
-        to = b.applied_to.setdefault(x.invoice_id, {})
-        to[x.receipt_id] = to.get(x.receipt_id, 0) + sign * x.amount
-        r = b.receipts.get(x.receipt_id)
-        if r is not None:
-            r.applied[x.invoice_id] = r.applied.get(x.invoice_id, 0) + sign * x.amount
-    elif isinstance(x, ev.InvoiceWrittenOff):
-        b.written_off[x.invoice_id] = b.written_off.get(x.invoice_id, 0) + x.amount
-    elif isinstance(x, ev.FeeAllowanceGranted):
-        b.allowances[x.invoice_id] = b.allowances.get(x.invoice_id, 0) + x.amount
-    elif isinstance(x, ev.CreditMemoIssued):
-        b.credit_memos[x.invoice_id] = b.credit_memos.get(x.invoice_id, 0) + x.amount
-    elif isinstance(x, ev.BillEntered):
-        b.bills[x.bill_id] = _Bill(x.bill_id, x.vendor_id, x.vendor_invoice_number, x.total,
-                                   x.ap_account, x.entry_date)
-    elif isinstance(x, ev.VendorCreditRecorded):
-        b.credits[x.credit_id] = x
-    elif isinstance(x, ev.VendorPaid):
-        b.payments[x.payment_id] = _Payment(
-            x.payment_id, x.vendor_id, x.amount, sum(a.amount for a in x.applications),
-            x.ap_account, x.bank_gl_account, x.paid_to.masked(), x.entry_date)
-    elif isinstance(x, ev.StatementLineImported):
-        b.lines[x.line_id] = x
-    elif isinstance(x, ev.StatementLineMatched):
-        b.matches[x.line_id] = x.targets
-    elif isinstance(x, ev.StatementLineUnmatched):
-        b.matches.pop(x.line_id, None)
-    elif isinstance(x, ev.BankAccountOpened):
-        b.bank_accounts[x.bank_account_id] = x
+    fold = BooksFold(as_of=as_of)
+    for e in store.read(realm="erp", until=position, types=fold.types):
+        fold.apply(e)
+    return fold.books
 
 
 # --- the read tables -------------------------------------------------------------------------
 
 
 def _where(as_of: date | None, position: int | None) -> tuple[str, list[Any]]:
-    clauses, params = ["1=1"], []
+    clauses: list[str] = ["1=1"]
+    params: list[str | int] = []
     if as_of is not None:
         clauses.append("entry_date <= ?")
         params.append(as_of.isoformat())
@@ -539,7 +616,7 @@ def _ar_items(account: str, books: BooksView, world: WorldView,
     return items, external
 
 
-def _over_parts(w: Any) -> dict[str, int]:
+def _over_parts(w: CustomerInvoice) -> dict[str, int]:
     """How much of each payment to an invoice is its overpayment (the latest payments'
     first): money on account, not a payment of the invoice."""
     excess = -w.owed
@@ -553,7 +630,7 @@ def _over_parts(w: Any) -> dict[str, int]:
     return out
 
 
-def _ar_residual(books: BooksView, world: WorldView, inv: ev.InvoiceIssued, w: Any,
+def _ar_residual(books: BooksView, world: WorldView, inv: ev.InvoiceIssued, w: CustomerInvoice,
                  residual: int, truth: Mapping[str, tuple[str | None, CustomerPayment | None,
                                                           str]],
                  by_line: Mapping[str, list[str]]) -> tuple[str, str]:
@@ -590,14 +667,14 @@ def _ar_residual(books: BooksView, world: WorldView, inv: ev.InvoiceIssued, w: A
     for rid, amount in sorted(books.applied_to.get(inv.invoice_id, {}).items()):
         if not amount:
             continue
-        _, p, what = truth.get(rid, (None, None, "no_line"))
-        if what == "deposit" and p is not None:
-            meant = dict(p.allocations).get(inv.invoice_id, 0) if p.counted else 0
+        _, carried, what = truth.get(rid, (None, None, "no_line"))
+        if what == "deposit" and carried is not None:
+            meant = dict(carried.allocations).get(inv.invoice_id, 0) if carried.counted else 0
             if meant:
                 continue
-            why = ("a repeat of " + str(p.duplicate_of) if p.duplicate_of else
-                   f"money from {p.customer_id} meant for "
-                   + (", ".join(i for i, _ in p.allocations) or "no invoice"))
+            why = ("a repeat of " + str(carried.duplicate_of) if carried.duplicate_of else
+                   f"money from {carried.customer_id} meant for "
+                   + (", ".join(i for i, _ in carried.allocations) or "no invoice"))
         else:
             why = {"bank_copy": "a line the bank posted twice (no money)",
                    "returned": "a deposit the bank returned unpaid",
@@ -640,7 +717,7 @@ def _unapplied_items(account: str, books: BooksView, world: WorldView,
             if not open_:
                 continue
             if what == "bank_copy":
-                original = world.lines[line].duplicate_of if line else None  # type: ignore[index]
+                original = world.lines[line].duplicate_of if line else None
                 items.append(Item(account, "bank_error", party, ref, open_, 0, open_, True,
                                   f"the bank posted line {original} twice; this receipt holds "
                                   "no money (the bank is to reverse the copy)"))
@@ -705,10 +782,6 @@ def _unapplied_items(account: str, books: BooksView, world: WorldView,
 # --- payables ----------------------------------------------------------------------------------
 
 
-def _digits(number: str) -> str:
-    return re.sub(r"\D", "", number).lstrip("0")
-
-
 def _ap_items(account: str, books: BooksView, world: WorldView, default: bool,
               sub_by_party: Mapping[str, int]) -> tuple[list[Item], int]:
     """Payables: each vendor's documents in the books against its own books."""
@@ -740,7 +813,8 @@ def _ap_items(account: str, books: BooksView, world: WorldView, default: bool,
                 resent = next((x for x in w_bills if x.duplicate_of == w.bill_ref
                                and (document_number_key(x.invoice_number)
                                     == document_number_key(b.number)
-                                    or _digits(x.invoice_number) == _digits(b.number))), None)
+                                    or number_digits(x.invoice_number)
+                                    == number_digits(b.number))), None)
                 what = (f"a {resent.kind.replace('_', '-')} of {w.invoice_number}"
                         if resent is not None else f"a second entry of {w.invoice_number}")
                 items.append(Item(account, "bill_entered_twice", vid, doc, b.total, 0, b.total,
@@ -841,18 +915,18 @@ def _ap_items(account: str, books: BooksView, world: WorldView, default: bool,
     return items, external
 
 
-def _match_bill(b: Any, counted: list[VendorBill], every: list[VendorBill],
+def _match_bill(b: _Bill, counted: list[VendorBill], every: list[VendorBill],
                 by_ref: Mapping[str, VendorBill], matched: Mapping[str, str]) -> VendorBill | None:
     """The vendor's counted bill a books bill records: by number, else by the number's digits
     and the amount; a resend leads to its original."""
-    key, digits = document_number_key(b.number), _digits(b.number)
+    key, digits = document_number_key(b.number), number_digits(b.number)
     pools = ([w for w in counted if document_number_key(w.invoice_number) == key],
              [w for w in every if document_number_key(w.invoice_number) == key],
-             [w for w in every if digits and _digits(w.invoice_number) == digits
+             [w for w in every if digits and number_digits(w.invoice_number) == digits
               and w.total == b.total])
     for pool in pools:
-        found = [w if w.counted else by_ref.get(w.duplicate_of or "") for w in pool]
-        found = [w for w in found if w is not None]
+        leads = [w if w.counted else by_ref.get(w.duplicate_of or "") for w in pool]
+        found = [w for w in leads if w is not None]
         if found:
             free = [w for w in found if w.bill_ref not in matched]
             return (free or found)[0]
@@ -898,7 +972,7 @@ def _bank_items(gl_account: str, books: BooksView, world: WorldView,
             line = books.lines.get(lid)
             if line is not None and line.bank_account_id == acct.bank_account_id:
                 by_world.setdefault(books.world_line(lid), []).append((lid, targets))
-        pending: list[Any] = []
+        pending: list[BankLinePosted] = []
         for x in lines:
             statement += x.amount
             booked = 0
@@ -956,7 +1030,7 @@ def _bank_items(gl_account: str, books: BooksView, world: WorldView,
     return items, statement
 
 
-def _pair_line(x: Any, left: Mapping[tuple[str, str], int]) -> tuple[str, str] | None:
+def _pair_line(x: BankLinePosted, left: Mapping[tuple[str, str], int]) -> tuple[str, str] | None:
     """The unmatched book document a statement line is, by the bank's own source."""
     if x.kind in ("payment", "refund") and x.source and (x.kind, x.source) in left:
         return (x.kind, x.source)
@@ -970,7 +1044,7 @@ def _pair_line(x: Any, left: Mapping[tuple[str, str], int]) -> tuple[str, str] |
     return None
 
 
-def _statement_only(account: str, x: Any, world: WorldView, books: BooksView,
+def _statement_only(account: str, x: BankLinePosted, world: WorldView, books: BooksView,
                     unapplied: Mapping[str, int]) -> Item:
     """A statement line the books do not have."""
     kind = _LINE_KIND.get(x.kind, "unrecorded_line")
@@ -1130,9 +1204,9 @@ def reconciliation(ctx: CheckContext, as_of: date | None) -> Reconciliation:
                          control_accounts=ctx.control_accounts,
                          world=world_view(ctx, as_of), books=books)
 
-    return ctx.cached(key, make)  # type: ignore[no-any-return]
+    return ctx.cached(key, make)
 
 
-__all__ = ["CSV_COLUMNS", "EXPLAINED_KINDS", "AccountRow", "BooksView", "Item", "Reconciliation",
-           "fold_books", "gl_subledger_items", "reconcile", "reconciliation",
+__all__ = ["CSV_COLUMNS", "EXPLAINED_KINDS", "AccountRow", "BooksFold", "BooksView", "Item",
+           "Reconciliation", "fold_books", "gl_subledger_items", "reconcile", "reconciliation",
            "subledger_by_document"]

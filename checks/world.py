@@ -27,12 +27,14 @@ All amounts are integer cents. :func:`world_view` caches a view in ``ctx.cache``
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from erp.store import EventStore
+from erp import events as ev
+from erp.events import Record
+from erp.store import EventStore, StoredEvent
 from sim.automation import SETUP
 from sim.world_events import (
     BankChangeAsked,
@@ -55,9 +57,6 @@ if TYPE_CHECKING:
 
 COUNTED_BILL_KINDS = ("original", "price_variance")
 """Bill kinds a vendor's own books count (a ``duplicate`` or ``near_duplicate`` is a resend)."""
-
-_ERP_TYPES = ("bank_account_opened", "bill_entered", "credit_memo_issued")
-
 
 # --- customers -----------------------------------------------------------------------
 
@@ -411,6 +410,184 @@ def _counts(day: date, as_of: date | None) -> bool:
     return as_of is None or day <= as_of
 
 
+def _type_name(cls: type[Record]) -> str:
+    """The stored ``type`` of an event class (its discriminator's value)."""
+    return str(cls.model_fields["type"].default)
+
+
+Handler = Callable[[StoredEvent, Any, date], None]
+"""A fold's method: ``(envelope, decoded event, business date)``."""
+
+
+class WorldFold:
+    """The world's records folded one event at a time, in the projectors' style.
+
+    ``apply(envelope)`` looks the event's realm and type up in a table of handlers, decodes
+    it into its model (``sim.world_events``, or ``erp.events`` for the few book facts the
+    world relies on) and hands it over; ``view()`` settles what needs the whole log
+    (payments against their bank lines, credits, disputes, allocations) and returns the
+    :class:`WorldView`. ``as_of`` keeps what happened on or before a business date (a
+    bank line by the date it was posted); the caller feeds the log up to ``position``.
+    """
+
+    def __init__(self, *, as_of: date | None = None, position: int | None = None) -> None:
+        self.as_of = as_of
+        self._view = WorldView(as_of, position)
+        self._credited: dict[str, int] = {}
+        self._opening_bills: list[VendorBill] = []
+        self._disputed: dict[str, int] = {}
+        self._bills_by_ref: dict[tuple[str, str], VendorBill] = {}
+        self._credits_by_number: dict[tuple[str, str], VendorCredit] = {}
+        self._sent: list[PaymentSent] = []
+        books: dict[type[Record], Handler] = {
+            ev.BankAccountOpened: self._bank_account_opened,
+            ev.CreditMemoIssued: self._credit_memo_issued,
+            ev.BillEntered: self._bill_entered,
+        }
+        # Every world fact but a bank line counts by its business date; a bank line counts
+        # by the date the bank posted it (the statement's date).
+        posted: dict[type[Record], Handler] = {BankLinePosted: self._bank_line_posted}
+        dated: dict[type[Record], Handler] = {
+            InvoiceReceived: self._invoice_received,
+            PaymentSent: self._payment_sent,
+            LineDisputed: self._line_disputed,
+            StatementSent: self._statement_sent,
+            BillIssued: self._bill_issued,
+            CreditNoteIssued: self._credit_note_issued,
+            PaymentReceived: self._vendor_payment,
+            PaymentDiverted: self._vendor_payment,
+            BankChangeAsked: self._bank_change_asked,
+            DocumentDelivered: self._document_delivered,
+            InjectionPlanted: self._injection_planted,
+        }
+        self._table: dict[tuple[str, str], tuple[Handler, bool]] = {}
+        for realm, table, by_date in (("erp", books, False), ("world", posted, False),
+                                      ("world", dated, True)):
+            for cls, handler in table.items():
+                self._table[(realm, _type_name(cls))] = (handler, by_date)
+
+    @property
+    def types(self) -> list[str]:
+        """The event types the fold reads (both realms)."""
+        return [t for _, t in self._table]
+
+    def apply(self, e: StoredEvent) -> None:
+        """Fold one event of the log (events of other types are ignored)."""
+        entry = self._table.get((e.realm, e.type))
+        if entry is None:
+            return
+        handler, by_date = entry
+        day = date.fromisoformat(e.business_date)
+        if by_date and not _counts(day, self.as_of):
+            return
+        x = e.event if e.realm == "erp" else decode_world_event(e.type, e.payload)
+        handler(e, x, day)
+
+    # --- the few book facts the world takes from the books -------------------------------
+
+    def _bank_account_opened(self, e: StoredEvent, x: ev.BankAccountOpened, day: date) -> None:
+        # the bank takes its opening balance from the books, whatever the date
+        _bank(self._view, x.bank_account_id).opening = x.opening_balance
+
+    def _credit_memo_issued(self, e: StoredEvent, x: ev.CreditMemoIssued, day: date) -> None:
+        if _counts(x.entry_date, self.as_of):
+            self._credited[x.invoice_id] = self._credited.get(x.invoice_id, 0) + x.amount
+
+    def _bill_entered(self, e: StoredEvent, x: ev.BillEntered, day: date) -> None:
+        if e.actor == SETUP:  # a bill open before the first day: the vendor's books too
+            self._opening_bills.append(VendorBill(
+                x.vendor_id, x.bill_id, x.vendor_invoice_number, x.entry_date, x.total,
+                "original", due_on=x.due_on, agreed_total=x.total, opening=True))
+
+    # --- the bank ------------------------------------------------------------------------
+
+    def _bank_line_posted(self, e: StoredEvent, x: BankLinePosted, day: date) -> None:
+        view = self._view
+        view.posted_ids.add(x.line_id)
+        if _counts(x.posted_on, self.as_of):
+            view.lines[x.line_id] = x
+            _bank(view, x.bank_account_id).lines.append(x)
+
+    # --- customers -----------------------------------------------------------------------
+
+    def _invoice_received(self, e: StoredEvent, x: InvoiceReceived, day: date) -> None:
+        c = _customer(self._view, x.customer_id)
+        if x.invoice_id not in c.invoices:  # sent twice: its books hold it once
+            c.invoices[x.invoice_id] = CustomerInvoice(x.invoice_id, x.customer_id, x.amount,
+                                                       x.due_on, day)
+
+    def _payment_sent(self, e: StoredEvent, x: PaymentSent, day: date) -> None:
+        c = _customer(self._view, x.customer_id)
+        p = CustomerPayment(x.payment_id, x.customer_id, x.method, x.amount, x.arrives,
+                            x.payer_name, x.reference,
+                            tuple((a.doc_id, a.amount) for a in x.allocations), x.behaviour,
+                            day, e.position, x.duplicate_of)
+        c.payments[p.payment_id] = p
+        self._view.payments[p.payment_id] = p
+        self._sent.append(x)
+
+    def _line_disputed(self, e: StoredEvent, x: LineDisputed, day: date) -> None:
+        _customer(self._view, x.customer_id).disputes.append(x)
+        self._disputed[x.invoice_id] = self._disputed.get(x.invoice_id, 0) + x.amount
+
+    def _statement_sent(self, e: StoredEvent, x: StatementSent, day: date) -> None:
+        _customer(self._view, x.customer_id).statements.append(x)
+
+    # --- vendors -------------------------------------------------------------------------
+
+    def _bill_issued(self, e: StoredEvent, x: BillIssued, day: date) -> None:
+        b = VendorBill(x.vendor_id, x.bill_ref, x.invoice_number, x.issued_on, x.total,
+                       x.kind, x.due_on, x.agreed_total, x.duplicate_of)
+        _vendor(self._view, x.vendor_id).bills[x.bill_ref] = b
+        self._bills_by_ref[(x.vendor_id, x.bill_ref)] = b
+
+    def _credit_note_issued(self, e: StoredEvent, x: CreditNoteIssued, day: date) -> None:
+        cn = VendorCredit(x.vendor_id, x.number, x.amount, day, x.for_bill_ref)
+        _vendor(self._view, x.vendor_id).credits[x.number] = cn
+        self._credits_by_number[(x.vendor_id, x.number)] = cn
+
+    def _vendor_payment(self, e: StoredEvent, x: PaymentReceived | PaymentDiverted,
+                        day: date) -> None:
+        diverted = isinstance(x, PaymentDiverted)
+        _vendor(self._view, x.vendor_id).payments[x.payment_id] = VendorPayment(
+            x.vendor_id, x.payment_id, x.amount, day, not diverted,
+            x.account.masked() if isinstance(x, PaymentDiverted) else "")
+
+    # --- the truth behind documents ------------------------------------------------------
+
+    def _bank_change_asked(self, e: StoredEvent, x: BankChangeAsked, day: date) -> None:
+        self._view.bank_changes[x.request_ref] = BankChange(
+            x.vendor_id, x.request_ref, x.new_bank.account_name, x.new_bank.routing,
+            x.new_bank.account_number, x.genuine, x.sender, day)
+
+    def _document_delivered(self, e: StoredEvent, x: DocumentDelivered, day: date) -> None:
+        view = self._view
+        view.documents.append(Delivered(x.doc_id, x.filename, x.kind, x.sender, x.subject,
+                                        day, e.position, dict(x.truth)))
+        if x.kind == "statement" and "bank_account_id" in x.truth:
+            for line_id in x.truth.get("line_ids") or ():
+                view.stated.setdefault(str(line_id), day)
+        _note_delivery(x, day, self._bills_by_ref, self._credits_by_number)
+
+    def _injection_planted(self, e: StoredEvent, x: InjectionPlanted, day: date) -> None:
+        self._view.injections.append(x)
+
+    # --- the end -------------------------------------------------------------------------
+
+    def view(self) -> WorldView:
+        """Settle what needs the whole log and return the view (call once, at the end)."""
+        view = self._view
+        for b in self._opening_bills:
+            _vendor(view, b.vendor_id).bills.setdefault(b.bill_ref, b)
+        _settle_payments(view, self._sent)
+        for c in view.customers.values():
+            for inv in c.invoices.values():
+                inv.credited = self._credited.get(inv.invoice_id, 0)
+                inv.disputed = self._disputed.get(inv.invoice_id, 0)
+        _allocate(view)
+        return view
+
+
 def fold_world(store: EventStore, *, as_of: date | None = None,
                position: int | None = None) -> WorldView:
     """Fold the world realm (and the few book facts it relies on) into a :class:`WorldView`.
@@ -418,96 +595,17 @@ def fold_world(store: EventStore, *, as_of: date | None = None,
     ``as_of`` keeps what happened on or before a business date (a bank line by the date
     it was posted); ``position`` keeps the log up to that position.
     """
-    view = WorldView(as_of, position)
-    credited: dict[str, int] = {}
-    opening_bills: list[VendorBill] = []
-    for e in store.read(realm="erp", until=position, types=list(_ERP_TYPES)):
-        d = e.data
-        if e.type == "bank_account_opened":
-            view.banks.setdefault(d["bank_account_id"], BankRecords(
-                d["bank_account_id"])).opening = int(d["opening_balance"])
-        elif e.type == "credit_memo_issued":
-            if _counts(date.fromisoformat(d["entry_date"]), as_of):
-                credited[d["invoice_id"]] = credited.get(d["invoice_id"], 0) + int(d["amount"])
-        elif e.actor == SETUP:  # a bill open before the first day: the vendor's books too
-            opening_bills.append(VendorBill(
-                d["vendor_id"], d["bill_id"], d["vendor_invoice_number"],
-                date.fromisoformat(d["entry_date"]), int(d["total"]), "original",
-                due_on=date.fromisoformat(d["due_on"]), agreed_total=int(d["total"]),
-                opening=True))
+    fold = WorldFold(as_of=as_of, position=position)
+    for e in store.read(until=position, types=fold.types):
+        fold.apply(e)
+    return fold.view()
 
-    disputed: dict[str, int] = {}
-    bills_by_ref: dict[tuple[str, str], VendorBill] = {}
-    credits_by_number: dict[tuple[str, str], VendorCredit] = {}
-    sent: list[PaymentSent] = []
-    for e in store.read(realm="world", until=position):
-        day = date.fromisoformat(e.business_date)
-        x = decode_world_event(e.type, e.payload)
-        if isinstance(x, BankLinePosted):
-            view.posted_ids.add(x.line_id)
-            if _counts(x.posted_on, as_of):
-                view.lines[x.line_id] = x
-                view.banks.setdefault(x.bank_account_id,
-                                      BankRecords(x.bank_account_id)).lines.append(x)
-            continue
-        if not _counts(day, as_of):
-            continue
-        if isinstance(x, InvoiceReceived):
-            c = _customer(view, x.customer_id)
-            if x.invoice_id not in c.invoices:  # sent twice: its books hold it once
-                c.invoices[x.invoice_id] = CustomerInvoice(x.invoice_id, x.customer_id, x.amount,
-                                                           x.due_on, day)
-        elif isinstance(x, PaymentSent):
-            c = _customer(view, x.customer_id)
-            p = CustomerPayment(x.payment_id, x.customer_id, x.method, x.amount, x.arrives,
-                                x.payer_name, x.reference,
-                                tuple((a.doc_id, a.amount) for a in x.allocations), x.behaviour,
-                                day, e.position, x.duplicate_of)
-            c.payments[p.payment_id] = p
-            view.payments[p.payment_id] = p
-            sent.append(x)
-        elif isinstance(x, LineDisputed):
-            _customer(view, x.customer_id).disputes.append(x)
-            disputed[x.invoice_id] = disputed.get(x.invoice_id, 0) + x.amount
-        elif isinstance(x, StatementSent):
-            _customer(view, x.customer_id).statements.append(x)
-        elif isinstance(x, BillIssued):
-            b = VendorBill(x.vendor_id, x.bill_ref, x.invoice_number, x.issued_on, x.total,
-                           x.kind, x.due_on, x.agreed_total, x.duplicate_of)
-            _vendor(view, x.vendor_id).bills[x.bill_ref] = b
-            bills_by_ref[(x.vendor_id, x.bill_ref)] = b
-        elif isinstance(x, CreditNoteIssued):
-            cn = VendorCredit(x.vendor_id, x.number, x.amount, day, x.for_bill_ref)
-            _vendor(view, x.vendor_id).credits[x.number] = cn
-            credits_by_number[(x.vendor_id, x.number)] = cn
-        elif isinstance(x, PaymentReceived | PaymentDiverted):
-            diverted = isinstance(x, PaymentDiverted)
-            _vendor(view, x.vendor_id).payments[x.payment_id] = VendorPayment(
-                x.vendor_id, x.payment_id, x.amount, day, not diverted,
-                x.account.masked() if isinstance(x, PaymentDiverted) else "")
-        elif isinstance(x, BankChangeAsked):
-            view.bank_changes[x.request_ref] = BankChange(
-                x.vendor_id, x.request_ref, x.new_bank.account_name, x.new_bank.routing,
-                x.new_bank.account_number, x.genuine, x.sender, day)
-        elif isinstance(x, DocumentDelivered):
-            view.documents.append(Delivered(x.doc_id, x.filename, x.kind, x.sender, x.subject,
-                                            day, e.position, dict(x.truth)))
-            if x.kind == "statement" and "bank_account_id" in x.truth:
-                for line_id in x.truth.get("line_ids") or ():
-                    view.stated.setdefault(str(line_id), day)
-            _note_delivery(x, day, bills_by_ref, credits_by_number)
-        elif isinstance(x, InjectionPlanted):
-            view.injections.append(x)
 
-    for b in opening_bills:
-        _vendor(view, b.vendor_id).bills.setdefault(b.bill_ref, b)
-    _settle_payments(view, sent)
-    for c in view.customers.values():
-        for inv in c.invoices.values():
-            inv.credited = credited.get(inv.invoice_id, 0)
-            inv.disputed = disputed.get(inv.invoice_id, 0)
-    _allocate(view)
-    return view
+def _bank(view: WorldView, bank_account_id: str) -> BankRecords:
+    b = view.banks.get(bank_account_id)
+    if b is None:
+        b = view.banks[bank_account_id] = BankRecords(bank_account_id)
+    return b
 
 
 def _customer(view: WorldView, customer_id: str) -> CustomerRecords:
@@ -557,9 +655,9 @@ def _settle_payments(view: WorldView, sent: Iterable[PaymentSent]) -> None:
             returns.setdefault(line.source, line)
     for x in sent:
         p = view.payments[x.payment_id]
-        line = deposits.get(p.payment_id)
-        if line is not None:
-            p.line_id, p.posted_on = line.line_id, line.posted_on
+        deposit = deposits.get(p.payment_id)
+        if deposit is not None:
+            p.line_id, p.posted_on = deposit.line_id, deposit.posted_on
             back = returns.get(p.payment_id)
             if back is not None:
                 p.returned_line = back.line_id
@@ -602,8 +700,7 @@ def world_view(ctx: CheckContext, as_of: date | None) -> WorldView:
     """The world as of ``as_of`` (None: no date limit; pass ``ctx.as_of`` for the context's
     date) at the context's position, folded once per evaluation (cached in ``ctx.cache``)."""
     key = ("checks.world", as_of, ctx.position)
-    return ctx.cached(key, lambda: fold_world(ctx.store, as_of=as_of,  # type: ignore[no-any-return]
-                                              position=ctx.position))
+    return ctx.cached(key, lambda: fold_world(ctx.store, as_of=as_of, position=ctx.position))
 
 
 def customer_balances(view: WorldView) -> dict[str, int]:
@@ -623,5 +720,5 @@ def bank_balances(view: WorldView) -> dict[str, int]:
 
 __all__ = ["COUNTED_BILL_KINDS", "BankChange", "BankRecords", "CustomerInvoice",
            "CustomerPayment", "CustomerRecords", "Delivered", "VendorBill", "VendorCredit",
-           "VendorPayment", "VendorRecords", "WorldView", "bank_balances", "customer_balances",
-           "fold_world", "vendor_balances", "world_view"]
+           "VendorPayment", "VendorRecords", "WorldFold", "WorldView", "bank_balances",
+           "customer_balances", "fold_world", "vendor_balances", "world_view"]
