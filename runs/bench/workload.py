@@ -16,7 +16,7 @@ from datetime import date, timedelta
 
 from erp import commands as c
 from erp.charts import chart_commands
-from erp.events import BankDetails
+from erp.events import BankDetails, Role
 from erp.ledger import Submission
 from erp.money import pct_of
 
@@ -156,11 +156,11 @@ def _trim(subs: list[Submission], budget: int) -> tuple[list[Submission], int]:
 def _day(rng: random.Random, st: _State, day: date, customers: int, vendors: int,
          per_day: int) -> tuple[list[Submission], int]:
     clerk = f"agent:clerk-{day.isoformat()}"
-    cmds: list[tuple[c.Command, str, str]] = []
+    cmds: list[tuple[c.Command, str, Role]] = []
     lines: list[c.StatementLineIn] = []
     matches: list[c.MatchStatementLine] = []
 
-    def add(cmd: c.Command, actor: str = clerk, role: str = "clerk") -> None:
+    def add(cmd: c.Command, actor: str = clerk, role: Role = "clerk") -> None:
         cmds.append((cmd, actor, role))
 
     # Sales: invoices with one to three lines.
@@ -180,17 +180,17 @@ def _day(rng: random.Random, st: _State, day: date, customers: int, vendors: int
     for iid in rng.sample(payable, min(len(payable), rng.randint(per_day // 2, per_day))):
         cust, open_, _ = st.invoices[iid]
         kind = rng.random()
-        fee = pct_of(open_, 290) + 30 if kind < 0.1 and open_ > 1_000 else 0  # card processor
-        amount = open_ - fee if kind < 0.85 else max(1, open_ * 6 // 10)
+        card_fee = pct_of(open_, 290) + 30 if kind < 0.1 and open_ > 1_000 else 0  # card processor
+        amount = open_ - card_fee if kind < 0.85 else max(1, open_ * 6 // 10)
         st.n_rct += 1
         rid = f"RCT-{st.n_rct:07d}"
         add(c.RecordReceipt(receipt_id=rid, customer_id=cust, bank_account_id=BANK,
-                            entry_date=day, amount=amount, method="card" if fee else "ach",
+                            entry_date=day, amount=amount, method="card" if card_fee else "ach",
                             reference=iid))
         add(c.ApplyReceipt(receipt_id=rid, invoice_id=iid, amount=amount, entry_date=day))
-        if fee:
-            add(c.GrantFeeAllowance(invoice_id=iid, amount=fee, entry_date=day))
-        if amount + fee == open_:
+        if card_fee:
+            add(c.GrantFeeAllowance(invoice_id=iid, amount=card_fee, entry_date=day))
+        if amount + card_fee == open_:
             del st.invoices[iid]
         else:
             st.invoices[iid] = (cust, open_ - amount, st.invoices[iid][2])
@@ -265,7 +265,7 @@ def _day(rng: random.Random, st: _State, day: date, customers: int, vendors: int
             "controller")
         st.closed.add(last_month)
     # The bank's side: the day's statement lines, a fee now and then, then matching.
-    fee = None
+    bank_fee: c.RecordBankFee | None = None
     if rng.random() < 0.2:
         st.n_line += 1
         st.n_fee += 1
@@ -273,9 +273,9 @@ def _day(rng: random.Random, st: _State, day: date, customers: int, vendors: int
         lid = f"SL-{st.n_line:07d}"
         lines.append(c.StatementLineIn(line_id=lid, entry_date=day, amount=-fee_amount,
                                        description="SERVICE CHARGE"))
-        fee = c.RecordBankFee(fee_id=f"FEE-{st.n_fee:07d}", bank_account_id=BANK,
+        bank_fee = c.RecordBankFee(fee_id=f"FEE-{st.n_fee:07d}", bank_account_id=BANK,
                               entry_date=day, amount=fee_amount, memo="monthly fee", line_id=lid)
-    out = [Submission(cmd, actor, role, day) for cmd, actor, role in cmds]  # type: ignore[arg-type]
+    out = [Submission(cmd, actor, role, day) for cmd, actor, role in cmds]
     events = len(out)
     if lines:
         out.append(Submission(c.ImportStatementLines(bank_account_id=BANK, lines=tuple(lines)),
@@ -283,7 +283,7 @@ def _day(rng: random.Random, st: _State, day: date, customers: int, vendors: int
         events += len(lines)
         out += [Submission(m, clerk, "clerk", day) for m in matches]
         events += len(matches)
-    if fee is not None:
-        out.append(Submission(fee, clerk, "clerk", day))
+    if bank_fee is not None:
+        out.append(Submission(bank_fee, clerk, "clerk", day))
         events += 2
     return out, events

@@ -51,10 +51,11 @@ def _pool(parallel: int) -> ProcessPoolExecutor:
     """
     import multiprocessing as mp
     import threading
+    from multiprocessing.context import BaseContext
 
     if threading.active_count() == 1:
         prepare_process()
-        ctx = mp.get_context("fork")
+        ctx: BaseContext = mp.get_context("fork")
     else:
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(["runs.campaigns.jobs", "runs.attempt",

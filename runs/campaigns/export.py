@@ -60,7 +60,7 @@ def summary_records(summaries: dict[str, Summary]) -> list[dict[str, Any]]:
     return [{"system": name, **s.to_json()} for name, s in summaries.items()]
 
 
-def _atomic(path: Path, write: Callable[[Path], None]) -> None:
+def _atomic(path: Path, write: Callable[[Path], object]) -> None:
     """Write ``path`` through a temporary file in its folder renamed into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

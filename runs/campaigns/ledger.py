@@ -249,7 +249,7 @@ class Receipt:
                created_at: str | None = None) -> Receipt:
         """A receipt with its hash computed."""
         scenario, seed, system, repetition = key
-        body = {"scenario": scenario, "seed": seed, "system": system,
+        body: dict[str, Any] = {"scenario": scenario, "seed": seed, "system": system,
                 "repetition": repetition, "scorer_name": scorer_name,
                 "scorer_definitions_sha256": scorer_definitions_sha256, "verdict": verdict,
                 "original_verdict_status": original_verdict_status,

@@ -39,7 +39,7 @@ import hashlib
 import math
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -99,8 +99,14 @@ class AttemptLike(Protocol):
     def cost_usd(self) -> float | None: ...
 
 
-R = TypeVar("R", bound=AttemptLike)
-K = TypeVar("K", bound=Hashable)
+class _Sortable(Protocol):
+    """A key ``sorted`` can order."""
+
+    def __lt__(self, other: Any, /) -> bool: ...
+
+
+R = TypeVar("R")
+K = TypeVar("K", bound=_Sortable)
 
 
 # --- per-attempt quantities -------------------------------------------------------------
@@ -133,7 +139,7 @@ def group_by(rows: Iterable[R], key: Callable[[R], K]) -> dict[K, list[R]]:
     groups: dict[K, list[R]] = defaultdict(list)
     for r in rows:
         groups[key(r)].append(r)
-    return {k: groups[k] for k in sorted(groups)}  # type: ignore[type-var]
+    return {k: groups[k] for k in sorted(groups)}
 
 
 def nearest_rank(values: Iterable[float], p: float) -> float | None:

@@ -5,7 +5,7 @@ attempt binding the new verdict to the outputs and the scorer manifest; nothing 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ class Scorer:
     manifest_sha256: str
 
 
-def scorer_manifest(checks: dict[str, Sequence[Any]]) -> str:
+def scorer_manifest(checks: Mapping[str, Sequence[Any]]) -> str:
     """sha256 of the canonical definitions of every scenario's checks (sorted by id)."""
     import orjson
 

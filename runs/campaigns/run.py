@@ -310,9 +310,10 @@ def prepare_campaign(plan: Plan, folder: Path, *, resume: bool = False,
         if resume:
             raise CampaignError(f"--resume: no campaign {plan.label!r} at {folder}")
         env = environment(plan.systems)
-        record = {"format": CAMPAIGN_FORMAT, "label": plan.label, "created_at": utc_now(),
-                  "matrix": plan.matrix(), "environment": env,
-                  "command": list(command or []), "runs": [run_record]}
+        record: dict[str, Any] = {"format": CAMPAIGN_FORMAT, "label": plan.label,
+                                  "created_at": utc_now(), "matrix": plan.matrix(),
+                                  "environment": env, "command": list(command or []),
+                                  "runs": [run_record]}
         _create_folder(folder, plan, record)
         return plan.attempt_keys(), CampaignLock(folder)
     if not resume:

@@ -123,10 +123,10 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
             else:
                 with Progress(TextColumn("{task.description}"), BarColumn(),
                               MofNCompleteColumn(), console=con, transient=True) as bar:
-                    task = bar.add_task(f"{loaded.scenario.id} seed {seed}", total=days)
+                    bar_task = bar.add_task(f"{loaded.scenario.id} seed {seed}", total=days)
 
                     def tick(day: date, n: int) -> None:
-                        bar.update(task, completed=n,
+                        bar.update(bar_task, completed=n,
                                    description=f"{loaded.scenario.id} {day.isoformat()}")
 
                     result = run_attempt(loaded, seed, agent_name, out, on_day=tick,

@@ -64,7 +64,7 @@ def plan_from_options(label: str, scenarios: tuple[str, ...], desk: str | None,
         fail(f"{type(e).__name__}: {e}")
 
 
-def summary_table(rows: list[Any], systems: list[str], title: str) -> Any:
+def tally_table(rows: list[Any], systems: list[str], title: str) -> Any:
     """Per system: attempts, accepted, pass@1, and the attempts that did not complete."""
     from rich.table import Table
 
@@ -181,7 +181,7 @@ def sweep(scenarios: tuple[str, ...], desk: str | None, seeds_text: str, systems
                    f"the campaign with the same command and --resume", err=True)
         sys.exit(EXIT_INTERRUPTED)
     rows = run.rows()
-    con.print(summary_table(rows, [s.name for s in plan.systems],
+    con.print(tally_table(rows, [s.name for s in plan.systems],
                             f"{label}: {len(rows)} of {plan.size} attempts "
                             f"({_units(plan)} x "
                             f"{len(plan.systems)} system(s) x {plan.repetitions} run(s))"))

@@ -73,7 +73,7 @@ def console(min_width: int = 110) -> Console:
     return Console(width=max(Console().width, min_width))
 
 
-def summary_table(summary: dict) -> Table:  # type: ignore[type-arg]
+def summary_table(summary: dict[str, Any]) -> Table:
     """Where things stand at the end of an attempt."""
     t = Table(title=f"{summary['scenario']} seed {summary['seed']} agent {summary['agent']}",
               title_justify="left")
@@ -101,7 +101,7 @@ def summary_table(summary: dict) -> Table:  # type: ignore[type-arg]
     return t
 
 
-def verdict_lines(verdict: dict, *, all_results: bool = False) -> list[str]:  # type: ignore[type-arg]
+def verdict_lines(verdict: dict[str, Any], *, all_results: bool = False) -> list[str]:
     """The verdict in a few lines: outcome, failed checks with details, grader errors."""
     status = verdict["status"]
     colour = {"accepted": "green", "rejected": "bold red"}.get(status, "bold yellow")
