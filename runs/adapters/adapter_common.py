@@ -1,0 +1,235 @@
+"""What the sample adapters share (Python 3 standard library only; imported by each
+adapter from its own folder, which docker mode mounts whole at ``/adapter``).
+
+- the adapter contract's arguments (:func:`parse_args`);
+- the uniform model settings ``ERPSIM_MODEL_BASE_URL``, ``ERPSIM_MODEL_API_KEY``,
+  ``ERPSIM_MODEL`` (:class:`ModelSettings`), which each adapter maps onto its CLI;
+- the normalized transcript (:class:`Transcript`, one JSON object per line; the shape
+  is documented in ``README.md`` beside this file);
+- ``usage.json`` written atomically (:func:`write_usage`);
+- the infrastructure exit (:data:`INFRA_EXIT`, :func:`infra_failure`): the model
+  endpoint refused, failed or never answered, so the turn says nothing about the agent;
+- running the CLI with its stdout read line by line, copied to the adapter's stdout, a
+  watchdog tick when it is silent, and SIGTERM passed on (:func:`run_cli`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlsplit
+
+#: The adapter's exit status when the model endpoint failed (BSD's EX_TEMPFAIL): an
+#: infrastructure error, never the agent's doing. The cause is one stderr line.
+INFRA_EXIT = 75
+
+#: Names of variables that hold a model credential: never shown in logs.
+SECRET_HINTS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+
+
+def parse_args(prog: str, argv: list[str]) -> argparse.Namespace:
+    """The adapter contract's three arguments."""
+    p = argparse.ArgumentParser(prog=prog)
+    p.add_argument("--workspace", required=True, type=Path)
+    p.add_argument("--prompt-file", required=True, type=Path)
+    p.add_argument("--output-dir", required=True, type=Path)
+    return p.parse_args(argv)
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601 with milliseconds."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """The uniform endpoint settings, each falling back to the CLI's own variables.
+
+    ``base_url``: ``ERPSIM_MODEL_BASE_URL``, else the first of ``own_url`` that is set;
+    ``key_var``: the name of the variable holding the key (``ERPSIM_MODEL_API_KEY``,
+    else the first of ``own_keys`` that is set), never the key itself; ``model``:
+    ``ERPSIM_MODEL``, else the first of ``own_model``.
+    """
+
+    base_url: str | None
+    key_var: str | None
+    model: str | None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], *, own_url: tuple[str, ...] = (),
+                 own_keys: tuple[str, ...] = (),
+                 own_model: tuple[str, ...] = ()) -> ModelSettings:
+        """Read the settings from the turn's environment."""
+        def first(names: tuple[str, ...]) -> str | None:
+            return next((n for n in names if env.get(n)), None)
+
+        url_var = first(("ERPSIM_MODEL_BASE_URL", *own_url))
+        model_var = first(("ERPSIM_MODEL", *own_model))
+        return cls(base_url=env[url_var].rstrip("/") if url_var else None,
+                   key_var=first(("ERPSIM_MODEL_API_KEY", *own_keys)),
+                   model=env[model_var] if model_var else None)
+
+
+def endpoint_problem(base_url: str, timeout: float = 5.0) -> str | None:
+    """Why a TCP connection to the endpoint's host and port fails, or None if it opens."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"not an http(s) URL: {base_url!r}"
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout):
+            return None
+    except OSError as e:
+        return f"{parts.hostname}:{port}: {e.strerror or e}"
+
+
+def infra_failure(name: str, cause: str) -> int:
+    """Print the one-line cause of an infrastructure failure; return :data:`INFRA_EXIT`."""
+    line = " ".join(cause.split())
+    print(f"{name} adapter: infrastructure error: {line}", file=sys.stderr, flush=True)
+    return INFRA_EXIT
+
+
+def shown_env(env: Mapping[str, str], names: tuple[str, ...]) -> str:
+    """``NAME=value`` for the set ones of ``names``, secrets masked, for the log."""
+    shown = []
+    for n in names:
+        if n in env:
+            secret = any(h in n for h in SECRET_HINTS)
+            shown.append(f"{n}={'***' if secret else env[n]}")
+    return " ".join(shown)
+
+
+def cli_version(exe: str, env: Mapping[str, str]) -> str | None:
+    """The first line of ``EXE --version``, or None when it does not answer in 20 s."""
+    try:
+        done = subprocess.run([exe, "--version"], env=dict(env), capture_output=True,
+                              text=True, timeout=20, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = done.stdout.strip().splitlines()
+    return lines[0].strip() if done.returncode == 0 and lines else None
+
+
+def usage_path(env: Mapping[str, str], out: Path) -> Path:
+    """Where usage.json goes: ``$ERPSIM_USAGE_FILE``, else ``O/usage.json``."""
+    return Path(env.get("ERPSIM_USAGE_FILE") or out / "usage.json")
+
+
+def write_usage(path: Path, usage: dict[str, Any]) -> None:
+    """Write usage.json atomically (the runner must never read half a file)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(usage, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def is_count(value: object) -> bool:
+    """A token count: an int, not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class Transcript:
+    """The turn's normalized transcript: one JSON object per line, flushed as it comes.
+
+    Written to ``$ERPSIM_TRANSCRIPT_FILE`` if set, else ``O/transcript.jsonl``. Every
+    line has ``ts`` (when the adapter saw it) and ``kind`` (``message``, ``tool_call``,
+    ``tool_result``, ``usage``, ``error``); the other fields depend on the kind.
+    """
+
+    def __init__(self, env: Mapping[str, str], out: Path) -> None:
+        """Open (truncate) the transcript file."""
+        self.path = Path(env.get("ERPSIM_TRANSCRIPT_FILE") or out / "transcript.jsonl")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: IO[str] = self.path.open("w", encoding="utf-8")
+
+    def add(self, kind: str, **fields: Any) -> None:
+        """Append one line (fields that are None are left out)."""
+        record = {"ts": now(), "kind": kind,
+                  **{k: v for k, v in fields.items() if v is not None}}
+        self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._fh.close()
+
+
+@dataclass
+class RunResult:
+    """What :func:`run_cli` saw: the exit status and whether the watchdog stopped it."""
+
+    code: int
+    stopped: str | None  # the watchdog's reason, when it ended the CLI
+
+
+def run_cli(cmd: list[str], *, cwd: Path, env: Mapping[str, str], stdin: IO[bytes] | int,
+            on_line: Callable[[str], None],
+            watchdog: Callable[[], str | None] | None = None,
+            tick_s: float = 1.0) -> RunResult:
+    """Run the CLI; each stdout line is copied to our stdout and given to ``on_line``.
+
+    ``watchdog`` is called at least every ``tick_s`` seconds; when it returns a reason,
+    the CLI is terminated (SIGTERM, then SIGKILL after 5 s) and the reason returned.
+    A SIGTERM to the adapter (the runner's timeout) is passed on to the CLI, so the
+    adapter can still write what it has.
+    """
+    child = subprocess.Popen(cmd, cwd=cwd, env=dict(env), stdin=stdin,
+                             stdout=subprocess.PIPE)
+    assert child.stdout is not None
+    lines: queue.Queue[bytes | None] = queue.Queue()
+
+    def pump(stream: IO[bytes]) -> None:
+        for raw in stream:
+            lines.put(raw)
+        lines.put(None)
+
+    threading.Thread(target=pump, args=(child.stdout,), daemon=True).start()
+
+    def stop(reason: str | None = None) -> None:
+        if child.poll() is None:
+            child.terminate()
+            try:
+                child.wait(5)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop())
+    stopped: str | None = None
+    try:
+        while True:
+            try:
+                raw = lines.get(timeout=tick_s)
+            except queue.Empty:
+                raw = b""
+            if raw is None:
+                break
+            if raw:
+                sys.stdout.buffer.write(raw)
+                sys.stdout.buffer.flush()
+                on_line(raw.decode("utf-8", "replace"))
+            if watchdog is not None and stopped is None:
+                stopped = watchdog()
+                if stopped is not None:
+                    stop()
+        code = child.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return RunResult(code=code, stopped=stopped)
+
+
+def elapsed_since(t0: float) -> float:
+    """Seconds since ``t0`` (a ``time.monotonic()`` value)."""
+    return time.monotonic() - t0
+
