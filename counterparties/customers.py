@@ -137,8 +137,8 @@ class Customer:
         self.name = spec.name
         self.profile = spec.profile
         self.actor = f"counterparty:{spec.customer_id}"
-        rng = engine.streams.generator(f"customer:{spec.customer_id}")
-        self._order_rng, self._pay_rng = rng.spawn(2)
+        self._order_rng, self._pay_rng = engine.streams.children(
+            f"customer:{spec.customer_id}", 2)
         self.invoices: dict[str, ReceivedInvoice] = {}
         """The customer's own books: every invoice it received."""
         self.payments: dict[str, PaymentSent] = {}

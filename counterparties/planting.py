@@ -31,7 +31,7 @@ def injection_id(inj: PlannedInjection) -> str:
 
 def injection_rng(engine: Engine, inj: PlannedInjection) -> np.random.Generator:
     """The injection's own draws: child ``index`` of the ``injections`` stream."""
-    return engine.streams.generator("injections").spawn(inj.index + 1)[inj.index]
+    return engine.streams.child("injections", inj.index)
 
 
 def pick(rng: np.random.Generator, candidates: Sequence[T]) -> T | None:

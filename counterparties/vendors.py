@@ -235,8 +235,10 @@ class Vendor:
         self._stated_on = engine.calendar.start - timedelta(days=1)
         self._n = _Counters()
 
-        root = engine.streams.generator(f"vendor:{spec.vendor_id}")
-        self._rng_bills, self._rng_changes, self._rng_injections = root.spawn(3)
+        stream = f"vendor:{spec.vendor_id}"
+        root = engine.streams.generator(stream)
+        self._rng_bills, self._rng_changes, self._rng_injections = engine.streams.children(
+            stream, 3)
         p = spec.profile
         # The vendor's character, drawn once, in this order.
         self.bills_per_month = max(0.0, p.bills_per_month.draw(root))

@@ -1,15 +1,28 @@
-"""Named random streams, all spawned from one scenario seed.
+"""The project's one seeded-random recipe: named streams from a seed, by sha256.
 
 A stream's identity is its name: the name is turned into integers by sha256 and
 used as the spawn key of a numpy ``SeedSequence`` under the scenario seed. Adding
 a counterparty never shifts another's draws, and nothing depends on Python's
 ``hash()`` or the wall clock. Faker instances are seeded from the same tree with
 ``seed_instance`` (never the global ``Faker.seed``).
+
+Every other seeded draw of the project comes from here too:
+
+- ``Streams.children(name, n)``: the independent sub-streams of one stream (a customer's
+  orders and its payments; an injection's own draws as child ``index`` of
+  ``injections``), as ``Generator.spawn`` makes them;
+- ``text_seed(text, bits)``: an integer seed derived from a text by sha256 (a campaign's
+  bootstrap seed, a mutation sample's seed);
+- ``text_random(text)``: a standard-library ``random.Random`` for code that wants its
+  API (``sample``), seeded with ``text_seed(text)``;
+- ``seeded_generator(seed)``: a numpy Generator for an integer seed a user gives (the
+  same as ``numpy.random.default_rng(seed)``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import random
 
 import numpy as np
 from faker import Faker
@@ -21,11 +34,32 @@ def name_key(name: str) -> tuple[int, ...]:
     return tuple(int.from_bytes(digest[i:i + 4], "big") for i in range(0, 16, 4))
 
 
+def text_seed(text: str, bits: int = 64) -> int:
+    """An integer seed from a text: the first ``bits`` bits of its sha256, big-endian.
+
+    ``bits`` is a multiple of 8 up to 256 (a 32-bit seed to print, a 64-bit one to seed
+    ``random.Random``, 128 bits of ``SeedSequence`` entropy).
+    """
+    if bits % 8 or not 8 <= bits <= 256:
+        raise ValueError(f"bits must be a multiple of 8 from 8 to 256 (got {bits})")
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:bits // 8], "big")
+
+
+def text_random(text: str) -> random.Random:
+    """A standard-library ``random.Random`` seeded with ``text_seed(text)`` (64 bits)."""
+    return random.Random(text_seed(text))
+
+
+def seeded_generator(seed: int) -> np.random.Generator:
+    """A numpy Generator for an integer seed (what ``numpy.random.default_rng(seed)`` gives)."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
+
+
 def seed_entropy(seed: int | str) -> int:
     """A scenario seed as SeedSequence entropy (strings are hashed with sha256)."""
     if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
         return seed
-    return int.from_bytes(hashlib.sha256(str(seed).encode()).digest()[:16], "big")
+    return text_seed(str(seed), 128)
 
 
 class Streams:
@@ -43,6 +77,18 @@ class Streams:
     def generator(self, name: str) -> np.random.Generator:
         """A numpy Generator for a named stream (``customer:C0012``)."""
         return np.random.Generator(np.random.PCG64(self.sequence(name)))
+
+    def children(self, name: str, n: int) -> list[np.random.Generator]:
+        """The first ``n`` sub-streams of a named stream, independent of it and of each
+        other (the Generators ``generator(name).spawn(n)`` gives)."""
+        return [np.random.Generator(np.random.PCG64(s)) for s in self.sequence(name).spawn(n)]
+
+    def child(self, name: str, index: int) -> np.random.Generator:
+        """Sub-stream ``index`` of a named stream (``children(name, index + 1)[index]``)."""
+        seq = self.sequence(name)
+        key = (*seq.spawn_key, index)
+        return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seq.entropy,
+                                                                          spawn_key=key)))
 
     def integer_seed(self, name: str) -> int:
         """A 63-bit integer seed for a named stream (for libraries that want one)."""
