@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from sim.rng import Streams, name_key
 
 
@@ -48,3 +50,32 @@ def test_name_key_is_sha256_based() -> None:
     assert name_key("a") == name_key("a")
     assert name_key("a") != name_key("b")
     assert all(0 <= k < 2**32 for k in name_key("customer:C0001"))
+
+
+def test_children_are_what_generator_spawn_gives() -> None:
+    s = Streams("cash-application/1")
+    spawned = s.generator("customer:C0001").spawn(3)
+    children = s.children("customer:C0001", 3)
+    for a, b in zip(spawned, children, strict=True):
+        assert list(a.integers(0, 2**62, 5)) == list(b.integers(0, 2**62, 5))
+    for i in range(4):
+        old = s.generator("injections").spawn(i + 1)[i]
+        new = s.child("injections", i)
+        assert list(old.integers(0, 2**62, 5)) == list(new.integers(0, 2**62, 5))
+
+
+def test_text_seeds_are_sha256_prefixes() -> None:
+    import hashlib
+
+    import numpy as np
+
+    from sim.rng import seeded_generator, text_random, text_seed
+
+    digest = hashlib.sha256(b"mutants:1:drop").digest()
+    assert text_seed("mutants:1:drop", 32) == int.from_bytes(digest[:4], "big")
+    assert text_seed("mutants:1:drop") == int.from_bytes(digest[:8], "big")
+    assert text_random("mutants:1:drop").random() == text_random("mutants:1:drop").random()
+    assert list(seeded_generator(7).integers(0, 100, 5)) == \
+        list(np.random.default_rng(7).integers(0, 100, 5))
+    with pytest.raises(ValueError, match="bits must be a multiple of 8"):
+        text_seed("x", 12)
