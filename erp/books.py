@@ -10,9 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Protocol
 
 from erp import events as ev
 from erp.errors import CommandRejected, UnknownEntity
+
+
+class TakenIds(Protocol):
+    """Ids already used in a collection: a dict of documents, a set, or both together."""
+
+    def __contains__(self, key: object, /) -> bool: ...
+
+    def __len__(self) -> int: ...
 
 
 def document_number_key(number: str) -> str:
@@ -251,12 +260,12 @@ class Books:
                                   "the company is not set up yet (run SetUpCompany first)")
         return self.company
 
-    def next_id(self, prefix: str, taken: object) -> str:
+    def next_id(self, prefix: str, taken: TakenIds) -> str:
         """The next free id ``PREFIX-000001`` for a collection (deterministic)."""
-        n = len(taken) + 1  # type: ignore[arg-type]
+        n = len(taken) + 1
         while True:
             candidate = f"{prefix}-{n:06d}"
-            if candidate not in taken:  # type: ignore[operator]
+            if candidate not in taken:
                 return candidate
             n += 1
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from erp.commands import OpenAccount
+from erp.events import AccountType, ControlKind
 
-_STANDARD_SERVICES: tuple[tuple[str, str, str, str | None], ...] = (
+_STANDARD_SERVICES: tuple[tuple[str, str, AccountType, ControlKind | None], ...] = (
     ("1000", "Operating bank account", "asset", "bank"),
     ("1010", "Savings bank account", "asset", "bank"),
     ("1200", "Accounts receivable", "asset", "ar"),
@@ -28,7 +29,7 @@ _STANDARD_SERVICES: tuple[tuple[str, str, str, str | None], ...] = (
     ("6900", "Bad debt expense", "expense", None),
 )
 
-CHARTS: dict[str, tuple[tuple[str, str, str, str | None], ...]] = {
+CHARTS: dict[str, tuple[tuple[str, str, AccountType, ControlKind | None], ...]] = {
     "standard-services": _STANDARD_SERVICES,
 }
 
@@ -40,5 +41,5 @@ def chart_commands(name: str) -> list[OpenAccount]:
     except KeyError:
         raise KeyError(f"unknown chart {name!r} (expected one of: {', '.join(sorted(CHARTS))})"
                        ) from None
-    return [OpenAccount(code=code, name=title, account_type=kind, control=control)  # type: ignore[arg-type]
+    return [OpenAccount(code=code, name=title, account_type=kind, control=control)
             for code, title, kind, control in rows]

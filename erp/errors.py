@@ -22,7 +22,10 @@ exit status): it is one standard-library file run alone in a container, so it im
 nothing of ours, this module included.
 
 Programming mistakes of a caller (a role that does not exist, an erp-realm event passed
-to ``Ledger.record``) are the built-in ``ValueError``/``TypeError``, not part of the tree.
+to ``Ledger.record``, a command without a handler) are the built-in ``ValueError`` and
+``TypeError``, and a lookup of a name the code does not know (an event type without a
+class, a chart template) a ``KeyError``: they are not part of the tree. Pydantic
+validators raise ``ValueError`` because pydantic turns it into a validation error.
 
 Agent mistakes are values the caller reports (a rejected command); harness faults
 are exceptions that mark an attempt as errored. Only the CLI turns exceptions into

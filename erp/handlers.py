@@ -11,10 +11,19 @@ import calendar
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any, TypeVar
 
 from erp import commands as c
 from erp import events as ev
-from erp.books import Books, document_number_key
+from erp.books import (
+    BankChangeState,
+    BankDocState,
+    Books,
+    InvoiceState,
+    PeriodState,
+    TakenIds,
+    document_number_key,
+)
 from erp.errors import CommandRejected
 from erp.money import display_cents, pct_of
 
@@ -30,14 +39,19 @@ class Context:
     business_date: date
 
 
-Handler = Callable[[c.Command, Books, Context], list[ev.Event]]
+Handler = Callable[[Any, Books, Context], list[ev.Event]]
+"""A command handler: ``(command, books, ctx) -> events`` (the command of its own type)."""
 HANDLERS: dict[type[c.Command], Handler] = {}
 
+_C = TypeVar("_C", bound=c.Command)
 
-def handles(command_type: type[c.Command]) -> Callable[[Handler], Handler]:
+
+def handles(command_type: type[_C]) -> Callable[[Callable[[_C, Books, Context], list[ev.Event]]],
+                                               Callable[[_C, Books, Context], list[ev.Event]]]:
     """Register a handler for a command type (refusing a second one)."""
 
-    def register(fn: Handler) -> Handler:
+    def register(fn: Callable[[_C, Books, Context], list[ev.Event]],
+                 ) -> Callable[[_C, Books, Context], list[ev.Event]]:
         if command_type in HANDLERS:
             raise ValueError(f"a handler for {command_type.__name__} is already registered")
         HANDLERS[command_type] = fn
@@ -93,12 +107,12 @@ def require_open_period(books: Books, day: date, field: str = "entry_date") -> N
                               "to reopen it", field)
 
 
-def new_id(given: str | None, taken: object, prefix: str, kind: str, books: Books,
+def new_id(given: str | None, taken: TakenIds, prefix: str, kind: str, books: Books,
            field: str) -> str:
     """The caller's id if it is new (else ``duplicate_id``), or the next free one."""
     if given is None:
         return books.next_id(prefix, taken)
-    if given in taken:  # type: ignore[operator]
+    if given in taken:
         raise CommandRejected("duplicate_id", f"{kind} {given!r} already exists", field)
     return given
 
@@ -106,15 +120,15 @@ def new_id(given: str | None, taken: object, prefix: str, kind: str, books: Book
 class _Taken:
     """Ids already in the books plus ids this command has just assigned (no copying)."""
 
-    def __init__(self, existing: object) -> None:
+    def __init__(self, existing: TakenIds) -> None:
         self.existing = existing
         self.new: set[str] = set()
 
     def __contains__(self, key: object) -> bool:
-        return key in self.new or key in self.existing  # type: ignore[operator]
+        return key in self.new or key in self.existing
 
     def __len__(self) -> int:
-        return len(self.new) + len(self.existing)  # type: ignore[arg-type]
+        return len(self.new) + len(self.existing)
 
     def add(self, key: str) -> None:
         self.new.add(key)
@@ -221,7 +235,7 @@ def open_period(cmd: c.OpenPeriod, books: Books, ctx: Context) -> list[ev.Event]
     return [ev.PeriodOpened(period=cmd.period, start=start, end=end)]
 
 
-def _period(books: Books, period: str) -> object:
+def _period(books: Books, period: str) -> PeriodState:
     p = books.periods.get(period)
     if p is None:
         raise CommandRejected("unknown_period", f"no accounting period {period!r}", "period")
@@ -233,7 +247,7 @@ def close_period(cmd: c.ClosePeriod, books: Books, ctx: Context) -> list[ev.Even
     """Close an open period."""
     require_role(ctx, MANAGERS, "close an accounting period")
     p = _period(books, cmd.period)
-    if p.closed:  # type: ignore[attr-defined]
+    if p.closed:
         raise CommandRejected("period_closed", f"period {cmd.period} is already closed", "period")
     return [ev.PeriodClosed(period=cmd.period)]
 
@@ -243,7 +257,7 @@ def reopen_period(cmd: c.ReopenPeriod, books: Books, ctx: Context) -> list[ev.Ev
     """Reopen a closed period."""
     require_role(ctx, MANAGERS, "reopen an accounting period")
     p = _period(books, cmd.period)
-    if not p.closed:  # type: ignore[attr-defined]
+    if not p.closed:
         raise CommandRejected("period_not_closed", f"period {cmd.period} is not closed", "period")
     return [ev.PeriodReopened(period=cmd.period, reason=cmd.reason)]
 
@@ -281,7 +295,7 @@ def request_vendor_bank_change(cmd: c.RequestVendorBankChange, books: Books,
                                          requested_by_role=ctx.role)]
 
 
-def _pending_change(books: Books, request_id: str) -> object:
+def _pending_change(books: Books, request_id: str) -> BankChangeState:
     req = books.bank_changes.get(request_id)
     if req is None:
         raise CommandRejected("unknown_bank_change", f"no bank-change request {request_id!r}",
@@ -299,14 +313,14 @@ def approve_vendor_bank_change(cmd: c.ApproveVendorBankChange, books: Books,
     """Approve a pending change; the approver's role must differ from the requester's."""
     require_role(ctx, MANAGERS, "approve a vendor bank-detail change")
     req = _pending_change(books, cmd.request_id)
-    if req.requested_by_role == ctx.role:  # type: ignore[attr-defined]
+    if req.requested_by_role == ctx.role:
         raise CommandRejected(
             "same_role_approval",
             f"bank-change request {cmd.request_id} was requested by role {ctx.role}; "
             "a different role must approve it", "request_id")
     return [ev.VendorBankChangeApproved(request_id=cmd.request_id,
-                                        vendor_id=req.vendor_id,  # type: ignore[attr-defined]
-                                        new_bank=req.new_bank,  # type: ignore[attr-defined]
+                                        vendor_id=req.vendor_id,
+                                        new_bank=req.new_bank,
                                         approved_by_role=ctx.role)]
 
 
@@ -317,7 +331,7 @@ def reject_vendor_bank_change(cmd: c.RejectVendorBankChange, books: Books,
     require_role(ctx, MANAGERS, "reject a vendor bank-detail change")
     req = _pending_change(books, cmd.request_id)
     return [ev.VendorBankChangeRejected(request_id=cmd.request_id,
-                                        vendor_id=req.vendor_id,  # type: ignore[attr-defined]
+                                        vendor_id=req.vendor_id,
                                         reason=cmd.reason)]
 
 
@@ -386,7 +400,7 @@ def issue_invoice(cmd: c.IssueInvoice, books: Books, ctx: Context) -> list[ev.Ev
                              reference=cmd.reference)]
 
 
-def _reduce_open_invoice(books: Books, invoice_id: str, amount: int) -> object:
+def _reduce_open_invoice(books: Books, invoice_id: str, amount: int) -> InvoiceState:
     inv = books.invoice(invoice_id)
     require_positive(amount)
     if amount > inv.open:
@@ -408,9 +422,9 @@ def issue_credit_memo(cmd: c.IssueCreditMemo, books: Books, ctx: Context) -> lis
     mid = new_id(cmd.credit_memo_id, books.credit_memos, "CM", "credit memo", books,
                  "credit_memo_id")
     return [ev.CreditMemoIssued(credit_memo_id=mid, invoice_id=cmd.invoice_id,
-                                customer_id=inv.customer_id,  # type: ignore[attr-defined]
+                                customer_id=inv.customer_id,
                                 entry_date=day, amount=cmd.amount, account=account,
-                                ar_account=inv.ar_account,  # type: ignore[attr-defined]
+                                ar_account=inv.ar_account,
                                 reason=cmd.reason)]
 
 
@@ -510,7 +524,7 @@ def write_off_invoice(cmd: c.WriteOffInvoice, books: Books, ctx: Context) -> lis
     company = books.require_company()
     inv = _reduce_open_invoice(books, cmd.invoice_id, cmd.amount)
     limit = books.policies.clerk_write_off_limit
-    done = inv.written_off  # type: ignore[attr-defined]
+    done = inv.written_off
     if ctx.role == "clerk" and done + cmd.amount > limit:
         raise CommandRejected("write_off_limit",
                               f"a clerk may write off at most {_fmt(limit)} of an invoice; "
@@ -522,9 +536,9 @@ def write_off_invoice(cmd: c.WriteOffInvoice, books: Books, ctx: Context) -> lis
     account = cmd.account or company.accounts.bad_debt
     require_non_control_account(books, account, "account")
     return [ev.InvoiceWrittenOff(invoice_id=cmd.invoice_id,
-                                 customer_id=inv.customer_id,  # type: ignore[attr-defined]
+                                 customer_id=inv.customer_id,
                                  entry_date=day, amount=cmd.amount, account=account,
-                                 ar_account=inv.ar_account,  # type: ignore[attr-defined]
+                                 ar_account=inv.ar_account,
                                  reason=cmd.reason)]
 
 
@@ -534,13 +548,13 @@ def grant_fee_allowance(cmd: c.GrantFeeAllowance, books: Books, ctx: Context) ->
     company = books.require_company()
     inv = _reduce_open_invoice(books, cmd.invoice_id, cmd.amount)
     p = books.policies
-    limit = pct_of(inv.total, p.clerk_fee_allowance_bp) + p.clerk_fee_allowance_fixed  # type: ignore[attr-defined]
-    done = inv.allowed  # type: ignore[attr-defined]
+    limit = pct_of(inv.total, p.clerk_fee_allowance_bp) + p.clerk_fee_allowance_fixed
+    done = inv.allowed
     if ctx.role == "clerk" and done + cmd.amount > limit:
         raise CommandRejected("fee_allowance_limit",
                               f"a clerk may accept at most {_fmt(limit)} of fees on invoice "
                               f"{cmd.invoice_id} ({p.clerk_fee_allowance_bp / 100:g}% of "
-                              f"{_fmt(inv.total)} + {_fmt(p.clerk_fee_allowance_fixed)}); "  # type: ignore[attr-defined]
+                              f"{_fmt(inv.total)} + {_fmt(p.clerk_fee_allowance_fixed)}); "
                               f"{_fmt(done)} already, asked {_fmt(cmd.amount)} more; a "
                               "controller must approve more", "amount")
     day = cmd.entry_date or ctx.business_date
@@ -548,9 +562,9 @@ def grant_fee_allowance(cmd: c.GrantFeeAllowance, books: Books, ctx: Context) ->
     account = cmd.account or company.accounts.card_fees
     require_non_control_account(books, account, "account")
     return [ev.FeeAllowanceGranted(invoice_id=cmd.invoice_id,
-                                   customer_id=inv.customer_id,  # type: ignore[attr-defined]
+                                   customer_id=inv.customer_id,
                                    entry_date=day, amount=cmd.amount, account=account,
-                                   ar_account=inv.ar_account,  # type: ignore[attr-defined]
+                                   ar_account=inv.ar_account,
                                    reason=cmd.reason)]
 
 
@@ -727,7 +741,7 @@ def _payment_events(books: Books, *, payment_id: str, vendor_id: str, bank_accou
                          bank_gl_account=bank.gl_account, ap_account=company.accounts.ap)
 
 
-def _payment_ids(books: Books) -> dict[str, object]:
+def _payment_ids(books: Books) -> dict[str, BankDocState]:
     return books.bank_docs["payment"]
 
 
@@ -774,15 +788,15 @@ def run_payments(cmd: c.RunPayments, books: Books, ctx: Context) -> list[ev.Even
                                   "bill_ids")
         by_vendor.setdefault(b.vendor_id, []).append((b.bill_id, b.open))
     taken = _Taken(_payment_ids(books))
-    payments: list[ev.Event] = []
+    payments: list[ev.VendorPaid] = []
     for vendor_id in sorted(by_vendor):
         pid = books.next_id("PAY", taken)
         taken.add(pid)
         payments.append(_payment_events(books, payment_id=pid, vendor_id=vendor_id,
                                         bank_account_id=cmd.bank_account_id, day=day,
                                         applications=by_vendor[vendor_id], run_id=run_id))
-    refs = tuple(ev.PaymentRef(payment_id=p.payment_id, vendor_id=p.vendor_id,  # type: ignore[attr-defined]
-                               amount=p.amount) for p in payments)  # type: ignore[attr-defined]
+    refs = tuple(ev.PaymentRef(payment_id=p.payment_id, vendor_id=p.vendor_id,
+                               amount=p.amount) for p in payments)
     run = ev.PaymentRunCreated(run_id=run_id, bank_account_id=cmd.bank_account_id,
                                entry_date=day, payments=refs, total=sum(r.amount for r in refs))
     return [run, *payments]
@@ -897,7 +911,7 @@ def _bank_entry(books: Books, kind: str, given: str | None, prefix: str, bank_ac
     return doc_id, bank.gl_account, acct.code
 
 
-def _with_match(books: Books, e: ev.Event, kind: str, doc_id: str, bank_account_id: str,
+def _with_match(books: Books, e: ev.Event, kind: ev.MatchKind, doc_id: str, bank_account_id: str,
                 amount: int, line_id: str | None) -> list[ev.Event]:
     if line_id is None:
         return [e]
@@ -911,7 +925,7 @@ def _with_match(books: Books, e: ev.Event, kind: str, doc_id: str, bank_account_
     if line.amount != amount:
         raise CommandRejected("match_amount_mismatch", f"statement line {line_id} is "
                               f"{_fmt(line.amount)}, the {kind} is {_fmt(amount)}", "amount")
-    target = ev.MatchTarget(kind=kind, doc_id=doc_id, amount=amount)  # type: ignore[arg-type]
+    target = ev.MatchTarget(kind=kind, doc_id=doc_id, amount=amount)
     return [e, ev.StatementLineMatched(line_id=line_id, bank_account_id=bank_account_id,
                                        targets=(target,))]
 

@@ -148,8 +148,3 @@ def _bank_account_opened(e: ev.BankAccountOpened) -> tuple[Posting, ...]:
 
 POSTING_TYPES: frozenset[type[ev.Event]] = frozenset(_RULES)
 """Event types that can post GL lines; ``post`` returns nothing for every other type."""
-
-
-def entry_date(e: ev.Event) -> object:
-    """The accounting date of an event, or None for events without one."""
-    return getattr(e, "entry_date", None)

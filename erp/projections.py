@@ -12,7 +12,7 @@ Tables (see ``erp.schema``): ``gl_lines`` (the posting rules' fold), ``subledger
 
 Every event the books write and every event a rebuild folds passes through here,
 so the hot path is kept plain: ``Projections`` looks up, once per event, the
-methods that handle its class (marked with ``handles``) and turns the event's date
+methods that handle its class (marked with ``folds``) and turns the event's date
 into its ISO string once for all of them.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 from sqlalchemy.engine import Connection
@@ -78,10 +78,16 @@ _STATEMENT_UPSERT = Insert(
     "matched_to = excluded.matched_to, last_position = excluded.last_position")
 
 
-def handles(*types: type[ev.Event]) -> Callable[[Handler], Handler]:
+_HANDLED: dict[Callable[..., None], tuple[type[ev.Event], ...]] = {}
+"""Projector method -> the event types ``folds`` marked it for."""
+
+_M = TypeVar("_M", bound=Callable[..., None])
+
+
+def folds(*types: type[ev.Event]) -> Callable[[_M], _M]:
     """Mark a projector method as the one that folds events of these types."""
-    def mark(method: Handler) -> Handler:
-        method.handles = types  # type: ignore[attr-defined]
+    def mark(method: _M) -> _M:
+        _HANDLED[method] = types
         return method
     return mark
 
@@ -96,10 +102,10 @@ class Projector:
     """
 
     def handlers(self) -> dict[type[ev.Event], Handler]:
-        """Event type -> bound method, from the methods marked with ``handles``."""
+        """Event type -> bound method, from the methods marked with ``folds``."""
         out: dict[type[ev.Event], Handler] = {}
         for name, member in vars(type(self)).items():
-            for t in getattr(member, "handles", ()):
+            for t in _HANDLED.get(member, ()) if callable(member) else ():
                 out[t] = getattr(self, name)
         return out
 
@@ -138,7 +144,7 @@ class GeneralLedger(Projector):
 
     def take_rows(self) -> list[Write]:
         """Hand over the buffered lines as statements to execute."""
-        out = [(_GL_INSERT, self.rows)] if self.rows else []
+        out: list[Write] = [(_GL_INSERT, self.rows)] if self.rows else []
         self.rows = []
         return out
 
@@ -152,19 +158,19 @@ class Subledgers(Projector):
     def __init__(self) -> None:
         self.rows: list[tuple[Any, ...]] = []
 
-    @handles(ev.InvoiceIssued)
+    @folds(ev.InvoiceIssued)
     def _invoice_issued(self, p: int, day: str, e: ev.InvoiceIssued) -> None:
         self.rows.append((p, 0, "ar", e.ar_account, e.customer_id, "invoice", e.invoice_id, day,
                           e.total))
 
-    @handles(ev.ReceiptRecorded)
+    @folds(ev.ReceiptRecorded)
     def _receipt_recorded(self, p: int, day: str, e: ev.ReceiptRecorded) -> None:
         self.rows += [(p, 0, "unapplied_cash", e.unapplied_account, e.customer_id, "receipt",
                        e.receipt_id, day, e.amount),
                       (p, 1, "bank", e.bank_gl_account, e.customer_id, "receipt", e.receipt_id,
                        day, e.amount)]
 
-    @handles(ev.ReceiptApplied, ev.ApplicationReversed)
+    @folds(ev.ReceiptApplied, ev.ApplicationReversed)
     def _receipt_applied(self, p: int, day: str,
                          e: ev.ReceiptApplied | ev.ApplicationReversed) -> None:
         moved = e.amount if type(e) is ev.ReceiptApplied else -e.amount
@@ -173,11 +179,11 @@ class Subledgers(Projector):
                       (p, 1, "ar", e.ar_account, e.customer_id, "invoice", e.invoice_id, day,
                        -moved)]
 
-    @handles(ev.BillEntered)
+    @folds(ev.BillEntered)
     def _bill_entered(self, p: int, day: str, e: ev.BillEntered) -> None:
         self.rows.append((p, 0, "ap", e.ap_account, e.vendor_id, "bill", e.bill_id, day, e.total))
 
-    @handles(ev.VendorPaid)
+    @folds(ev.VendorPaid)
     def _vendor_paid(self, p: int, day: str, e: ev.VendorPaid) -> None:
         out = self.rows
         seq = 0
@@ -188,39 +194,39 @@ class Subledgers(Projector):
         out.append((p, seq, "bank", e.bank_gl_account, e.vendor_id, "payment", e.payment_id, day,
                     -e.amount))
 
-    @handles(ev.CreditMemoIssued, ev.InvoiceWrittenOff, ev.FeeAllowanceGranted)
+    @folds(ev.CreditMemoIssued, ev.InvoiceWrittenOff, ev.FeeAllowanceGranted)
     def _invoice_reduced(self, p: int, day: str, e: Any) -> None:
         self.rows.append((p, 0, "ar", e.ar_account, e.customer_id, "invoice", e.invoice_id, day,
                           -e.amount))
 
-    @handles(ev.CustomerRefunded)
+    @folds(ev.CustomerRefunded)
     def _customer_refunded(self, p: int, day: str, e: ev.CustomerRefunded) -> None:
         self.rows += [(p, 0, "unapplied_cash", e.unapplied_account, e.customer_id, "receipt",
                        e.receipt_id, day, -e.amount),
                       (p, 1, "bank", e.bank_gl_account, e.customer_id, "refund", e.refund_id, day,
                        -e.amount)]
 
-    @handles(ev.VendorCreditRecorded)
+    @folds(ev.VendorCreditRecorded)
     def _vendor_credit_recorded(self, p: int, day: str, e: ev.VendorCreditRecorded) -> None:
         self.rows.append((p, 0, "ap", e.ap_account, e.vendor_id, "vendor_credit", e.credit_id,
                           day, -e.amount))
 
-    @handles(ev.VendorCreditApplied)
+    @folds(ev.VendorCreditApplied)
     def _vendor_credit_applied(self, p: int, day: str, e: ev.VendorCreditApplied) -> None:
         self.rows += [(p, 0, "ap", e.ap_account, e.vendor_id, "bill", e.bill_id, day, -e.amount),
                       (p, 1, "ap", e.ap_account, e.vendor_id, "vendor_credit", e.credit_id, day,
                        e.amount)]
 
-    @handles(ev.BankFeeRecorded)
+    @folds(ev.BankFeeRecorded)
     def _bank_fee_recorded(self, p: int, day: str, e: ev.BankFeeRecorded) -> None:
         self.rows.append((p, 0, "bank", e.bank_gl_account, None, "fee", e.fee_id, day, -e.amount))
 
-    @handles(ev.InterestRecorded)
+    @folds(ev.InterestRecorded)
     def _interest_recorded(self, p: int, day: str, e: ev.InterestRecorded) -> None:
         self.rows.append((p, 0, "bank", e.bank_gl_account, None, "interest", e.interest_id, day,
                           e.amount))
 
-    @handles(ev.BankAccountOpened)
+    @folds(ev.BankAccountOpened)
     def _bank_account_opened(self, p: int, day: str, e: ev.BankAccountOpened) -> None:
         if e.opening_balance:
             self.rows.append((p, 0, "bank", e.gl_account, None, "bank_account",
@@ -228,7 +234,7 @@ class Subledgers(Projector):
 
     def take_rows(self) -> list[Write]:
         """Hand over the buffered movements as statements to execute."""
-        out = [(_SUBLEDGER_INSERT, self.rows)] if self.rows else []
+        out: list[Write] = [(_SUBLEDGER_INSERT, self.rows)] if self.rows else []
         self.rows = []
         return out
 
@@ -286,44 +292,44 @@ class DocumentStates(Projector):
         self.dirty.add(key)
         self.history.append((position, kind, doc_id, day, status, open_, row[PARTY]))
 
-    @handles(ev.InvoiceIssued)
+    @folds(ev.InvoiceIssued)
     def _invoice_issued(self, p: int, day: str, e: ev.InvoiceIssued) -> None:
         self._new(p, "invoice", e.invoice_id, e.customer_id, e.ar_account, day,
                   e.due_on.isoformat(), e.total, e.total, "open", e.reference)
 
-    @handles(ev.ReceiptRecorded)
+    @folds(ev.ReceiptRecorded)
     def _receipt_recorded(self, p: int, day: str, e: ev.ReceiptRecorded) -> None:
         self._new(p, "receipt", e.receipt_id, e.customer_id, e.unapplied_account, day, None,
                   e.amount, e.amount, "unapplied", e.reference)
 
-    @handles(ev.ReceiptApplied)
+    @folds(ev.ReceiptApplied)
     def _receipt_applied(self, p: int, day: str, e: ev.ReceiptApplied) -> None:
         self._change(p, "receipt", e.receipt_id, day, delta=e.amount)
         self._change(p, "invoice", e.invoice_id, day, delta=e.amount)
 
-    @handles(ev.BillEntered)
+    @folds(ev.BillEntered)
     def _bill_entered(self, p: int, day: str, e: ev.BillEntered) -> None:
         self._new(p, "bill", e.bill_id, e.vendor_id, e.ap_account, day, e.due_on.isoformat(),
                   e.total, e.total, "entered", e.vendor_invoice_number)
 
-    @handles(ev.BillApproved)
+    @folds(ev.BillApproved)
     def _bill_approved(self, p: int, day: str, e: ev.BillApproved) -> None:
         self.approved.add(e.bill_id)
         self._change(p, "bill", e.bill_id, day)
 
-    @handles(ev.VendorPaid)
+    @folds(ev.VendorPaid)
     def _vendor_paid(self, p: int, day: str, e: ev.VendorPaid) -> None:
         self._new(p, "payment", e.payment_id, e.vendor_id, e.bank_gl_account, day, None, e.amount,
                   0, "paid", e.run_id or "")
         for a in e.applications:
             self._change(p, "bill", a.bill_id, day, delta=a.amount)
 
-    @handles(ev.StatementLineImported)
+    @folds(ev.StatementLineImported)
     def _statement_line_imported(self, p: int, day: str, e: ev.StatementLineImported) -> None:
         self._new(p, "statement_line", e.line_id, e.counterparty or None, e.bank_account_id, day,
                   None, e.amount, e.amount, "unmatched", e.reference)
 
-    @handles(ev.StatementLineMatched, ev.StatementLineUnmatched)
+    @folds(ev.StatementLineMatched, ev.StatementLineUnmatched)
     def _statement_line_matched(self, p: int, day: str,
                                 e: ev.StatementLineMatched | ev.StatementLineUnmatched) -> None:
         matched = type(e) is ev.StatementLineMatched
@@ -336,100 +342,100 @@ class DocumentStates(Projector):
                 self._change(p, t.kind, t.doc_id, day,
                              status="cleared" if matched else _UNCLEARED[t.kind])
 
-    @handles(ev.JournalEntryPosted)
+    @folds(ev.JournalEntryPosted)
     def _journal_entry_posted(self, p: int, day: str, e: ev.JournalEntryPosted) -> None:
         self._new(p, "journal", e.entry_id, None, None, day, None,
                   sum(x.amount for x in e.lines if x.amount > 0), 0, "posted", e.kind)
 
-    @handles(ev.JournalEntryReversed)
+    @folds(ev.JournalEntryReversed)
     def _journal_entry_reversed(self, p: int, day: str, e: ev.JournalEntryReversed) -> None:
         self._change(p, "journal", e.entry_id, day, status="reversed")
         self._new(p, "journal", e.reversal_id, None, None, day, None,
                   sum(x.amount for x in e.lines if x.amount > 0), 0, "posted",
                   f"reversal of {e.entry_id}")
 
-    @handles(ev.CreditMemoIssued)
+    @folds(ev.CreditMemoIssued)
     def _credit_memo_issued(self, p: int, day: str, e: ev.CreditMemoIssued) -> None:
         self._new(p, "credit_memo", e.credit_memo_id, e.customer_id, e.account, day, None,
                   e.amount, 0, "issued", e.invoice_id)
         self._change(p, "invoice", e.invoice_id, day, delta=e.amount)
 
-    @handles(ev.InvoiceWrittenOff, ev.FeeAllowanceGranted)
+    @folds(ev.InvoiceWrittenOff, ev.FeeAllowanceGranted)
     def _invoice_reduced(self, p: int, day: str,
                          e: ev.InvoiceWrittenOff | ev.FeeAllowanceGranted) -> None:
         self._change(p, "invoice", e.invoice_id, day, delta=e.amount)
 
-    @handles(ev.ApplicationReversed)
+    @folds(ev.ApplicationReversed)
     def _application_reversed(self, p: int, day: str, e: ev.ApplicationReversed) -> None:
         self._change(p, "receipt", e.receipt_id, day, delta=-e.amount)
         self._change(p, "invoice", e.invoice_id, day, delta=-e.amount)
 
-    @handles(ev.ReceiptCustomerAssigned)
+    @folds(ev.ReceiptCustomerAssigned)
     def _receipt_customer_assigned(self, p: int, day: str,
                                    e: ev.ReceiptCustomerAssigned) -> None:
         self.docs[("receipt", e.receipt_id)][PARTY] = e.customer_id
         self._change(p, "receipt", e.receipt_id, day)
 
-    @handles(ev.CustomerRefunded)
+    @folds(ev.CustomerRefunded)
     def _customer_refunded(self, p: int, day: str, e: ev.CustomerRefunded) -> None:
         self._new(p, "refund", e.refund_id, e.customer_id, e.bank_gl_account, day, None, e.amount,
                   0, "paid", e.receipt_id)
         self._change(p, "receipt", e.receipt_id, day, delta=e.amount)
 
-    @handles(ev.VendorCreditRecorded)
+    @folds(ev.VendorCreditRecorded)
     def _vendor_credit_recorded(self, p: int, day: str, e: ev.VendorCreditRecorded) -> None:
         self._new(p, "vendor_credit", e.credit_id, e.vendor_id, e.ap_account, day, None, e.amount,
                   e.amount, "open", e.vendor_credit_number)
 
-    @handles(ev.VendorCreditApplied)
+    @folds(ev.VendorCreditApplied)
     def _vendor_credit_applied(self, p: int, day: str, e: ev.VendorCreditApplied) -> None:
         self._change(p, "vendor_credit", e.credit_id, day, delta=e.amount)
         self._change(p, "bill", e.bill_id, day, delta=e.amount)
 
-    @handles(ev.PaymentRunCreated)
+    @folds(ev.PaymentRunCreated)
     def _payment_run_created(self, p: int, day: str, e: ev.PaymentRunCreated) -> None:
         self._new(p, "payment_run", e.run_id, None, None, day, None, e.total, 0, "completed")
 
-    @handles(ev.BankFeeRecorded)
+    @folds(ev.BankFeeRecorded)
     def _bank_fee_recorded(self, p: int, day: str, e: ev.BankFeeRecorded) -> None:
         self._new(p, "fee", e.fee_id, None, e.account, day, None, e.amount, 0, "recorded", e.memo)
 
-    @handles(ev.InterestRecorded)
+    @folds(ev.InterestRecorded)
     def _interest_recorded(self, p: int, day: str, e: ev.InterestRecorded) -> None:
         self._new(p, "interest", e.interest_id, None, e.account, day, None, e.amount, 0,
                   "recorded", e.memo)
 
-    @handles(ev.VendorBankChangeRequested)
+    @folds(ev.VendorBankChangeRequested)
     def _bank_change_requested(self, p: int, day: str,
                                e: ev.VendorBankChangeRequested) -> None:
         self._new(p, "bank_change", e.request_id, e.vendor_id, None, day, None, 0, 0, "pending",
                   e.new_bank.masked())
 
-    @handles(ev.VendorBankChangeApproved)
+    @folds(ev.VendorBankChangeApproved)
     def _bank_change_approved(self, p: int, day: str, e: ev.VendorBankChangeApproved) -> None:
         self._change(p, "bank_change", e.request_id, day, status="approved")
 
-    @handles(ev.VendorBankChangeRejected)
+    @folds(ev.VendorBankChangeRejected)
     def _bank_change_rejected(self, p: int, day: str, e: ev.VendorBankChangeRejected) -> None:
         self._change(p, "bank_change", e.request_id, day, status="rejected")
 
-    @handles(ev.PeriodOpened)
+    @folds(ev.PeriodOpened)
     def _period_opened(self, p: int, day: str, e: ev.PeriodOpened) -> None:
         # A period's document date is its first day, not the day it was opened.
         self._new(p, "period", e.period, None, None, e.start.isoformat(), e.end.isoformat(), 0,
                   0, "open")
 
-    @handles(ev.PeriodClosed)
+    @folds(ev.PeriodClosed)
     def _period_closed(self, p: int, day: str, e: ev.PeriodClosed) -> None:
         self._change(p, "period", e.period, day, status="closed")
 
-    @handles(ev.PeriodReopened)
+    @folds(ev.PeriodReopened)
     def _period_reopened(self, p: int, day: str, e: ev.PeriodReopened) -> None:
         self._change(p, "period", e.period, day, status="open")
 
     def take_rows(self) -> list[Write]:
         """Hand over the history rows."""
-        out = [(_HISTORY_INSERT, self.history)] if self.history else []
+        out: list[Write] = [(_HISTORY_INSERT, self.history)] if self.history else []
         self.history = []
         return out
 
@@ -463,13 +469,13 @@ class BankStatement(Projector):
         self.lines: dict[str, list[Any]] = {}
         self.dirty: set[str] = set()
 
-    @handles(ev.StatementLineImported)
+    @folds(ev.StatementLineImported)
     def _imported(self, p: int, day: str, e: ev.StatementLineImported) -> None:
         self.lines[e.line_id] = [e.line_id, e.bank_account_id, day, e.amount, e.description,
                                  e.reference, e.counterparty, e.bank_ref, "unmatched", "[]", p]
         self.dirty.add(e.line_id)
 
-    @handles(ev.StatementLineMatched, ev.StatementLineUnmatched)
+    @folds(ev.StatementLineMatched, ev.StatementLineUnmatched)
     def _matched(self, p: int, day: str,
                  e: ev.StatementLineMatched | ev.StatementLineUnmatched) -> None:
         row = self.lines[e.line_id]

@@ -88,7 +88,8 @@ class ControlTie:
 
 def _where(as_of: date | None, position: int | None, date_col: str = "entry_date",
            pos_col: str = "position") -> tuple[str, list[Any]]:
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list[Any] = []
     if as_of is not None:
         clauses.append(f"{date_col} <= ?")
         params.append(as_of.isoformat())
@@ -100,7 +101,7 @@ def _where(as_of: date | None, position: int | None, date_col: str = "entry_date
 
 def _rows(store: EventStore, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[Any]:
     with store.engine.connect() as conn:
-        return conn.exec_driver_sql(store.sql(sql), tuple(params)).all()
+        return list(conn.exec_driver_sql(store.sql(sql), tuple(params)).all())
 
 
 def chart(store: EventStore, position: int | None = None) -> dict[str, Account]:
@@ -176,13 +177,13 @@ def open_items(store: EventStore, ledger: str, *, as_of: date | None = None,
 def aging(store: EventStore, ledger: str, *, as_of: date,
           position: int | None = None) -> list[AgingRow]:
     """Open balances per party in buckets of days past due, as of a date."""
-    per_party: dict[str, list[int]] = {}
+    per_party: dict[str, list[int]] = {}  # five buckets each
     for item in open_items(store, ledger, as_of=as_of, position=position):
         days = (as_of - date.fromisoformat(item.due_on)).days if item.due_on else 0
         bucket = sum(days > limit for limit in (0, 30, 60, 90))  # current, 1-30, ..., over 90
         row = per_party.setdefault(item.party or "(none)", [0, 0, 0, 0, 0])
         row[bucket] += item.open_amount
-    return [AgingRow(p, tuple(b)) for p, b in sorted(per_party.items())]  # type: ignore[arg-type]
+    return [AgingRow(p, (b[0], b[1], b[2], b[3], b[4])) for p, b in sorted(per_party.items())]
 
 
 def subledger_totals(store: EventStore, *, as_of: date | None = None,
@@ -295,7 +296,8 @@ def audit_trail(store: EventStore, *, actor: str | None = None, after: int = 0,
                 as_of: date | None = None, position: int | None = None,
                 limit: int | None = None) -> list[dict[str, Any]]:
     """Who did what, when, by which command (erp realm), up to a business date or position."""
-    clauses, params = ["position > ?"], [after]
+    clauses: list[str] = ["position > ?"]
+    params: list[Any] = [after]
     if actor is not None:
         clauses.append("actor = ?")
         params.append(actor)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 import sqlalchemy as sa
@@ -23,6 +23,9 @@ from sqlalchemy.engine import Connection, Engine
 
 from erp import schema as s
 from erp.errors import ConcurrencyConflict, ErpError, IntegrityError, StoreError
+
+if TYPE_CHECKING:
+    import psycopg
 
 GENESIS = "0" * 64
 """The ``prev_hash`` of the first event of every log."""
@@ -342,8 +345,8 @@ class EventStore:
         caller's transaction; ``columns`` is the comma-separated column list."""
         if self.dialect != "postgresql":
             raise StoreError(f"{self.label}: COPY is a PostgreSQL statement")
-        with conn.connection.cursor() as cur, \
-                cur.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+        cur = cast("psycopg.Cursor[Any]", conn.connection.cursor())  # PostgreSQL: psycopg's
+        with cur, cur.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
 
@@ -452,7 +455,8 @@ class EventStore:
         """Events in position order, filtered by range, stream, realm, types and actor."""
         if types is not None and not types:
             return
-        where, params = ["position > ?"], []
+        where: list[str] = ["position > ?"]
+        params: list[Any] = []
         if until is not None:
             where.append("position <= ?")
             params.append(until)
@@ -481,7 +485,7 @@ class EventStore:
                 last = rows[-1][0]
 
     def scan_pages(self, conn: Connection, *, after: int = 0, realm: str | None = None,
-                   page: int = 20_000) -> Iterator[list[tuple[int, str, int, str, str]]]:
+                   page: int = 20_000) -> Iterator[Sequence[tuple[int, str, int, str, str]]]:
         """Fast full read for folds, a page at a time: ``(position, type, schema_version,
         business_date, payload)`` rows in position order, on the caller's connection."""
         where = "position > ?" + (" AND realm = ?" if realm else "")

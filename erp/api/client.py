@@ -23,6 +23,8 @@ import re
 import socket
 import sys
 import textwrap
+from collections.abc import Callable
+from typing import Any, NoReturn
 from urllib.parse import quote, urlencode, urlsplit
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_CONNECT = 0, 1, 2, 3
@@ -249,7 +251,7 @@ def render(data: object, fmt: str) -> str:
             elif isinstance(v, list):
                 out += f"\n{k}:\n"
                 if v and all(isinstance(x, dict) for x in v):
-                    out += table(v)  # type: ignore[arg-type]
+                    out += table(v)
                 else:
                     out += "".join(f"  {_text(x)}\n" for x in v) or "(none)\n"
         return out
@@ -282,7 +284,7 @@ def _csv_of(data: object) -> str:
 # --- argument types -----------------------------------------------------------------
 
 
-def money(text: str) -> str:
+def money_arg(text: str) -> str:
     """A money argument: a decimal string with at most two places."""
     t = text.strip()
     if not _MONEY.match(t):
@@ -307,7 +309,7 @@ def invoice_line(text: str) -> dict[str, object]:
             f"{text!r}: write an invoice line as QTY:UNIT_PRICE:ACCOUNT:DESCRIPTION, for "
             "example 2:150.00::Consulting hours (empty ACCOUNT: the company's revenue account)")
     qty, price, account, description = parts
-    line: dict[str, object] = {"quantity": int(qty), "unit_price": money(price),
+    line: dict[str, object] = {"quantity": int(qty), "unit_price": money_arg(price),
                                "description": description.strip()}
     if account.strip():
         line["account"] = account.strip()
@@ -322,7 +324,7 @@ def bill_line(text: str) -> dict[str, object]:
             f"{text!r}: write a bill line as AMOUNT:ACCOUNT:DESCRIPTION, for example "
             "450.00:6100:Office supplies (empty ACCOUNT: the company's expense account)")
     amount, account, description = parts
-    line: dict[str, object] = {"amount": money(amount), "description": description.strip()}
+    line: dict[str, object] = {"amount": money_arg(amount), "description": description.strip()}
     if account.strip():
         line["account"] = account.strip()
     return line
@@ -342,9 +344,9 @@ def journal_line(text: str) -> dict[str, object]:
             "1000::25.00 a credit)")
     line: dict[str, object] = {"account": account}
     if debit:
-        line["debit"] = money(debit)
+        line["debit"] = money_arg(debit)
     else:
-        line["credit"] = money(credit)
+        line["credit"] = money_arg(credit)
     if len(parts) > 3 and parts[3].strip():
         line["party"] = parts[3].strip()
     if len(parts) > 4 and parts[4].strip():
@@ -358,7 +360,7 @@ def bill_payment(text: str) -> dict[str, object]:
     if not sep or not bill:
         raise argparse.ArgumentTypeError(f"{text!r}: write BILL:AMOUNT, for example "
                                          "BILL-0000001:450.00")
-    return {"bill_id": bill.strip(), "amount": money(amount)}
+    return {"bill_id": bill.strip(), "amount": money_arg(amount)}
 
 
 class _Target(argparse.Action):
@@ -377,7 +379,7 @@ class _Target(argparse.Action):
 class Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit status 2."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise Failure("usage", f"{message} (see '{self.prog} --help')", status=EXIT_USAGE)
 
 
@@ -431,8 +433,13 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
     return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32, width=100)
 
 
-def _leaf(verbs: argparse._SubParsersAction, name: str, summary: str, description: str,
-          examples: list[str], handler: object) -> argparse.ArgumentParser:
+# A handler turns the parsed arguments into a request: (method, path, params, body),
+# and optionally a transform of the answer.
+_Handler = Callable[[argparse.Namespace], tuple[Any, ...]]
+
+
+def _leaf(verbs: argparse._SubParsersAction[Parser], name: str, summary: str,
+          description: str, examples: list[str], handler: _Handler) -> Parser:
     p = verbs.add_parser(name, help=summary, description=description,
                          epilog="examples:\n" + "".join(f"  {e}\n" for e in examples),
                          formatter_class=_formatter)
@@ -442,14 +449,13 @@ def _leaf(verbs: argparse._SubParsersAction, name: str, summary: str, descriptio
     return p
 
 
-def _resource(sub: argparse._SubParsersAction, name: str, summary: str,
-              description: str) -> argparse._SubParsersAction:
+def _resource(sub: argparse._SubParsersAction[Parser], name: str, summary: str,
+              description: str) -> argparse._SubParsersAction[Parser]:
     p = sub.add_parser(name, help=summary, description=description, formatter_class=_formatter)
     p.set_defaults(resource_parser=p)
     return p.add_subparsers(dest="verb", title="verbs", metavar="VERB", parser_class=Parser)
 
 
-# Handlers return (method, path, params, body).
 
 def _get(path: str, **params: object) -> tuple[str, str, dict[str, object], None]:
     return "GET", path, params, None
@@ -464,7 +470,7 @@ def _seg(value: str) -> str:
     return quote(value, safe="")
 
 
-def _doc(kind: str) -> object:
+def _doc(kind: str) -> _Handler:
     return lambda a: _get(f"/v1/documents/{kind}/{_seg(a.id)}")
 
 
@@ -536,7 +542,8 @@ def build_parser() -> Parser:
               lambda a: _cmd("write-off-invoice", invoice_id=a.invoice, amount=a.amount,
                              reason=a.reason, entry_date=a.date, account=a.account))
     p.add_argument("invoice", metavar="INVOICE", help="invoice id")
-    p.add_argument("amount", metavar="AMOUNT", type=money, help="amount to write off, e.g. 12.50")
+    p.add_argument("amount", metavar="AMOUNT", type=money_arg,
+                   help="amount to write off, e.g. 12.50")
     p.add_argument("--reason", required=True, help="why (kept in the books)")
     p.add_argument("--date", type=day, help="entry date (default: business date)")
     p.add_argument("--account", help="expense account (default: the bad-debt account)")
@@ -548,7 +555,7 @@ def build_parser() -> Parser:
               lambda a: _cmd("grant-fee-allowance", invoice_id=a.invoice, amount=a.amount,
                              reason=a.reason, entry_date=a.date, account=a.account))
     p.add_argument("invoice", metavar="INVOICE", help="invoice id")
-    p.add_argument("amount", metavar="AMOUNT", type=money, help="fee amount, e.g. 3.20")
+    p.add_argument("amount", metavar="AMOUNT", type=money_arg, help="fee amount, e.g. 3.20")
     p.add_argument("--reason", help="why (default: card processor fee)")
     p.add_argument("--date", type=day, help="entry date (default: business date)")
     p.add_argument("--account", help="expense account (default: the card-fees account)")
@@ -572,7 +579,7 @@ def build_parser() -> Parser:
                              reason=a.reason, entry_date=a.date, account=a.account,
                              credit_memo_id=a.new_id))
     p.add_argument("invoice", metavar="INVOICE", help="invoice id")
-    p.add_argument("amount", metavar="AMOUNT", type=money, help="amount to credit")
+    p.add_argument("amount", metavar="AMOUNT", type=money_arg, help="amount to credit")
     p.add_argument("--reason", required=True, help="why")
     p.add_argument("--date", type=day, help="entry date (default: business date)")
     p.add_argument("--account", help="account to debit (default: sales returns)")
@@ -607,7 +614,7 @@ def build_parser() -> Parser:
                              amount=a.amount, entry_date=a.date))
     p.add_argument("receipt", metavar="RECEIPT", help="receipt id")
     p.add_argument("invoice", metavar="INVOICE", help="invoice id")
-    p.add_argument("amount", metavar="AMOUNT", type=money, help="amount to apply, e.g. 1240.50")
+    p.add_argument("amount", metavar="AMOUNT", type=money_arg, help="amount to apply, e.g. 1240.50")
     p.add_argument("--date", type=day, help="entry date (default: business date)")
     p = _leaf(v, "reverse-application", "undo (part of) an application",
               "Undo part or all of an earlier application of a receipt to an invoice; the "
@@ -617,7 +624,7 @@ def build_parser() -> Parser:
                              amount=a.amount, entry_date=a.date))
     p.add_argument("receipt", metavar="RECEIPT", help="receipt id")
     p.add_argument("invoice", metavar="INVOICE", help="invoice id")
-    p.add_argument("amount", metavar="AMOUNT", type=money, help="amount to unapply")
+    p.add_argument("amount", metavar="AMOUNT", type=money_arg, help="amount to unapply")
     p.add_argument("--date", type=day, help="entry date (default: business date)")
     p = _leaf(v, "assign-customer", "name the customer of a receipt recorded without one",
               "Name the customer who paid a receipt recorded without one (so that it can be "
@@ -634,7 +641,7 @@ def build_parser() -> Parser:
                              entry_date=a.date, customer_id=a.customer, method=a.method,
                              reference=a.reference, payer=a.payer, receipt_id=a.new_id))
     p.add_argument("--bank", required=True, help="bank account id (see 'erp bank accounts')")
-    p.add_argument("--amount", type=money, required=True, help="amount received")
+    p.add_argument("--amount", type=money_arg, required=True, help="amount received")
     p.add_argument("--date", type=day, required=True, help="date received")
     p.add_argument("--customer", help="customer id, if known")
     p.add_argument("--method", help="e.g. ach, wire, check, card")
@@ -647,7 +654,7 @@ def build_parser() -> Parser:
               lambda a: _cmd("refund-customer", receipt_id=a.receipt, amount=a.amount,
                              entry_date=a.date, refund_id=a.new_id))
     p.add_argument("receipt", metavar="RECEIPT", help="receipt id")
-    p.add_argument("amount", metavar="AMOUNT", type=money, help="amount to refund")
+    p.add_argument("amount", metavar="AMOUNT", type=money_arg, help="amount to refund")
     p.add_argument("--date", type=day, help="entry date (default: business date)")
     p.add_argument("--id", dest="new_id", help="refund id (default: the next free one)")
 
@@ -669,7 +676,7 @@ def build_parser() -> Parser:
     p.add_argument("name", metavar="NAME", help="customer name")
     p.add_argument("--id", dest="new_id", help="customer id (default: the next free one)")
     p.add_argument("--terms", type=int, help="payment terms in days (default 30)")
-    p.add_argument("--credit-limit", type=money, help="credit limit")
+    p.add_argument("--credit-limit", type=money_arg, help="credit limit")
 
     # --- vendors -----------------------------------------------------------------
     v = _resource(sub, "vendors", "vendors: list, show, register, bank-detail changes",
@@ -748,7 +755,7 @@ def build_parser() -> Parser:
     p.add_argument("--line", type=bill_line, action="append", required=True,
                    help="AMOUNT:ACCOUNT:DESCRIPTION (repeat for more lines)")
     p.add_argument("--due", type=day, help="due date (default: date + vendor's terms)")
-    p.add_argument("--tax", type=money, help="tax on the bill")
+    p.add_argument("--tax", type=money_arg, help="tax on the bill")
     p.add_argument("--id", dest="new_id", help="bill id (default: the next free one)")
     p = _leaf(v, "approve", "approve a bill for payment",
               "Approve a bill for payment (only approved bills are paid).",
@@ -778,7 +785,7 @@ def build_parser() -> Parser:
                              account=a.account, credit_id=a.new_id))
     p.add_argument("vendor", metavar="VENDOR", help="vendor id")
     p.add_argument("number", metavar="CREDIT_NUMBER", help="the vendor's credit note number")
-    p.add_argument("amount", metavar="AMOUNT", type=money, help="credit amount")
+    p.add_argument("amount", metavar="AMOUNT", type=money_arg, help="credit amount")
     p.add_argument("--date", type=day, required=True, help="credit note date")
     p.add_argument("--account", help="account to credit (default: the expense account)")
     p.add_argument("--id", dest="new_id", help="credit id (default: the next free one)")
@@ -789,7 +796,7 @@ def build_parser() -> Parser:
                              amount=a.amount, entry_date=a.date))
     p.add_argument("credit", metavar="CREDIT", help="vendor credit id")
     p.add_argument("bill", metavar="BILL", help="bill id")
-    p.add_argument("amount", metavar="AMOUNT", type=money, help="amount to apply")
+    p.add_argument("amount", metavar="AMOUNT", type=money_arg, help="amount to apply")
     p.add_argument("--date", type=day, help="entry date (default: business date)")
 
     # --- payments ----------------------------------------------------------------
@@ -879,7 +886,7 @@ def build_parser() -> Parser:
                    "--line SL-0000009"],
                   _bank_doc(cmd_name, id_field))
         p.add_argument("--bank", required=True, help="bank account id")
-        p.add_argument("--amount", type=money, required=True, help="amount (positive)")
+        p.add_argument("--amount", type=money_arg, required=True, help="amount (positive)")
         p.add_argument("--date", type=day, required=True, help="entry date")
         p.add_argument("--line", help="statement line to match it to")
         p.add_argument("--memo", help="memo")
@@ -1084,7 +1091,7 @@ def _targets(a: argparse.Namespace) -> list[dict[str, str]]:
     return targets
 
 
-def _bank_doc(cmd_name: str, id_field: str) -> object:
+def _bank_doc(cmd_name: str, id_field: str) -> _Handler:
     return lambda a: _cmd(cmd_name, bank_account_id=a.bank, amount=a.amount, entry_date=a.date,
                           line_id=a.line, memo=a.memo, account=a.account,
                           **{id_field: a.new_id})
@@ -1120,8 +1127,8 @@ def _type_of(prop: dict) -> tuple[str, str | None]:
     return str(prop.get("type", "any")), None
 
 
-def _fields_of(name: str) -> object:
-    def transform(doc: dict) -> dict:
+def _fields_of(name: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def transform(doc: dict[str, Any]) -> dict[str, Any]:
         op = doc.get("paths", {}).get(f"/v1/commands/{name}", {}).get("post")
         if op is None:
             raise Failure("unknown_command", f"no command {name!r} (see 'erp command --list')")
@@ -1191,7 +1198,7 @@ def get_parser() -> Parser:
     return _PARSER[0]
 
 
-def run(argv: list[str]) -> int:
+def run_command(argv: list[str]) -> int:
     """Parse, call the API, print; raise ``Failure`` on any error."""
     parser = get_parser()
     if not argv or argv[0] in ("help",):
@@ -1238,7 +1245,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the client; errors are one line on stderr and a non-zero status."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        return run(args)
+        return run_command(args)
     except Failure as f:
         sys.stderr.write(f.line() + "\n")
         return f.status
