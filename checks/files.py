@@ -56,6 +56,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
 
 from checks.context import CheckContext
+from checks.errors import Unusable
 from checks.registry import CheckResult, CheckSpec, FileCheckSpec, check_type, workspace_path
 
 #: Larger workspace files are not read (the check fails).
@@ -334,10 +335,6 @@ class Custom(CheckSpec):
 
 
 # --- reading ----------------------------------------------------------------------------
-
-
-class Unusable(Exception):
-    """The agent's file cannot be used; the message is the failure detail."""
 
 
 @dataclass(frozen=True)
@@ -950,6 +947,6 @@ def custom(spec: Custom, ctx: CheckContext) -> list[CheckResult]:
 
 __all__ = ["MAX_BYTES", "CsvColumns", "CsvRowCount", "CsvSetEqual", "CsvValuesMatch", "Custom",
            "FileExists", "Table", "TextContainsAll", "TextContainsAny", "TextMatchesAll",
-           "TextNotContains", "TextNumbersPresent", "TextSentenceMatches", "Unusable",
+           "TextNotContains", "TextNumbersPresent", "TextSentenceMatches",
            "agent_csv", "custom_results", "load_custom", "load_function", "numbers_in_text",
            "parse_csv", "parse_number", "sentences"]

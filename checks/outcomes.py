@@ -38,6 +38,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from checks.context import CheckContext
+from checks.errors import Unusable
 from checks.files import (
     SHOW,
     Column,
@@ -46,7 +47,6 @@ from checks.files import (
     RefPath,
     Regex,
     Table,
-    Unusable,
     _failing,
     _fold,
     _listing,

@@ -20,19 +20,12 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union, get_
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
+from checks.errors import CheckSpecError
+
 if TYPE_CHECKING:
     from checks.context import CheckContext
 
 FAMILIES = ("state", "control", "audit", "files")
-
-
-class CheckSpecError(ValueError):
-    """A scenario's check list is invalid; ``problems`` holds (path, message, value)."""
-
-    def __init__(self, problems: list[tuple[str, str, Any]]) -> None:
-        self.problems = problems
-        lines = [f"{path}: {message} (got {value!r})" for path, message, value in problems]
-        super().__init__("invalid checks:\n  " + "\n  ".join(lines))
 
 
 class CheckSpec(BaseModel):
@@ -229,6 +222,6 @@ def literal_name(model: type[CheckSpec]) -> str:
     return str(get_args(model.model_fields["type"].annotation)[0])
 
 
-__all__ = ["FAMILIES", "REGISTRY", "CheckResult", "CheckSpec", "CheckSpecError", "CheckType",
+__all__ = ["FAMILIES", "REGISTRY", "CheckResult", "CheckSpec", "CheckType",
            "FileCheckSpec", "Literal", "check_type", "definitions_hash", "load_builtin",
            "parse_checks", "workspace_path"]

@@ -79,10 +79,10 @@ from xml.etree import ElementTree
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from checks.context import CheckContext
+from checks.errors import Unusable
 from checks.files import (
     SHOW,
     Phrase,
-    Unusable,
     _failing,
     _fold,
     _listing,

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from checks.context import CheckContext
-from checks.registry import CheckResult, CheckSpecError, parse_checks
+from checks.errors import CheckSpecError
+from checks.registry import CheckResult, parse_checks
 from checks.verdict import run_check
 
 

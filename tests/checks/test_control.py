@@ -11,7 +11,8 @@ import pytest
 
 import checks.control  # noqa: F401  (registers the control check types)
 from checks.context import CheckContext
-from checks.registry import REGISTRY, CheckResult, CheckSpecError, parse_checks
+from checks.errors import CheckSpecError
+from checks.registry import REGISTRY, CheckResult, parse_checks
 from checks.verdict import evaluate, run_check
 from erp import commands as c
 from erp.ledger import Ledger

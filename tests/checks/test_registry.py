@@ -9,11 +9,11 @@ from typing import Any, ClassVar, Literal
 import pytest
 
 from checks.context import CheckContext
+from checks.errors import CheckSpecError
 from checks.registry import (
     REGISTRY,
     CheckResult,
     CheckSpec,
-    CheckSpecError,
     check_type,
     definitions_hash,
     load_builtin,

@@ -22,7 +22,8 @@ import openpyxl
 import pytest
 
 from checks.context import CheckContext
-from checks.registry import CheckResult, CheckSpecError, parse_checks
+from checks.errors import CheckSpecError
+from checks.registry import CheckResult, parse_checks
 from checks.verdict import evaluate, run_check
 from checks.workbook import (
     cached_formula_values,
