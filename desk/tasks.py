@@ -16,7 +16,6 @@ describe them.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 import re
@@ -32,14 +31,19 @@ from desk.errors import DeskTaskError, GeneratorFailed
 from desk.generators import GeneratorContext
 from desk.spec import NO_AUTOMATION, DeskTaskSpec
 from scenarios.errors import ScenarioError
-from scenarios.loader import (
-    LoadedScenario,
-    find_scenario,
-    format_path,
-    load_scenario,
-    parse_yaml,
-)
+from scenarios.loader import LoadedScenario, find_scenario, load_scenario
 from scenarios.spec import CompanySpec, PopulationSpec, Scenario
+from scenarios.strict_yaml import (
+    folders_with,
+    format_path,
+    length_prefixed_sha256,
+    looks_like_path,
+    not_utf8,
+    parse_yaml,
+    problems_message,
+    show,
+    yaml_problem,
+)
 
 TASK_FILE = "task.yaml"
 WORKSPACE = "workspace"
@@ -47,8 +51,6 @@ REFERENCE = "reference"
 SOLUTION = "solution"
 SOLVER = "solve"
 README = "README.md"
-
-MAX_SHOWN = 10
 
 _TASKS = Path(__file__).resolve().parent / "tasks"
 _SAFE_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -109,16 +111,13 @@ def tasks_dir() -> Path:
 
 def list_tasks(root: Path | None = None) -> list[str]:
     """The names of the tasks (folders holding a ``task.yaml``), sorted."""
-    where = tasks_dir() if root is None else root
-    if not where.is_dir():
-        return []
-    return sorted(p.name for p in where.iterdir() if (p / TASK_FILE).is_file())
+    return folders_with(tasks_dir() if root is None else root, TASK_FILE)
 
 
 def find_task(name_or_path: str | Path, *, root: Path | None = None) -> Path:
     """A task folder by name (in ``desk/tasks``) or by path (to the folder or its task.yaml)."""
     text = str(name_or_path)
-    if isinstance(name_or_path, Path) or "/" in text or os.sep in text or text.endswith(".yaml"):
+    if looks_like_path(name_or_path, (".yaml",)):
         path = Path(name_or_path)
         if path.is_file() and path.name == TASK_FILE:
             return path.parent
@@ -138,18 +137,12 @@ def find_task(name_or_path: str | Path, *, root: Path | None = None) -> Path:
 # --- loading --------------------------------------------------------------------------------
 
 def _fail(label: str, problems: list[str]) -> DeskTaskError:
-    if len(problems) == 1:
-        return DeskTaskError(f"task {label}: {problems[0]}", file=label, problems=problems)
-    lines = [f"task {label}: {len(problems)} problems"]
-    lines += [f"  {p}" for p in problems[:MAX_SHOWN]]
-    if len(problems) > MAX_SHOWN:
-        lines.append(f"  ... and {len(problems) - MAX_SHOWN} more")
-    return DeskTaskError("\n".join(lines), file=label, problems=problems)
+    return DeskTaskError(problems_message(f"task {label}", problems), file=label,
+                         problems=problems)
 
 
-def _show(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _show(value: Any) -> str:
+    return show(value, null="None")
 
 
 def _describe(err: Any) -> str:
@@ -187,14 +180,11 @@ def _parse_spec(label: str, raw: bytes) -> DeskTaskSpec:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise _fail(label, [f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset "
-                            f"{e.start})"]) from e
+        raise _fail(label, [not_utf8(raw, e)]) from e
     try:
         data = parse_yaml(text)
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise _fail(label, [f"{where}{getattr(e, 'problem', None) or e}"]) from e
+        raise _fail(label, [yaml_problem(e, text, context=False)]) from e
     if not isinstance(data, dict):
         raise _fail(label, [f"the top level is {type(data).__name__} (expected a mapping with "
                             "id, category, title, date, prompt and checks)"])
@@ -335,12 +325,8 @@ def prompt_template(spec: DeskTaskSpec, text: str) -> str:
 
 
 def _digest(parts: list[tuple[str, bytes]]) -> str:
-    h = hashlib.sha256()
-    for name, data in parts:
-        for piece in (name.encode(), data):
-            h.update(len(piece).to_bytes(8, "big"))
-            h.update(piece)
-    return h.hexdigest()
+    return length_prefixed_sha256(piece for name, data in parts
+                                  for piece in (name.encode(), data))
 
 
 def load_task(name_or_path: str | Path, *, root: Path | None = None,

@@ -1,12 +1,12 @@
 """The strict scenario loader: YAML in, a validated ``Scenario`` (or one clear error) out.
 
-The YAML is read with a safe loader that keeps YAML 1.1's surprises out: only
-``true``/``false`` are booleans (``on:``, ``no``, ``y`` stay strings; ``on`` is an
-injection's field), dates stay strings for pydantic to parse and report with their
-path, ``0123`` and ``1:30`` stay strings instead of octal and base-60 numbers, and a
-key given twice in one mapping is an error instead of the last one silently winning.
-Every fault becomes a ``ScenarioError`` naming the file, the field path, the bad value
-and what was expected::
+The YAML is read with the strict loader of ``scenarios.strict_yaml``, shared with the
+desk-task loader, which keeps YAML 1.1's surprises out: only ``true``/``false`` are
+booleans (``on:``, ``no``, ``y`` stay strings; ``on`` is an injection's field), dates stay
+strings for pydantic to parse and report with their path, ``0123`` and ``1:30`` stay
+strings instead of octal and base-60 numbers, and a key given twice in one mapping is an
+error instead of the last one silently winning. Every fault becomes a ``ScenarioError``
+naming the file, the field path, the bad value and what was expected::
 
     scenario month-end-close.yaml: turns.dates[2]: '2026-02-30' is not a valid date
     (expected YYYY-MM-DD)
@@ -14,9 +14,6 @@ and what was expected::
 
 from __future__ import annotations
 
-import hashlib
-import os
-import re
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,19 +22,27 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
-from yaml.constructor import SafeConstructor
 
-from checks.registry import CheckSpec, CheckSpecError, parse_checks
+from checks.errors import CheckSpecError
+from checks.registry import CheckSpec, parse_checks
 from counterparties.injections import INJECTIONS
 from counterparties.profiles import CustomerProfile, VendorProfile
 from scenarios.errors import ScenarioError
 from scenarios.spec import CustomerPopulation, InjectionSpec, Scenario, VendorPopulation
+from scenarios.strict_yaml import (
+    folders_with,
+    format_path,
+    length_prefixed_sha256,
+    looks_like_path,
+    not_utf8,
+    parse_yaml,
+    problems_message,
+    show,
+    yaml_problem,
+)
 
 SCENARIO_FILE = "scenario.yaml"
 """The name of a library scenario's YAML inside its folder."""
-
-MAX_SHOWN = 10
-"""How many problems one message lists; ``ScenarioError.problems`` keeps them all."""
 
 _LIBRARY = Path(__file__).resolve().parent / "library"
 
@@ -68,91 +73,6 @@ class LoadedScenario:
     """Reference files the checks compare with (never shown to the agent)."""
     kind: str = "scenario"
     """``scenario`` or ``desk`` (a desk task run as a one-date scenario)."""
-
-
-# --- YAML ---------------------------------------------------------------------------
-
-_BOOL = "tag:yaml.org,2002:bool"
-_INT = "tag:yaml.org,2002:int"
-_FLOAT = "tag:yaml.org,2002:float"
-_TIMESTAMP = "tag:yaml.org,2002:timestamp"
-_VALUE = "tag:yaml.org,2002:value"
-_MERGE = "tag:yaml.org,2002:merge"
-
-
-class _DuplicateKey(yaml.MarkedYAMLError):
-    """A mapping names the same key twice."""
-
-
-class ScenarioYamlLoader(yaml.SafeLoader):
-    """A safe loader with YAML 1.2-style scalars and no duplicate keys (see the module)."""
-
-    def construct_mapping(self, node: yaml.MappingNode,  # type: ignore[override]
-                          deep: bool = False) -> dict[Any, Any]:
-        """A mapping, refusing a key that appears twice (PyYAML would keep the last)."""
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[Any, str] = {}
-            for key_node, _ in node.value:
-                if key_node.tag == _MERGE:
-                    continue
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    first = seen.get(key)
-                except TypeError:  # an unhashable key: the base class reports it
-                    continue
-                if first is not None:
-                    raise _DuplicateKey("while constructing a mapping", node.start_mark,
-                                        f"duplicate key {key!r} (first at {first})",
-                                        key_node.start_mark)
-                mark = key_node.start_mark
-                seen[key] = f"line {mark.line + 1}, column {mark.column + 1}"
-        return super().construct_mapping(node, deep=deep)
-
-
-# A copy of SafeLoader's table without YAML 1.1's booleans (yes/no/on/off/y/n), dates,
-# octal/base-60 numbers and '='; the global SafeLoader is left alone.
-ScenarioYamlLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers
-            if tag not in (_BOOL, _INT, _FLOAT, _TIMESTAMP, _VALUE)]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-ScenarioYamlLoader.add_implicit_resolver(
-    _BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
-ScenarioYamlLoader.add_implicit_resolver(
-    _INT, re.compile(r"^[-+]?(?:0|[1-9][0-9_]*)$"), list("-+0123456789"))
-ScenarioYamlLoader.add_implicit_resolver(
-    _FLOAT, re.compile(r"""^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-                           |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
-                           |[-+]?\.(?:inf|Inf|INF)
-                           |\.(?:nan|NaN|NAN))$""", re.X), list("-+0123456789."))
-# An explicit ``!!timestamp`` stays a string too, for pydantic to judge.
-ScenarioYamlLoader.add_constructor(_TIMESTAMP, SafeConstructor.construct_yaml_str)
-
-
-def parse_yaml(text: str) -> Any:
-    """Parse YAML text with ``ScenarioYamlLoader`` (raises ``yaml.YAMLError``)."""
-    loader = ScenarioYamlLoader(text)
-    try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
-
-
-def _yaml_problem(e: yaml.YAMLError, text: str) -> str:
-    if isinstance(e, yaml.MarkedYAMLError) and e.problem_mark is not None:
-        mark = e.problem_mark
-        out = f"line {mark.line + 1}, column {mark.column + 1}: {e.problem}"
-        if e.context and not isinstance(e, _DuplicateKey):
-            where = e.context_mark
-            out += (f" ({e.context} at line {where.line + 1})"
-                    if where is not None and where.line != mark.line else f" ({e.context})")
-        return out
-    if isinstance(e, yaml.reader.ReaderError):
-        line = text.count("\n", 0, e.position) + 1
-        column = e.position - (text.rfind("\n", 0, e.position) + 1) + 1
-        return (f"line {line}, column {column}: unacceptable character #x{e.character:04x} "
-                f"({e.reason})")
-    return str(e).splitlines()[0]
 
 
 # --- validation errors -----------------------------------------------------------------
@@ -242,24 +162,6 @@ def _walk(loc: Loc, data: Any, *, keep_missing: bool) -> tuple[list[str | int], 
     return path, _unwrap(tp, node)
 
 
-def format_path(path: list[str | int] | Loc) -> str:
-    """A field path as written in messages: ``turns.dates[2]``, ``injections[0].on``."""
-    out = ""
-    for seg in path:
-        if isinstance(seg, int) and not isinstance(seg, bool):
-            out += f"[{seg}]"
-        else:
-            out += f".{seg}" if out else str(seg)
-    return out
-
-
-def _show(value: Any, limit: int = 60) -> str:
-    if value is None:
-        return "null"
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _unquote(text: str) -> str:
     return text.replace("'", "")
 
@@ -280,7 +182,7 @@ def _describe(err: Any, data: Any) -> str:
     loc: Loc = tuple(err["loc"])
     ctx: dict[str, Any] = err.get("ctx") or {}
     value = err["input"]
-    shown = _show(value)
+    shown = show(value)
     if kind == "extra_forbidden":
         path, _ = _walk(loc, data, keep_missing=False)
         _, owner = _walk(loc[:-1], data, keep_missing=False)
@@ -344,15 +246,14 @@ def _fail(label: str, problem: str) -> ScenarioError:
     return ScenarioError(f"scenario {label}: {problem}", file=label, problems=[problem])
 
 
+def _fail_all(label: str, problems: list[str]) -> ScenarioError:
+    """The error for every problem with a scenario file (at most ``MAX_SHOWN`` shown)."""
+    return ScenarioError(problems_message(f"scenario {label}", problems), file=label,
+                         problems=problems)
+
+
 def _validation_error(label: str, data: Any, e: ValidationError) -> ScenarioError:
-    problems = [_describe(err, data) for err in e.errors(include_url=False)]
-    if len(problems) == 1:
-        return _fail(label, problems[0])
-    lines = [f"scenario {label}: {len(problems)} problems"]
-    lines += [f"  {p}" for p in problems[:MAX_SHOWN]]
-    if len(problems) > MAX_SHOWN:
-        lines.append(f"  ... and {len(problems) - MAX_SHOWN} more")
-    return ScenarioError("\n".join(lines), file=label, problems=problems)
+    return _fail_all(label, [_describe(err, data) for err in e.errors(include_url=False)])
 
 
 # --- loading ---------------------------------------------------------------------------
@@ -368,11 +269,11 @@ def _kind_of(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     if isinstance(value, str):
-        return f"a string ({_show(value)})"
+        return f"a string ({show(value)})"
     if isinstance(value, bool):
-        return f"a boolean ({_show(value)})"
+        return f"a boolean ({show(value)})"
     if isinstance(value, int | float):
-        return f"a number ({_show(value)})"
+        return f"a number ({show(value)})"
     return f"a {type(value).__name__}"
 
 
@@ -392,8 +293,7 @@ def _decode(label: str, raw: bytes, what: str) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise _fail(label, f"{what} is not UTF-8 text (byte 0x{raw[e.start]:02x} at offset "
-                           f"{e.start})") from e
+        raise _fail(label, f"{what} is {not_utf8(raw, e)}") from e
 
 
 def _read_prompt(label: str, base_dir: Path, prompt: str, where: str = "turns.prompt",
@@ -417,7 +317,7 @@ def load_scenario(path: str | Path) -> LoadedScenario:
     try:
         data = parse_yaml(text)
     except yaml.YAMLError as e:
-        raise _fail(label, _yaml_problem(e, text)) from e
+        raise _fail(label, yaml_problem(e, text)) from e
     expected = "expected a mapping with at least id, title, calendar and turns"
     if data is None:
         raise _fail(label, f"the file is empty ({expected})")
@@ -432,12 +332,9 @@ def load_scenario(path: str | Path) -> LoadedScenario:
     prompt_text = _decode(label, prompt_bytes, "turns.prompt: the prompt template")
     files = {rel: _read_prompt(label, path.parent, rel, f"turns.files[{n}]", "file")[1]
              for n, rel in enumerate(scenario.turns.files)}
-    digest = hashlib.sha256()
-    for part in (raw, prompt_bytes, *files.values()):
-        digest.update(len(part).to_bytes(8, "big"))
-        digest.update(part)
+    digest = length_prefixed_sha256((raw, prompt_bytes, *files.values()))
     return LoadedScenario(scenario=scenario, path=path, base_dir=path.parent,
-                          prompt_template=prompt_text, sha256=digest.hexdigest(), files=files,
+                          prompt_template=prompt_text, sha256=digest, files=files,
                           checks=tuple(checks))
 
 
@@ -446,15 +343,9 @@ def _checks(label: str, raw: tuple[dict[str, Any], ...]) -> list[CheckSpec]:
     try:
         return parse_checks(raw)
     except CheckSpecError as e:
-        problems = [f"{path}: {message} (got {_show(value)})"
+        problems = [f"{path}: {message} (got {show(value)})"
                     for path, message, value in e.problems]
-    if len(problems) == 1:
-        raise _fail(label, problems[0])
-    lines = [f"scenario {label}: {len(problems)} problems"]
-    lines += [f"  {p}" for p in problems[:MAX_SHOWN]]
-    if len(problems) > MAX_SHOWN:
-        lines.append(f"  ... and {len(problems) - MAX_SHOWN} more")
-    raise ScenarioError("\n".join(lines), file=label, problems=problems)
+    raise _fail_all(label, problems)
 
 
 # --- the library -------------------------------------------------------------------------
@@ -466,10 +357,7 @@ def library_dir() -> Path:
 
 def list_library(library: Path | None = None) -> list[str]:
     """The names of the library's scenarios (folders holding a ``scenario.yaml``), sorted."""
-    root = library_dir() if library is None else library
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / SCENARIO_FILE).is_file())
+    return folders_with(library_dir() if library is None else library, SCENARIO_FILE)
 
 
 def find_scenario(name_or_path: str | Path, *, library: Path | None = None) -> Path:
@@ -479,9 +367,7 @@ def find_scenario(name_or_path: str | Path, *, library: Path | None = None) -> P
     else, and any ``Path``, is a path.
     """
     text = str(name_or_path)
-    is_path = (isinstance(name_or_path, Path) or "/" in text or os.sep in text
-               or text.endswith((".yaml", ".yml")))
-    if is_path:
+    if looks_like_path(name_or_path, (".yaml", ".yml")):
         path = Path(name_or_path)
         if path.is_file():
             return path

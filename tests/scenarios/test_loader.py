@@ -13,7 +13,6 @@ from counterparties.distributions import Constant, Uniform
 from counterparties.profiles import CustomerProfile
 from scenarios.errors import ScenarioError
 from scenarios.loader import (
-    MAX_SHOWN,
     find_scenario,
     format_path,
     library_dir,
@@ -22,6 +21,7 @@ from scenarios.loader import (
     parse_yaml,
 )
 from scenarios.spec import Scenario
+from scenarios.strict_yaml import MAX_SHOWN
 
 FULL = """\
 id: cash-application
