@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from yaml.constructor import SafeConstructor
 
 MAX_SHOWN = 10
 """How many problems one message lists (the error's ``problems`` keeps them all)."""
@@ -45,7 +44,7 @@ class DuplicateKey(yaml.MarkedYAMLError):
 class StrictYamlLoader(yaml.SafeLoader):
     """A safe loader with YAML 1.2-style scalars and no duplicate keys (see the module)."""
 
-    def construct_mapping(self, node: yaml.MappingNode,  # type: ignore[override]
+    def construct_mapping(self, node: yaml.MappingNode,
                           deep: bool = False) -> dict[Any, Any]:
         """A mapping, refusing a key that appears twice (PyYAML would keep the last)."""
         if isinstance(node, yaml.MappingNode):
@@ -83,8 +82,14 @@ StrictYamlLoader.add_implicit_resolver(
                            |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
                            |[-+]?\.(?:inf|Inf|INF)
                            |\.(?:nan|NaN|NAN))$""", re.X), list("-+0123456789."))
+
+
+def _timestamp_as_string(loader: StrictYamlLoader, node: yaml.Node) -> Any:
+    return loader.construct_yaml_str(node)
+
+
 # An explicit ``!!timestamp`` stays a string too, for pydantic to judge.
-StrictYamlLoader.add_constructor(_TIMESTAMP, SafeConstructor.construct_yaml_str)
+StrictYamlLoader.add_constructor(_TIMESTAMP, _timestamp_as_string)
 
 
 def parse_yaml(text: str) -> Any:
@@ -99,9 +104,9 @@ def parse_yaml(text: str) -> Any:
 def yaml_problem(e: yaml.YAMLError, text: str, *, context: bool = True) -> str:
     """``line L, column C: what`` for a YAML error (``context``: and where it was in)."""
     if not context:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        return f"{where}{getattr(e, 'problem', None) or e}"
+        at = getattr(e, "problem_mark", None)
+        prefix = f"line {at.line + 1}, column {at.column + 1}: " if at else ""
+        return f"{prefix}{getattr(e, 'problem', None) or e}"
     if isinstance(e, yaml.MarkedYAMLError) and e.problem_mark is not None:
         mark = e.problem_mark
         out = f"line {mark.line + 1}, column {mark.column + 1}: {e.problem}"

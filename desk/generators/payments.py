@@ -87,6 +87,7 @@ def _supplier_lines(sim: Simulation) -> Generator[Any, Any, None]:
     """A supplier refunds a credit note, and the company pays the other supplier."""
     engine = sim.engine
     bank = sim.population.bank
+    assert bank is not None, "the simulation's population has no bank"
     vendors = sorted(sim.instance.vendors, key=lambda v: v.vendor_id)
     yield engine.until(date(2026, 3, 27), Phase.BANK_MORNING)
     bank.post(amount=41_250, description="ACH CREDIT", reference="REFUND CREDIT NOTE CN-2",
