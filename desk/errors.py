@@ -13,7 +13,10 @@ The tree::
                                file, the field path, the bad value and what was expected;
                                ``problems`` holds one line per fault.
     RuntimeError
-    └── GeneratorFailed        a task's generator raised (a harness fault, never an agent's).
+    ├── GeneratorFailed        a task's generator raised (a harness fault, never an agent's).
+    └── GenerationError        a generator refuses its seed: the draw leaves a case unplanted
+                               or ambiguous (choose another seed); raised inside a generator,
+                               it reaches the caller as a GeneratorFailed.
 
 Only the CLI turns these into exit codes.
 """
@@ -35,3 +38,7 @@ class DeskTaskError(ScenarioError):
 
 class GeneratorFailed(RuntimeError):
     """A task's generator raised; the message names the task, the module and the seed."""
+
+
+class GenerationError(RuntimeError):
+    """A generator refuses its seed: a case unplanted or ambiguous (choose another seed)."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
-from scenarios.spec import CompanySpec, InjectionSpec, OutputPath, PopulationSpec
+from scenarios.spec import CompanySpec, InjectionSpec, OutputPath, PopulationSpec, Strict
 from sim.automation import Options
 
 TaskId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)]
@@ -25,12 +25,6 @@ NO_AUTOMATION = Options(order_intake=False, auto_invoicing=False, dispatch_invoi
                         bank_feed=False, auto_receipts=False,
                         controller_approves_bank_changes=False, month_end_statements=False)
 """A task without books runs no company process."""
-
-
-class Strict(BaseModel):
-    """Base of the task models: unknown fields are errors, values immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class GeneratorSpec(Strict):

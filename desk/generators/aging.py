@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from datetime import date
 
+from desk.errors import GenerationError
 from desk.generators import GeneratorContext, csv_bytes
 from desk.simulate import simulate, with_behaviours
 from erp.money import format_cents
@@ -26,10 +27,6 @@ BUCKETS = (("Current", None, 0), ("1-30", 1, 30), ("31-60", 31, 60), ("61-90", 6
 BEHAVIOURS = {"C0001": "on_time", "C0002": "late", "C0003": "partial", "C0004": "never_pays",
               "C0005": "late", "C0006": "on_time", "C0007": "never_pays", "C0008": "partial",
               "C0009": "late", "C0010": "on_time", "C0011": "late", "C0012": "never_pays"}
-
-
-class GenerationError(RuntimeError):
-    """A bucket is empty or its total appears in the export (choose another seed)."""
 
 
 def bucket_of(days_past_due: int) -> str:

@@ -25,6 +25,7 @@ from datetime import date
 from typing import Any
 
 from counterparties.customers import PROCESSOR_NAME, card_fee
+from desk.errors import GenerationError
 from desk.generators import GeneratorContext, csv_bytes, text_bytes
 from desk.simulate import Simulation, simulate, with_behaviours
 from erp.money import format_cents
@@ -47,10 +48,6 @@ WINDOW = date(2026, 3, 23)
 """The export covers WINDOW..END (two weeks, with the March month end in it)."""
 
 REASONS = ("duplicate", "closed_invoice", "supplier_refund", "interest")
-
-
-class GenerationError(RuntimeError):
-    """The seed's draw does not plant every case unambiguously (choose another seed)."""
 
 
 def scenario() -> Scenario:

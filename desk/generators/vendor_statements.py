@@ -16,14 +16,11 @@ from __future__ import annotations
 import csv
 import io
 
+from desk.errors import GenerationError
 from desk.generators import GeneratorContext, csv_bytes
 from desk.simulate import books_at_turn
 from erp import queries as q
 from erp.money import format_cents, parse_cents
-
-
-class GenerationError(RuntimeError):
-    """The seed's month has no credit note or too few bills to reconcile."""
 
 
 def _rows(text: str) -> list[dict[str, str]]:
