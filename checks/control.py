@@ -399,13 +399,14 @@ def zero_balance(spec: ZeroBalance, ctx: CheckContext) -> CheckResult:
 def _open_documents(store: EventStore, account: str, as_of: date | None,
                     position: int | None) -> list[tuple[str, int]]:
     """What remains in an account, by the document its GL lines name."""
-    clauses, params = ["account = ?"], [account]
+    clauses: list[str] = ["account = ?"]
+    params: list[str | int] = [account]
     if as_of is not None:
         clauses.append("entry_date <= ?")
         params.append(as_of.isoformat())
     if position is not None:
         clauses.append("position <= ?")
-        params.append(position)  # type: ignore[arg-type]
+        params.append(position)
     with store.engine.connect() as conn:
         found = conn.exec_driver_sql(store.sql(
             f"SELECT doc_id, SUM(amount) FROM gl_lines WHERE {' AND '.join(clauses)} "
@@ -435,13 +436,14 @@ def trial_balance_zero(spec: TrialBalanceZero, ctx: CheckContext) -> CheckResult
     detail = (f"{_when(as_of, ctx)}: debits {_money(debit)}, credits {_money(credit)}, "
               f"difference {_money(diff)}")
     if diff:
-        clauses, params = ["1=1"], []
+        clauses: list[str] = ["1=1"]
+        params: list[str | int] = []
         if as_of is not None:
             clauses.append("entry_date <= ?")
             params.append(as_of.isoformat())
         if ctx.position is not None:
             clauses.append("position <= ?")
-            params.append(ctx.position)  # type: ignore[arg-type]
+            params.append(ctx.position)
         with ctx.store.engine.connect() as conn:
             bad = conn.exec_driver_sql(ctx.store.sql(
                 f"SELECT position, SUM(amount) FROM gl_lines WHERE {' AND '.join(clauses)} "

@@ -127,6 +127,7 @@ Regex = Annotated[str, AfterValidator(_regex)]
 Phrase = Annotated[str, AfterValidator(_phrase)]
 Column = Annotated[str, Field(min_length=1)]
 Normalize = Literal["strip", "casefold", "space"]
+_STRIP_ONLY: list[Normalize] = ["strip"]
 
 
 # --- spec models ------------------------------------------------------------------------
@@ -194,7 +195,7 @@ class CsvSetEqual(_OneFileSpec):
     column: Column
     ref: RefPath
     ref_column: Column | None = None
-    normalize: list[Normalize] = Field(default_factory=lambda: ["strip"])
+    normalize: list[Normalize] = Field(default_factory=lambda: _STRIP_ONLY.copy())
 
 
 class CsvValuesMatch(_OneFileSpec):

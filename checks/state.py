@@ -615,6 +615,8 @@ def read_only(store: EventStore, timeout_s: float = SQL_TIMEOUT_S) -> Iterator[C
     with store.engine.connect() as conn:
         if store.dialect == "sqlite":
             raw = conn.connection.driver_connection
+            if raw is None:  # a pooled connection is always open while it is checked out
+                raise RuntimeError("the SQLite connection has no DBAPI connection")
             deadline = time.monotonic() + timeout_s
             raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
             conn.exec_driver_sql("PRAGMA query_only = ON")

@@ -574,11 +574,11 @@ def xlsx_value_present(spec: XlsxValuePresent, ctx: CheckContext) -> CheckResult
     """Pass when a figure cell (after recalculation) is within tolerance of ``expected``."""
     tol = spec.tolerance
     if not spec.raw_value_ok:
-        hits = unsafe_pin(ctx, spec.expected, tol)
-        if hits:
+        pinned = unsafe_pin(ctx, spec.expected, tol)
+        if pinned:
             raise ValueError(f"unsafe pin: {_number(spec.expected)} (± {_number(tol)}) appears "
                              f"in the supplied inputs, so pasting the export would satisfy "
-                             f"it; " + _listing("found", hits) + "; pin a derived figure, or "
+                             f"it; " + _listing("found", pinned) + "; pin a derived figure, or "
                              "set raw_value_ok: true if the figure legitimately appears in "
                              "the raw inputs")
     sheets = select_sheets(recalculated(ctx, spec.path), spec.sheet, spec.path)

@@ -31,7 +31,13 @@ from erp.events import BankDetails, CustomerRefunded, VendorPaid
 from erp.money import format_cents
 from sim.documents import deliver, render_csv
 from sim.engine import Engine, Phase
-from sim.world_events import BankLinePosted, PaymentDiverted, PaymentReceived, PaymentSent
+from sim.world_events import (
+    BankLineKind,
+    BankLinePosted,
+    PaymentDiverted,
+    PaymentReceived,
+    PaymentSent,
+)
 
 BANK_NAME = "First Harbor Bank"
 STATEMENTS_FROM = "statements@firstharbor-bank.example"
@@ -86,7 +92,7 @@ class Bank:
 
     def start(self) -> None:
         """Listen for customers' payments and open for business every day."""
-        self.engine.world.subscribe(PaymentSent, self._on_payment_sent)  # type: ignore[arg-type]
+        self.engine.world.subscribe(PaymentSent, self._on_payment_sent)
         self.engine.daily(Phase.BANK_MORNING, self.charges_month_end)
         self.engine.daily(PAYS_OUT_AT, self.pays_out)
         if self.statements:
@@ -95,14 +101,14 @@ class Bank:
     # --- lines ----------------------------------------------------------------------
 
     def post(self, *, amount: int, description: str, reference: str, counterparty: str,
-             kind: str, source: str | None = None, duplicate_of: str | None = None,
+             kind: BankLineKind, source: str | None = None, duplicate_of: str | None = None,
              posted_on: date | None = None) -> BankLinePosted:
         """Post a line on the account today (a world event; the feed imports it)."""
         line = BankLinePosted(bank_account_id=self.account_id,
                               line_id=self.engine.world.next_id("BL"),
                               posted_on=posted_on or self.engine.today, amount=amount,
                               description=description, reference=reference,
-                              counterparty=counterparty, kind=kind,  # type: ignore[arg-type]
+                              counterparty=counterparty, kind=kind,
                               source=source, duplicate_of=duplicate_of)
         self.lines.append(line)
         self.engine.world.emit(line, self.actor)

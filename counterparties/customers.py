@@ -40,6 +40,7 @@ from sim.world_events import (
     LineDisputed,
     OrderLine,
     OrderPlaced,
+    PaymentMethod,
     PaymentSent,
 )
 
@@ -448,7 +449,7 @@ class Customer:
         self._payment_count += 1
         return f"PAY-{self.customer_id}-{self._payment_count:04d}"
 
-    def _send(self, *, method: str, amount: Cents, reference: str,
+    def _send(self, *, method: PaymentMethod, amount: Cents, reference: str,
               allocations: Iterable[tuple[str, Cents]], behaviour: str,
               arrives: Cents | None = None, payer_name: str | None = None,
               payment_id: str | None = None, duplicate_of: str | None = None) -> PaymentSent:
@@ -456,7 +457,7 @@ class Customer:
         allocs = tuple(Allocation(doc_id=d, amount=a) for d, a in allocations)
         p = PaymentSent(customer_id=self.customer_id,
                         payment_id=payment_id or self._next_payment_id(),
-                        method=method, amount=amount,  # type: ignore[arg-type]
+                        method=method, amount=amount,
                         arrives=amount if arrives is None else arrives,
                         payer_name=payer_name or self.name, reference=reference,
                         allocations=allocs, behaviour=behaviour, duplicate_of=duplicate_of)

@@ -7,7 +7,8 @@ The registries here are the contract between scenario specs and the processes.
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -78,8 +79,11 @@ VENDOR_PROFILES: dict[str, VendorProfile] = {
 """Vendor behaviours by name, with their default parameters."""
 
 
-def resolve_profile(registry: dict[str, Profile], name: str,
-                    overrides: dict[str, object] | None = None) -> Profile:
+P = TypeVar("P", bound=Profile)
+
+
+def resolve_profile(registry: Mapping[str, P], name: str,
+                    overrides: Mapping[str, object] | None = None) -> P:
     """A named profile with a scenario's parameter overrides applied (validated)."""
     base = registry[name]
     if not overrides:

@@ -87,6 +87,11 @@ BillKind = Literal["original", "duplicate", "near_duplicate", "price_variance"]
 # --- invoice numbers -------------------------------------------------------------------
 
 
+NumberStyle = Literal["year", "letter", "plain"]
+NUMBER_STYLES: tuple[NumberStyle, ...] = ("year", "letter", "plain")
+"""The ways a vendor numbers its invoices, in the order its draw indexes them."""
+
+
 @dataclass(frozen=True)
 class NumberFormat:
     """How a vendor numbers its invoices, and how its systems sometimes reformat them.
@@ -96,7 +101,7 @@ class NumberFormat:
     its other characters, case aside (so the books' duplicate check does not see it).
     """
 
-    style: Literal["year", "letter", "plain"]
+    style: NumberStyle
     prefix: str = ""
 
     def render(self, year: int, seq: int) -> str:
@@ -248,10 +253,10 @@ class Vendor:
         self.credit_note_rate = _rate(p.credit_note_rate.draw(root))
         bank_change_rate = _rate(p.bank_change_rate.draw(root))
         fraud_share = _rate(p.fraud_share.draw(root))
-        style = ("year", "letter", "plain")[int(root.integers(3))]
+        style = NUMBER_STYLES[int(root.integers(3))]
         prefix = {"year": "INV", "letter": "ABCDKMPRST"[int(root.integers(10))],
                   "plain": ""}[style]
-        self.number_format = NumberFormat(style, prefix)  # type: ignore[arg-type]
+        self.number_format = NumberFormat(style, prefix)
         self._n.invoice_seq = int(root.integers(*{"year": (1, 400), "letter": (10_000, 90_000),
                                                   "plain": (1_000, 9_000)}[style]))
         self._n.credit_seq = int(root.integers(100, 900))

@@ -179,8 +179,8 @@ class Automation:
         self._dispatched = 0
         self._customer_names: dict[str, str] = {}
         w = self.world
-        w.subscribe(OrderPlaced, lambda e, _: self._orders.append(e))  # type: ignore[arg-type]
-        w.subscribe(BankLinePosted, lambda e, _: self._lines.append(e))  # type: ignore[arg-type]
+        w.subscribe(OrderPlaced, lambda e, _: self._orders.append(e))
+        w.subscribe(BankLinePosted, lambda e, _: self._lines.append(e))
         if options.order_intake:
             engine.daily(Phase.COMPANY, self.ship_orders)
         if options.dispatch_invoices:

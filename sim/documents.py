@@ -17,7 +17,7 @@ from email.utils import format_datetime
 from typing import Any
 
 from sim.engine import Engine
-from sim.world_events import DocumentDelivered
+from sim.world_events import DocumentDelivered, DocumentKind
 
 COMPANY_ADDRESS = "ap-ar@northwind-services.example"
 
@@ -53,11 +53,11 @@ def render_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return buf.getvalue()
 
 
-def deliver(engine: Engine, *, actor: str, kind: str, filename: str, sender: str, subject: str,
-            content: str, truth: dict[str, Any] | None = None) -> DocumentDelivered:
+def deliver(engine: Engine, *, actor: str, kind: DocumentKind, filename: str, sender: str,
+            subject: str, content: str, truth: dict[str, Any] | None = None) -> DocumentDelivered:
     """Put a document in the company's inbox now (a world event with its truth)."""
     doc_id = engine.world.next_id("DOC")
-    doc = DocumentDelivered(doc_id=doc_id, filename=f"{doc_id}-{filename}", kind=kind,  # type: ignore[arg-type]
+    doc = DocumentDelivered(doc_id=doc_id, filename=f"{doc_id}-{filename}", kind=kind,
                             sender=sender, subject=subject, content=content,
                             truth=truth or {})
     engine.world.emit(doc, actor)
@@ -65,7 +65,7 @@ def deliver(engine: Engine, *, actor: str, kind: str, filename: str, sender: str
 
 
 def deliver_email(engine: Engine, *, actor: str, sender: str, subject: str, body: str,
-                  kind: str = "email", truth: dict[str, Any] | None = None,
+                  kind: DocumentKind = "email", truth: dict[str, Any] | None = None,
                   slug: str = "email") -> DocumentDelivered:
     """Deliver an email (``.eml``) dated at the engine's current moment."""
     day = engine.today

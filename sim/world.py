@@ -13,18 +13,20 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import simpy
 
 from erp.commands import Command
 from erp.errors import CommandRejected
+from erp.events import Role
 from erp.ledger import Ledger, Recorded, Submission
 from erp.store import StoredEvent
 from sim.calendar import BusinessCalendar
 from sim.world_events import DocumentDelivered, WorldEvent
 
 Listener = Callable[[WorldEvent, str], None]
+E = TypeVar("E", bound=WorldEvent)
 
 
 class World:
@@ -57,13 +59,14 @@ class World:
 
     # --- world events ---------------------------------------------------------------
 
-    def subscribe(self, event_type: type[WorldEvent], listener: Listener) -> None:
+    def subscribe(self, event_type: type[E], listener: Callable[[E, str], None]) -> None:
         """Call ``listener(event, actor)`` for every event of this type, as it happens."""
-        self._listeners[event_type].append(listener)
+        # Stored as a Listener: emit() calls it only with events of ``event_type``.
+        self._listeners[event_type].append(cast(Listener, listener))
 
     def emit(self, event: WorldEvent, actor: str) -> None:
         """Record a world event (buffered) and tell its listeners."""
-        self._buffer.append(Recorded(event.stream, event.type,  # type: ignore[attr-defined]
+        self._buffer.append(Recorded(event.stream, event.type,
                                      event.model_dump_json(), actor, self.today,
                                      round(self.env.now, 6)))
         if isinstance(event, DocumentDelivered):
@@ -81,17 +84,17 @@ class World:
     # --- the company's own commands ---------------------------------------------------
 
     def execute(self, command: Command, *, actor: str,
-                role: str = "system") -> list[StoredEvent] | CommandRejected:
+                role: Role = "system") -> list[StoredEvent] | CommandRejected:
         """Run one company command now; a rejection is returned (and kept), not raised."""
         return self.execute_batch([command], actor=actor, role=role)
 
     def execute_batch(self, commands: list[Command], *, actor: str,
-                      role: str = "system") -> list[StoredEvent] | CommandRejected:
+                      role: Role = "system") -> list[StoredEvent] | CommandRejected:
         """Run company commands now, in one transaction, after the pending world events."""
         if not commands:
             return []
         self.flush()
-        subs = [Submission(cmd, actor, role, self.today, None,  # type: ignore[arg-type]
+        subs = [Submission(cmd, actor, role, self.today, None,
                            round(self.env.now, 6)) for cmd in commands]
         try:
             return self.ledger.execute_batch(subs)

@@ -10,11 +10,19 @@ checks and the oracle do. Streams are ``world:<kind>:<id>``.
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, TypeAdapter
 
 from erp.events import BankDetails, Record
+
+PaymentMethod = Literal["ach", "card", "wire", "check"]
+"""How a customer pays."""
+BankLineKind = Literal["deposit", "payment", "fee", "interest", "returned", "refund", "other"]
+"""What a line of the bank's statement is."""
+DocumentKind = Literal["email", "remittance", "bill", "statement", "policy", "credit_note",
+                       "other"]
+"""What a document delivered to the company's inbox is."""
 
 
 class WorldEvent(Record):
@@ -22,6 +30,11 @@ class WorldEvent(Record):
 
     stream_kind: ClassVar[str]
     stream_key: ClassVar[str]
+    if TYPE_CHECKING:
+        # Every concrete event declares ``type`` as its own Literal field (the
+        # discriminator), as the books' events do; a field here would change every
+        # event's fields, and so the payloads and the log's hashes.
+        type: str
 
     @property
     def stream(self) -> str:
@@ -104,7 +117,7 @@ class PaymentSent(WorldEvent):
     stream_key: ClassVar[str] = "customer_id"
     customer_id: str
     payment_id: str
-    method: Literal["ach", "card", "wire", "check"]
+    method: PaymentMethod
     amount: int
     arrives: int
     payer_name: str
@@ -224,7 +237,7 @@ class BankLinePosted(WorldEvent):
     description: str
     reference: str
     counterparty: str
-    kind: Literal["deposit", "payment", "fee", "interest", "returned", "refund", "other"]
+    kind: BankLineKind
     source: str | None = None
     duplicate_of: str | None = None
 
@@ -240,7 +253,7 @@ class DocumentDelivered(WorldEvent):
     stream_key: ClassVar[str] = "doc_id"
     doc_id: str
     filename: str
-    kind: Literal["email", "remittance", "bill", "statement", "policy", "credit_note", "other"]
+    kind: DocumentKind
     sender: str
     subject: str
     content: str
