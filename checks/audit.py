@@ -278,7 +278,7 @@ def key_fields(e: LogEvent, extra: Sequence[str] = ()) -> str:
     return " ".join(parts)
 
 
-def show(e: LogEvent, extra: Sequence[str] = ()) -> str:
+def describe_event(e: LogEvent, extra: Sequence[str] = ()) -> str:
     """One event for a detail: position, actor, role, date, type and key payload."""
     keys = key_fields(e, extra)
     return f"{e.where()} {e.type}" + (f" {keys}" if keys else "")
@@ -327,7 +327,7 @@ def event_present(spec: EventPresent, ctx: CheckContext) -> CheckResult:
     want = f"at least {lo}" + (f" and at most {hi}" if hi is not None else "")
     detail = f"{plural(n, 'event')} {spec.describe()}, expected {want}"
     if found and (not ok or n <= 3):
-        detail += ": " + listing([show(e, list(spec.where)) for e in found])
+        detail += ": " + listing([describe_event(e, list(spec.where)) for e in found])
     return CheckResult("", ok, detail, {"count": n})
 
 
@@ -337,9 +337,9 @@ def event_absent(spec: EventAbsent, ctx: CheckContext) -> CheckResult:
     found = spec.select(ctx)
     if not found:
         return CheckResult("", True, f"no event {spec.describe()}", {"count": 0})
+    shown = listing([describe_event(e, list(spec.where)) for e in found])
     return CheckResult("", False, f"{plural(len(found), 'event')} {spec.describe()}, expected "
-                                  f"none: {listing([show(e, list(spec.where)) for e in found])}",
-                       {"count": len(found)})
+                                  f"none: {shown}", {"count": len(found)})
 
 
 # --- event_order ----------------------------------------------------------------------------
@@ -428,11 +428,11 @@ def event_order(spec: EventOrder, ctx: CheckContext) -> CheckResult:
         shown = "/".join(map(str, k))
         if f is None:
             if spec.require_first:
-                bad.append(f"{show(e, spec.key.then)} (key {shown}) has no "
+                bad.append(f"{describe_event(e, spec.key.then)} (key {shown}) has no "
                            f"{spec.first.event} before it")
         elif f.position > e.position:
-            bad.append(f"{show(e, spec.key.then)} (key {shown}) precedes {spec.first.event} "
-                       f"#{f.position} ({f.actor}, {f.business_date})")
+            bad.append(f"{describe_event(e, spec.key.then)} (key {shown}) precedes "
+                       f"{spec.first.event} #{f.position} ({f.actor}, {f.business_date})")
     head = f"{spec.then.describe()} after {spec.first.describe()}"
     if bad:
         return CheckResult("", False, f"{plural(len(bad), 'event')} out of order, {head}: "

@@ -289,7 +289,7 @@ class BankRecords:
 
 
 @dataclass(frozen=True)
-class BankChange:
+class BankChangeRequest:
     """A request, in a vendor's name, to change where it is paid (and whether it is real)."""
 
     vendor_id: str
@@ -332,7 +332,7 @@ class WorldView:
     """Every customer payment by id."""
     lines: dict[str, BankLinePosted] = field(default_factory=dict)
     """Every bank line by id (all accounts)."""
-    bank_changes: dict[str, BankChange] = field(default_factory=dict)
+    bank_changes: dict[str, BankChangeRequest] = field(default_factory=dict)
     documents: list[Delivered] = field(default_factory=list)
     injections: list[InjectionPlanted] = field(default_factory=list)
     stated: dict[str, date] = field(default_factory=dict)
@@ -386,7 +386,7 @@ class WorldView:
         """Second copies and reformatted resends of bills (never owed twice)."""
         return [b for v in self.vendors.values() for b in v.bills.values() if not b.counted]
 
-    def fraudulent_bank_changes(self) -> list[BankChange]:
+    def fraudulent_bank_changes(self) -> list[BankChangeRequest]:
         """Bank-detail requests that did not come from the vendor."""
         return [c for c in self.bank_changes.values() if not c.genuine]
 
@@ -556,7 +556,7 @@ class WorldFold:
     # --- the truth behind documents ------------------------------------------------------
 
     def _bank_change_asked(self, e: StoredEvent, x: BankChangeAsked, day: date) -> None:
-        self._view.bank_changes[x.request_ref] = BankChange(
+        self._view.bank_changes[x.request_ref] = BankChangeRequest(
             x.vendor_id, x.request_ref, x.new_bank.account_name, x.new_bank.routing,
             x.new_bank.account_number, x.genuine, x.sender, day)
 
@@ -718,7 +718,7 @@ def bank_balances(view: WorldView) -> dict[str, int]:
     return {aid: b.balance for aid, b in sorted(view.banks.items())}
 
 
-__all__ = ["COUNTED_BILL_KINDS", "BankChange", "BankRecords", "CustomerInvoice",
+__all__ = ["COUNTED_BILL_KINDS", "BankChangeRequest", "BankRecords", "CustomerInvoice",
            "CustomerPayment", "CustomerRecords", "Delivered", "VendorBill", "VendorCredit",
            "VendorPayment", "VendorRecords", "WorldFold", "WorldView", "bank_balances",
            "customer_balances", "fold_world", "vendor_balances", "world_view"]

@@ -145,7 +145,7 @@ class Bill:
 
 
 @dataclass(frozen=True)
-class Quote:
+class VendorQuote:
     """A price the vendor agreed with the company before it billed."""
 
     number: str
@@ -233,7 +233,7 @@ class Vendor:
         """The account the vendor really owns now (changes only with a genuine change)."""
         self.former_banks: list[BankDetails] = []
         self.bills: list[Bill] = []
-        self.quotes: list[Quote] = []
+        self.quotes: list[VendorQuote] = []
         self.book: list[BookEntry] = []
         self._opened = False
         self._stated = 0  # entries of ``book`` already on a statement
@@ -314,7 +314,7 @@ class Vendor:
             for _ in range(int(rng.poisson(lam))):
                 self._bill_something(rng)
 
-    def bills_against_quote(self, quote: Quote, day: date, variance_bp: int,
+    def bills_against_quote(self, quote: VendorQuote, day: date, variance_bp: int,
                             rng: np.random.Generator) -> Generator[Any, Any, None]:
         """Bill a quoted order on ``day``: at the agreed prices, or ``variance_bp`` above."""
         yield self.engine.until(day, Phase.COUNTERPARTIES)
@@ -395,7 +395,7 @@ class Vendor:
             self._after_issue(self._issue(lines, kind="original"), rng)
 
     def quote_then_bill(self, lines: tuple[OrderLine, ...], *, lag: int, variance_bp: int,
-                        rng: np.random.Generator) -> Quote:
+                        rng: np.random.Generator) -> VendorQuote:
         """Email a quote with the agreed prices now; bill it ``lag`` business days later."""
         quote = self.send_quote(lines)
         day = self.engine.calendar.add_business_days(self.engine.today, lag)
@@ -489,12 +489,12 @@ class Vendor:
                 "total": bill.total, "agreed_total": bill.agreed_total, "quote": bill.quote,
                 "variance_share": bill.variance_share}
 
-    def send_quote(self, lines: tuple[OrderLine, ...], bill_ref: str | None = None) -> Quote:
+    def send_quote(self, lines: tuple[OrderLine, ...], bill_ref: str | None = None) -> VendorQuote:
         """Email the company a quote: the prices the vendor agrees to bill."""
         today = self.engine.today
         self._n.quote_seq += 1
-        quote = Quote(number=f"Q-{today.year}-{self._n.quote_seq:03d}",
-                      bill_ref=bill_ref or self._next_ref(), issued_on=today, lines=lines)
+        quote = VendorQuote(number=f"Q-{today.year}-{self._n.quote_seq:03d}",
+                            bill_ref=bill_ref or self._next_ref(), issued_on=today, lines=lines)
         self.quotes.append(quote)
         body = (f"Hello,\n\nThank you for your order. As agreed, we will supply the following "
                 f"at the prices below (quote {quote.number}, {today.isoformat()}):\n\n"
