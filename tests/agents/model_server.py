@@ -31,10 +31,21 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class Script:
-    """What the model does: shell commands one per step, then a final answer."""
+class Delegate:
+    """A step that hands a task to a sub-agent on another model (Claude's Agent tool)."""
 
-    commands: tuple[str, ...]
+    prompt: str
+    model: str = "haiku"
+
+
+@dataclass(frozen=True)
+class Script:
+    """What the model does: one step per response (a shell command, or a
+    :class:`Delegate`), then a final answer. ``model`` names the main model: requests
+    for any other model are side requests (answered with a short text)."""
+
+    model: str
+    commands: tuple[str | Delegate, ...]
     final: str = "Done."
 
 
@@ -67,6 +78,7 @@ class Served:
     api: str  # "anthropic" or "openai"
     kind: str  # "main" or "side"
     model: str
+    session: str  # the CLI's session (Claude) or thread (Codex) id
     step: int
     usage: dict[str, Any]  # exactly as sent on the wire
     tokens: Tokens
@@ -113,28 +125,44 @@ def _anthropic_tool_outputs(body: dict[str, Any]) -> list[str]:
     return found
 
 
+def _anthropic_session(body: dict[str, Any]) -> str:
+    try:
+        return str(json.loads((body.get("metadata") or {}).get("user_id", ""))["session_id"])
+    except (ValueError, KeyError, TypeError):
+        return ""
+
+
 def _anthropic_reply(state: _State, script: Script, body: dict[str, Any]) -> Served:
-    tools = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
     messages = body.get("messages") or []
     step = sum(1 for m in messages if m.get("role") == "assistant")
     model = str(body.get("model", ""))
-    if "Bash" in tools:
+    session = _anthropic_session(body)
+    if model == script.model:
         tokens = main_tokens(step)
         if step < len(script.commands):
-            reply: dict[str, Any] = {"command": script.commands[step]}
+            cmd = script.commands[step]
+            reply: dict[str, Any] = {"delegate": cmd} if isinstance(cmd, Delegate) \
+                else {"command": cmd}
         else:
             reply = {"text": script.final}
         outputs = _anthropic_tool_outputs(body)
         with state.lock:
-            state.tool_outputs[:] = outputs if len(outputs) > len(state.tool_outputs) \
-                else state.tool_outputs
+            if len(outputs) > len(state.tool_outputs):
+                state.tool_outputs[:] = outputs
         kind = "main"
     else:
         tokens, reply, kind = side_tokens(step), {"text": "Cash application"}, "side"
-    return Served("anthropic", kind, model, step, _anthropic_usage(tokens), tokens, reply)
+    return Served("anthropic", kind, model, session, step, _anthropic_usage(tokens), tokens,
+                  reply)
 
 
 def _anthropic_content(served: Served) -> list[dict[str, Any]]:
+    if "delegate" in served.reply:
+        task: Delegate = served.reply["delegate"]
+        return [{"type": "tool_use", "id": f"toolu_{served.step:04d}", "name": "Agent",
+                 "input": {"description": "a side task", "prompt": task.prompt,
+                           "subagent_type": "general-purpose", "model": task.model,
+                           "run_in_background": False}}]
     if "command" in served.reply:
         return [{"type": "tool_use", "id": f"toolu_{served.step:04d}", "name": "Bash",
                  "input": {"command": served.reply["command"],
@@ -143,7 +171,7 @@ def _anthropic_content(served: Served) -> list[dict[str, Any]]:
 
 
 def _anthropic_message(served: Served) -> dict[str, Any]:
-    stop = "tool_use" if "command" in served.reply else "end_turn"
+    stop = "end_turn" if "text" in served.reply else "tool_use"
     return {"id": f"msg_{served.kind}_{served.step:04d}", "type": "message",
             "role": "assistant", "model": served.model, "content": _anthropic_content(served),
             "stop_reason": stop, "stop_sequence": None, "usage": served.usage}
@@ -219,11 +247,14 @@ def _openai_reply(state: _State, script: Script, body: dict[str, Any]) -> Served
     outputs = [str(it.get("output")) for it in items
                if isinstance(it, dict) and str(it.get("type", "")).endswith("_output")]
     model = str(body.get("model", ""))
-    shell = {"exec_command", "shell_command", "shell"} & set(tools)
-    if shell:
+    session = str(body.get("prompt_cache_key") or "")
+    if model == script.model:
         tokens = main_tokens(step)
         if step < len(script.commands):
-            reply: dict[str, Any] = {"command": script.commands[step], "tools": tools}
+            cmd = script.commands[step]
+            if isinstance(cmd, Delegate):
+                raise ValueError("the Responses API script has no sub-agents")
+            reply: dict[str, Any] = {"command": cmd, "tools": tools}
         else:
             reply = {"text": script.final}
         with state.lock:
@@ -232,7 +263,7 @@ def _openai_reply(state: _State, script: Script, body: dict[str, Any]) -> Served
         kind = "main"
     else:
         tokens, reply, kind = side_tokens(step), {"text": "Cash application"}, "side"
-    return Served("openai", kind, model, step, _openai_usage(tokens), tokens, reply)
+    return Served("openai", kind, model, session, step, _openai_usage(tokens), tokens, reply)
 
 
 def _openai_events(served: Served) -> list[dict[str, Any]]:
@@ -273,9 +304,14 @@ class ModelServer:
     and ``openai_base_url`` are what each CLI is pointed at.
     """
 
-    def __init__(self, script: Script) -> None:
-        """A server following ``script``; call :meth:`start` (or use ``with``)."""
+    def __init__(self, script: Script, *, fail_status: int | None = None) -> None:
+        """A server following ``script``; call :meth:`start` (or use ``with``).
+
+        With ``fail_status`` (say 503) every model request gets that status and an
+        error body instead: an endpoint that is up but failing.
+        """
         self.script = script
+        self.fail_status = fail_status
         self._state = _State()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -359,6 +395,11 @@ class ModelServer:
         state = self._state
         with state.lock:
             state.requests.append({"method": method, "path": path, "body": body})
+        model_route = route.endswith(("/messages", "/responses", "/count_tokens"))
+        if method == "POST" and model_route and self.fail_status is not None:
+            error = {"type": "error", "error": {"type": "overloaded_error",
+                                                "message": "scripted failure"}}
+            return self.fail_status, "application/json", json.dumps(error).encode()
         if method == "POST" and route.endswith("/messages/count_tokens"):
             return 200, "application/json", json.dumps({"input_tokens": 1000}).encode()
         if method == "POST" and route.endswith("/messages") and isinstance(body, dict):
@@ -408,6 +449,9 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(payload)))
             if ctype == "text/event-stream":
                 self.send_header("Cache-Control", "no-cache")
+            # one request per connection: a stopped server answers nothing more
+            self.send_header("Connection", "close")
+            self.close_connection = True
             self.end_headers()
             self.wfile.write(payload)
 
