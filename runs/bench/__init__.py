@@ -1,0 +1,1 @@
+"""Benchmarks (ledger, engine, turn, sweep), their workload generator and the demo books."""

@@ -1,0 +1,1 @@
+"""Campaigns: plan, executors, results ledger, metrics, reading, exports, rescoring."""

@@ -1,0 +1,1 @@
+"""One external agent turn: the adapter contract, local and docker runs, the API."""
