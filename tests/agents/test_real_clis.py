@@ -254,23 +254,41 @@ def plain_user() -> Iterator[str]:
         subprocess.run(["userdel", name], check=False)
 
 
-@pytest.mark.slow
 def test_claude_code_as_root_and_as_a_plain_user(claude_bin: Path, plain_user: str) -> None:
-    """The same attempt as root (IS_SANDBOX for bypassPermissions) and as a plain user."""
+    """One turn by the contract as root (IS_SANDBOX set for bypassPermissions) and as a
+    plain user (run with runuser; the runner's own Python lives in root's home here)."""
+    user = pwd.getpwnam(plain_user)
     folder = Path(tempfile.mkdtemp(prefix="erpsim-agent-user-"))
+    folder.chmod(0o755)  # the plain user must reach its own folder inside
     try:
-        user = pwd.getpwnam(plain_user)
-        os.chown(folder, user.pw_uid, user.pw_gid)
         for who in ("root", plain_user):
-            with ModelServer(cash_script()) as server:
-                attempt = run_attempt("cash-application", ADAPTERS / "claude-code",
-                                      folder / who, claude_env(server, claude_bin),
-                                      user=None if who == "root" else plain_user)
-            check_attempt(attempt)
-            stderr = (attempt.turn_dirs()[0] / "agent" / "stderr.log").read_text()
-            assert ("IS_SANDBOX=1" in stderr) == (who == "root")
-            owner = (attempt.folder / "books.db").stat().st_uid
-            assert owner == (0 if who == "root" else user.pw_uid)
+            base = folder / who
+            for d in (base / "workspace" / "out", base / "home"):
+                d.mkdir(parents=True)
+            (base / "prompt.md").write_text("Who am I?")
+            if who != "root":
+                for d in (base, *base.rglob("*")):
+                    os.chown(d, user.pw_uid, user.pw_gid)
+            script = Script(model=MAIN_MODEL, commands=("id -u",), final="Known.")
+            with ModelServer(script) as server:
+                env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
+                       "HOME": str(base / "home"), **claude_env(server, claude_bin)}
+                cmd = [str(ADAPTERS / "claude-code"), "--workspace", str(base / "workspace"),
+                       "--prompt-file", str(base / "prompt.md"),
+                       "--output-dir", str(base / "workspace" / "out")]
+                if who != "root":
+                    runuser = shutil.which("runuser") or "/usr/sbin/runuser"
+                    cmd = [runuser, "-u", plain_user, "--", "/usr/bin/env", "-i",
+                           *[f"{k}={v}" for k, v in env.items()], *cmd]
+                done = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                                      timeout=120, cwd=base / "workspace")
+            assert done.returncode == 0, done.stderr[-2000:]
+            assert ("IS_SANDBOX=1" in done.stderr) == (who == "root")
+            lines = read_jsonl(base / "workspace" / "out" / "transcript.jsonl")
+            result = next(x for x in lines if x["kind"] == "tool_result")
+            assert result["output"].strip() == str(0 if who == "root" else user.pw_uid)
+            usage = json.loads((base / "workspace" / "out" / "usage.json").read_text())
+            assert usage["output_tokens"] == sum(s.tokens.output for s in server.served)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
