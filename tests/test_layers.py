@@ -1,4 +1,4 @@
-"""The packages import one another only in the directions DESIGN.md allows."""
+"""The packages import one another only in the directions docs/architecture.md draws."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,7 +55,7 @@ def test_checker_catches_a_wrong_way_import(tmp_path: Path) -> None:
 def test_shared_layer_tool_agrees() -> None:
     tool = ROOT.parent / "shared" / "tools" / "check_layers.py"
     if not tool.exists():  # the shared tool is optional; our own check above is the gate
-        return
+        pytest.skip(f"the shared layering tool is absent ({tool}); the check above still runs")
     result = subprocess.run([sys.executable, str(tool), str(ROOT)], capture_output=True,
                             text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
