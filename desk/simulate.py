@@ -71,7 +71,7 @@ def with_behaviours(behaviours: dict[str, str]) -> Setup:
             if name is None:
                 customers.append(c)
                 continue
-            profile = resolve_profile(CUSTOMER_PROFILES, name)  # type: ignore[arg-type]
+            profile = resolve_profile(CUSTOMER_PROFILES, name)
             assert isinstance(profile, CustomerProfile)
             customers.append(dataclasses.replace(c, behaviour=name, profile=profile))
         instance.customers = customers

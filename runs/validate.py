@@ -13,8 +13,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import random
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -29,6 +27,7 @@ from runs.attempt import AttemptResult, Recording, run_attempt
 from runs.errors import ValidationAborted
 from scenarios.loader import LoadedScenario, load_scenario
 from scenarios.turn import TurnContext
+from sim.rng import text_random
 
 CONTROLS = ("reference", "oracle", "null")
 EXPECTED = {"reference": True, "oracle": True, "null": False}
@@ -240,8 +239,7 @@ def sample_mutations(recording: Recording, *, per_operator: int, seed: int) -> l
     """Up to ``per_operator`` mutations of each operator, drawn by a sha256-derived seed."""
     out: list[Mutation] = []
     for op, cands in _candidates(recording).items():
-        digest = hashlib.sha256(f"mutants:{seed}:{op}".encode()).digest()
-        rng = random.Random(int.from_bytes(digest[:8], "big"))
+        rng = text_random(f"mutants:{seed}:{op}")
         pick = cands if len(cands) <= per_operator else rng.sample(cands, per_operator)
         out.extend(sorted(pick, key=lambda m: (m.turn, m.index)))
     return out

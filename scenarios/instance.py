@@ -104,7 +104,7 @@ def build_instance(scenario: Scenario, seed: int | str) -> Instance:
                                            names)
         customers.append(CustomerSpec(
             customer_id=cid, name=name, behaviour=behaviour,
-            profile=resolve_profile(CUSTOMER_PROFILES, behaviour,  # type: ignore[arg-type]
+            profile=resolve_profile(CUSTOMER_PROFILES, behaviour,
                                     pop.customers.params.get(behaviour)),
             terms_days=int(rng.choice([15, 30, 30, 45]))))
     vendors: list[VendorSpec] = []
@@ -115,10 +115,10 @@ def build_instance(scenario: Scenario, seed: int | str) -> Instance:
                                            vendor_names)
         profile = resolve_profile(VENDOR_PROFILES, behaviour, pop.vendors.params.get(behaviour))
         vendors.append(VendorSpec(
-            vendor_id=vid, name=name, behaviour=behaviour, profile=profile,  # type: ignore[arg-type]
+            vendor_id=vid, name=name, behaviour=behaviour, profile=profile,
             bank=BankDetails(account_name=name, routing=f"{int(rng.integers(10**8, 10**9))}",
                              account_number=f"{int(rng.integers(10**9, 10**10))}"),
-            terms_days=round(profile.terms_days.draw(rng)),  # type: ignore[attr-defined]
+            terms_days=round(profile.terms_days.draw(rng)),
             email=f"billing@{_domain(name)}"))
     opening = scenario.company.opening
     rng = streams.generator("setup:opening")

@@ -8,7 +8,6 @@ Every generated command is valid for the books it has built so far.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,15 +18,15 @@ from erp.charts import chart_commands
 from erp.events import BankDetails, Role
 from erp.ledger import Submission
 from erp.money import pct_of
+from sim.rng import text_random
 
 BANK = "B-OPER"
 SYSTEM = "system:setup"
 
 
 def seeded_random(*parts: object) -> random.Random:
-    """A ``random.Random`` seeded by sha256 of the parts."""
-    digest = hashlib.sha256("/".join(map(str, parts)).encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
+    """A ``random.Random`` seeded by sha256 of the parts (``sim.rng.text_random``)."""
+    return text_random("/".join(map(str, parts)))
 
 
 @dataclass

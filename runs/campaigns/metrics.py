@@ -35,7 +35,6 @@ the difference in pass@1.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import statistics
 from collections import Counter, defaultdict
@@ -46,6 +45,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from runs.errors import IncompleteMatrix, UnpairedSystems
+from sim.rng import seeded_generator, text_seed
 
 STATUSES = ("completed", "timeout", "crashed", "infrastructure_error")
 """Execution statuses an attempt row can have."""
@@ -59,7 +59,7 @@ DEFAULT_RESAMPLES = 20_000
 
 def seed_from_text(text: str) -> int:
     """A 32-bit seed derived from ``text`` by sha256 (stable across platforms and runs)."""
-    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:4], "big")
+    return text_seed(text, 32)
 
 
 DEFAULT_BOOTSTRAP_SEED = seed_from_text("erpsim paired bootstrap")
@@ -522,7 +522,7 @@ def bootstrap_differences(diff: np.ndarray, n: np.ndarray, *, resamples: int,
         raise ValueError("no units to resample")
     if resamples < 1:
         raise ValueError(f"resamples must be at least 1, got {resamples}")
-    rng = np.random.default_rng(seed)
+    rng = seeded_generator(seed)
     out = np.empty(resamples, dtype=np.float64)
     chunk = max(1, 2_000_000 // units)  # bounded memory: chunk x units indices at a time
     d = np.asarray(diff, dtype=np.int64)
