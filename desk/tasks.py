@@ -402,7 +402,7 @@ def _generator_module(label: str, name: str) -> Any:
     return module
 
 
-def generate(task: DeskTask, seed: int | None = None) -> dict[str, bytes]:
+def generate_task(task: DeskTask, seed: int | None = None) -> dict[str, bytes]:
     """The task's generated files (``workspace/...``, ``reference/...``) for a seed.
 
     ``seed`` defaults to the task's. Raises ``DeskTaskError`` for a task without a
@@ -448,7 +448,7 @@ def supplied_differs(task: DeskTask) -> list[str]:
     """
     if task.spec.generator is None:
         return []
-    fresh = generate(task)
+    fresh = generate_task(task)
     out = []
     for rel, data in fresh.items():
         path = task.folder / rel
@@ -460,7 +460,7 @@ def supplied_differs(task: DeskTask) -> list[str]:
 def write_generated(task: DeskTask) -> list[str]:
     """Write a fresh generation into the task folder; the paths that changed."""
     changed = []
-    for rel, data in generate(task).items():
+    for rel, data in generate_task(task).items():
         path = task.folder / rel
         if path.is_file() and path.read_bytes() == data:
             continue

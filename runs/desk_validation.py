@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from desk.errors import GeneratorFailed
-from desk.tasks import DeskTask, generate
+from desk.tasks import DeskTask, generate_task
 
 REPORT_FILE = "validation.json"
 """Where :func:`validate_tasks` writes its findings when it keeps the folder."""
@@ -89,7 +89,7 @@ def validate_task(task: DeskTask, workdir: Path) -> TaskValidation:
     result.null_detail = _verdict_detail(null.summary)
     if task.spec.generator is not None:
         started = time.perf_counter()
-        first, second = generate(task), generate(task)
+        first, second = generate_task(task), generate_task(task)
         result.deterministic = first == second
         result.seconds["generate"] = round((time.perf_counter() - started) / 2, 2)
         result.supplied_differs = [rel for rel, data in first.items()

@@ -37,7 +37,7 @@ def bucket_of(days_past_due: int) -> str:
     raise AssertionError(days_past_due)  # pragma: no cover - the buckets cover every integer
 
 
-def scenario(day: date) -> Scenario:
+def _books_scenario(day: date) -> Scenario:
     """Three months of a small company up to the task date."""
     return Scenario.model_validate({
         "id": "ar-aging-gen", "title": "Receivables behind the aging task",
@@ -55,7 +55,7 @@ def scenario(day: date) -> Scenario:
 def generate(ctx: GeneratorContext) -> dict[str, bytes]:
     """``open_invoices.csv`` in the workspace; bucket totals in the reference."""
     day = ctx.day
-    with simulate(scenario(day), ctx.seed, setup=with_behaviours(BEHAVIOURS)) as sim:
+    with simulate(_books_scenario(day), ctx.seed, setup=with_behaviours(BEHAVIOURS)) as sim:
         sim.engine.run_to_turn(day)
         lines = sim.events("bank_line_posted")
         payments = {p.payment_id: p for p in sim.events("payment_sent")}

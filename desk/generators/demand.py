@@ -27,7 +27,7 @@ HORIZON = 20
 CUSTOMERS = 40
 
 
-def scenario(day: date, horizon: int = HORIZON) -> Scenario:
+def _books_scenario(day: date, horizon: int = HORIZON) -> Scenario:
     """The customers and the calendar: the history, the task date, the horizon."""
     history = BusinessCalendar(HISTORY_START, day, frozenset()).business_days()
     return Scenario.model_validate({
@@ -47,7 +47,7 @@ def scenario(day: date, horizon: int = HORIZON) -> Scenario:
 def generate(ctx: GeneratorContext) -> dict[str, bytes]:
     """``order_history.csv``; ``actual_demand.csv`` (reference) for the next business days."""
     horizon = int(ctx.params.get("horizon", HORIZON))
-    with simulate(scenario(ctx.day, horizon), ctx.seed) as sim:
+    with simulate(_books_scenario(ctx.day, horizon), ctx.seed) as sim:
         sim.engine.finish()
         orders = [(_day(e.business_date), decode_world_event(e.type, e.payload))
                   for e in sim.ledger.store.read(types=["order_placed"])]

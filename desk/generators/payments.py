@@ -50,7 +50,7 @@ WINDOW = date(2026, 3, 23)
 REASONS = ("duplicate", "closed_invoice", "supplier_refund", "interest")
 
 
-def scenario() -> Scenario:
+def _books_scenario() -> Scenario:
     """The company and counterparties behind the export."""
     return Scenario.model_validate({
         "id": "payments-match-gen",
@@ -108,7 +108,7 @@ class _Open:
 
 def generate(ctx: GeneratorContext) -> dict[str, bytes]:
     """The workspace (bank_export.csv, open_invoices.csv, note.txt) and the reference."""
-    with simulate(scenario(), ctx.seed, setup=with_behaviours(BEHAVIOURS)) as sim:
+    with simulate(_books_scenario(), ctx.seed, setup=with_behaviours(BEHAVIOURS)) as sim:
         sim.engine.process(_supplier_lines(sim))
         sim.engine.finish()
         lines = sim.events("bank_line_posted")

@@ -1241,7 +1241,7 @@ def run_command(argv: list[str]) -> int:
     return EXIT_OK
 
 
-def main(argv: list[str] | None = None) -> int:
+def client_main(argv: list[str] | None = None) -> int:
     """Run the client; errors are one line on stderr and a non-zero status."""
     args = sys.argv[1:] if argv is None else argv
     try:
@@ -1263,8 +1263,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def console_main() -> None:
     """Console-script entry point."""
-    sys.exit(main())
+    sys.exit(client_main())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(client_main())

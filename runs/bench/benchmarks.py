@@ -32,7 +32,7 @@ from sqlalchemy.schema import CreateTable
 from erp.ledger import Ledger
 from erp.schema import events as events_table
 from erp.store import EVENT_COLUMNS
-from runs.bench.workload import generate
+from runs.bench.workload import generate_workload
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,8 @@ def run_ledger_bench(*, events: int = 200_000, single: int = 20_000, seed: int =
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         root = Path(tmp)
         progress(f"generating {events:,} events of business")
-        batches = list(generate(seed, target_events=events, invoices_per_day=100, customers=300,
-                                vendors=60, months=60))
+        batches = list(generate_workload(seed, target_events=events, invoices_per_day=100,
+                                         customers=300, vendors=60, months=60))
         gc.collect()
 
         progress("command path")
@@ -115,8 +115,9 @@ def run_ledger_bench(*, events: int = 200_000, single: int = 20_000, seed: int =
 
         progress(f"{single:,} single-command transactions")
         ledger = Ledger.open(root / "single.db", create=True)
-        subs = [s for b in generate(seed + 1, target_events=single + 1000, invoices_per_day=100,
-                                    customers=300, vendors=60, months=60)
+        subs = [s for b in generate_workload(seed + 1, target_events=single + 1000,
+                                             invoices_per_day=100, customers=300, vendors=60,
+                                             months=60)
                 for s in b.submissions]
         setup_n = next(i for i, s in enumerate(subs) if s.actor != "system:setup")
         ledger.execute_batch(subs[:setup_n])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from erp.errors import StoreError
 from erp.ledger import Ledger
-from runs.bench.workload import generate
+from runs.bench.workload import generate_workload
 
 
 def build_demo(out: Path, *, seed: int, days: int) -> tuple[Ledger, date]:
@@ -29,7 +29,8 @@ def build_demo(out: Path, *, seed: int, days: int) -> tuple[Ledger, date]:
     ledger = Ledger.open(tmp, create=True)
     last = date.min
     try:
-        for batch in generate(seed, days=days, customers=25, vendors=10, invoices_per_day=6):
+        for batch in generate_workload(seed, days=days, customers=25, vendors=10,
+                                       invoices_per_day=6):
             ledger.execute_batch(batch.submissions)
             last = batch.day
     finally:

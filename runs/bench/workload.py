@@ -96,7 +96,7 @@ def business_days(start: date) -> Iterator[date]:
         d += timedelta(days=1)
 
 
-def generate(seed: int | str = 0, *, start: date = date(2026, 1, 5), customers: int = 40,
+def generate_workload(seed: int | str = 0, *, start: date = date(2026, 1, 5), customers: int = 40,
              vendors: int = 15, target_events: int | None = None, days: int | None = None,
              invoices_per_day: int = 12, months: int = 24) -> Iterator[DayBatch]:
     """Day batches: set-up first, then business days until a day or event count."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import click
 
-from runs.cli.attempts import check, reconcile, run, validate
+from runs.cli.attempts import check_command, reconcile_command, run, validate
 from runs.cli.bench import bench
 from runs.cli.campaign import sweep
 from runs.cli.demo import demo
@@ -46,8 +46,8 @@ def tune_gc() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
-for _command in (bench, check, compare, demo, desk, ledger, reconcile, report, rescore, run,
-                 sweep, validate):
+for _command in (bench, check_command, compare, demo, desk, ledger, reconcile_command, report,
+                 rescore, run, sweep, validate):
     main.add_command(_command)
 
 __all__ = ["main", "tune_gc"]

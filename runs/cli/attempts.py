@@ -190,7 +190,7 @@ def _load(scenario: str) -> LoadedScenario:
     fail(problem)
 
 
-@click.command()
+@click.command("check")
 @click.argument("attempt", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--scenario", "scenario", default=None,
               help="Scenario (library name or YAML) whose checks to evaluate; default: the "
@@ -199,7 +199,7 @@ def _load(scenario: str) -> LoadedScenario:
               help="Also rewrite the attempt's verdict.json (default: only print).")
 @click.option("--store-url", default=None,
               help="The PostgreSQL URL of an attempt whose books are not in its folder.")
-def check(attempt: Path, scenario: str | None, write: bool, store_url: str | None) -> None:
+def check_command(attempt: Path, scenario: str | None, write: bool, store_url: str | None) -> None:
     """Evaluate an attempt's checks again from its stored log and files; run nothing.
 
     Exit 0 accepted, 1 rejected (or the log does not verify), 2 bad input, 3 grader error.
@@ -228,7 +228,7 @@ def check(attempt: Path, scenario: str | None, write: bool, store_url: str | Non
     sys.exit(VERDICT_EXIT.get(verdict.status, EXIT_GRADER_ERROR))
 
 
-@click.command()
+@click.command("reconcile")
 @click.argument("attempt", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--as-of", type=DATE, default=None,
               help="Reconcile as of this business date (default: the attempt's last date).")
@@ -237,7 +237,7 @@ def check(attempt: Path, scenario: str | None, write: bool, store_url: str | Non
 @click.option("--all-items", is_flag=True, help="List every item, not the 25 largest per table.")
 @click.option("--store-url", default=None,
               help="The PostgreSQL URL of an attempt whose books are not in its folder.")
-def reconcile(attempt: Path, as_of: date | None, csv_out: Path | None, all_items: bool,
+def reconcile_command(attempt: Path, as_of: date | None, csv_out: Path | None, all_items: bool,
               store_url: str | None) -> None:
     """Reconcile an attempt's control accounts with their subledgers and the outside world.
 

@@ -43,7 +43,7 @@ def verify(store: str, expect_head: str | None, schema: str | None) -> None:
 @click.argument("store")
 @click.option("--as-of", type=DATE, default=None, help="Only entries dated on or before DATE.")
 @_schema_opt
-def trial_balance(store: str, as_of: date | None, schema: str | None) -> None:
+def trial_balance_command(store: str, as_of: date | None, schema: str | None) -> None:
     """Print the trial balance (after verifying the log)."""
     from runs.cli.display import console, trial_balance_table
 

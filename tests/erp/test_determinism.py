@@ -10,7 +10,7 @@ import pytest
 from erp import queries as q
 from erp.ledger import Ledger
 from erp.store import EventStore
-from runs.bench.workload import generate
+from runs.bench.workload import generate_workload
 from tests.conftest import PG_URL, pg_schema, require_postgres
 
 SEED, DAYS = 11, 40  # about 2,700 events
@@ -21,7 +21,7 @@ def books(target: str | Path, schema: str | None = None, **workload: Any) -> dic
     with Ledger.open(target, schema=schema, create=True) as ledger:
         assert ledger.store.count() == 0, "not a fresh store"
         planned = 0
-        for batch in generate(**workload):
+        for batch in generate_workload(**workload):
             ledger.execute_batch(batch.submissions)
             planned += batch.events
         store = ledger.store

@@ -13,7 +13,7 @@ from erp import queries as q
 from erp.errors import CommandRejected
 from erp.ledger import Ledger, Submission
 from erp.postings import post
-from runs.bench.workload import generate
+from runs.bench.workload import generate_workload
 from tests.erp.helpers import BANK, CLERK, CONTROLLER, DAY, set_up_company
 
 SEED, DAYS = 3, 40  # about 2,800 events of the generated workload
@@ -23,7 +23,7 @@ SYSTEM_FEED = {"actor": "system:bank-feed", "role": "system", "business_date": D
 def run_workload(ledger: Ledger, *, seed: int = SEED, days: int = DAYS) -> list[date]:
     """Execute the generated company's business; the business days it covered."""
     covered = []
-    for batch in generate(seed, days=days):
+    for batch in generate_workload(seed, days=days):
         ledger.execute_batch(batch.submissions)
         covered.append(batch.day)
     return covered
@@ -140,7 +140,7 @@ def books_at(ledger: Ledger, position: int, day: date) -> dict[str, Any]:
 
 def test_as_of_a_position_reproduces_the_books_at_that_moment(ledger: Ledger) -> None:
     snapshots: list[tuple[int, date, dict[str, Any]]] = []
-    for n, batch in enumerate(generate(SEED, days=25)):
+    for n, batch in enumerate(generate_workload(SEED, days=25)):
         ledger.execute_batch(batch.submissions)
         if n in (0, 1, 9, 17):
             snapshots.append((ledger.position, batch.day, books_now(ledger, batch.day)))

@@ -58,7 +58,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 @dataclass
-class Invoice:
+class _Invoice:
     """An invoice as the books show it."""
 
     invoice_id: str
@@ -69,7 +69,7 @@ class Invoice:
 
 
 @dataclass
-class Receipt:
+class _Receipt:
     """A receipt the bank feed recorded, with the statement line it is matched to."""
 
     receipt_id: str
@@ -92,20 +92,20 @@ class Receipt:
         """The money came by wire."""
         return self.description.upper().startswith("WIRE")
 
-    def same_line(self, other: Receipt) -> bool:
+    def same_line(self, other: _Receipt) -> bool:
         """Whether two statement lines carry the very same details (an export twice)."""
         return (self.day, self.amount, self.description, self.reference, self.payer) == (
             other.day, other.amount, other.description, other.reference, other.payer)
 
 
-def read_invoices(store: Any) -> dict[str, Invoice]:
+def read_invoices(store: Any) -> dict[str, _Invoice]:
     """Every customer invoice of the books by id."""
-    return {d["doc_id"]: Invoice(d["doc_id"], d["party"], d["due_on"] or "", int(d["total"]),
+    return {d["doc_id"]: _Invoice(d["doc_id"], d["party"], d["due_on"] or "", int(d["total"]),
                                  int(d["open_amount"]))
             for d in q.documents(store, kind="invoice")}
 
 
-def read_receipts(store: Any) -> list[Receipt]:
+def _read_receipts(store: Any) -> list[_Receipt]:
     """Every receipt with its statement line's details, in bank order (date, line)."""
     lines: dict[str, dict[str, Any]] = {}
     for line in q.statement_lines(store):
@@ -115,7 +115,7 @@ def read_receipts(store: Any) -> list[Receipt]:
     out = []
     for d in q.documents(store, kind="receipt"):
         line = lines.get(d["doc_id"], {})
-        out.append(Receipt(d["doc_id"], line.get("line_id") or d["doc_id"], d["doc_date"] or "",
+        out.append(_Receipt(d["doc_id"], line.get("line_id") or d["doc_id"], d["doc_date"] or "",
                            int(d["total"]), int(d["open_amount"]), d["party"],
                            line.get("description") or "", line.get("reference") or d["reference"]
                            or "", line.get("counterparty") or ""))
@@ -135,7 +135,7 @@ def read_customers(store: Any) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class Payout:
+class _Payout:
     """A card processor's payout for one charge: whose, for which invoice, gross less fee."""
 
     payout_id: str
@@ -160,7 +160,7 @@ class AdviceLine:
 class Papers:
     """The remittances in the inbox and its archive."""
 
-    payouts: dict[str, Payout] = field(default_factory=dict)
+    payouts: dict[str, _Payout] = field(default_factory=dict)
     advices: dict[str, list[AdviceLine]] = field(default_factory=dict)
 
 
@@ -183,7 +183,7 @@ def read_papers(paths: Iterable[Path]) -> Papers:
         try:
             if header.issuperset(PAYOUT_COLUMNS):
                 for row in rows:
-                    p = Payout(row["payout_id"].strip(), row["customer"].strip(),
+                    p = _Payout(row["payout_id"].strip(), row["customer"].strip(),
                                row["invoice"].strip(), parse_cents(row["gross"]),
                                parse_cents(row["fee"]), parse_cents(row["net"]))
                     papers.payouts[p.payout_id] = p
@@ -235,7 +235,7 @@ Step = Assign | Apply | Allow
 
 
 @dataclass
-class Plan:
+class _Plan:
     """What to do with a receipt, and why the rest of it stays unapplied."""
 
     steps: list[Step] = field(default_factory=list)
@@ -243,13 +243,13 @@ class Plan:
     later: bool = False
 
 
-class Clerk:
+class _Clerk:
     """Applies one turn's receipts under the cash application policy, from visible materials."""
 
     def __init__(self, desk: TurnContext) -> None:
         self.desk = desk
         self.invoices = read_invoices(desk.store)
-        self.receipts = read_receipts(desk.store)
+        self.receipts = _read_receipts(desk.store)
         self.customers = read_customers(desk.store)
         self.papers = read_papers([*desk.inbox(), *desk.archive()])
         self.reasons: dict[str, str] = {}
@@ -270,7 +270,7 @@ class Clerk:
                 out[r.line_id] = self.reasons.get(r.receipt_id) or self.leftover(r)
         return out
 
-    def settle(self, r: Receipt, *, early: bool) -> bool:
+    def settle(self, r: _Receipt, *, early: bool) -> bool:
         """Plan and carry out one receipt; True when it must wait for the second pass."""
         plan = self.plan(r, early=early)
         if plan.later:
@@ -287,7 +287,7 @@ class Clerk:
                 self.decline(r, plan.reason)
         return False
 
-    def decline(self, r: Receipt, reason: str) -> None:
+    def decline(self, r: _Receipt, reason: str) -> None:
         """Note what a careless clerk would do with a receipt the policy leaves unapplied:
         put it on the customer's oldest open invoice (the mutation tests submit it)."""
         if r.customer_id is None:
@@ -298,7 +298,7 @@ class Clerk:
                 receipt_id=r.receipt_id, invoice_id=oldest[0].invoice_id,
                 amount=min(r.open, oldest[0].open), entry_date=self.desk.day), reason)
 
-    def leftover(self, r: Receipt) -> str:
+    def leftover(self, r: _Receipt) -> str:
         """Why a receipt with no recorded reason is (still) open."""
         if r.fresh:
             return "cannot be placed"
@@ -306,22 +306,22 @@ class Clerk:
 
     # --- the policy ------------------------------------------------------------------
 
-    def plan(self, r: Receipt, *, early: bool) -> Plan:
+    def plan(self, r: _Receipt, *, early: bool) -> _Plan:
         """What the policy says to do with a fresh receipt."""
         copy = self.exported_twice(r)
         if copy is not None:
-            return Plan(reason=f"the bank exported this deposit twice: a second copy of "
+            return _Plan(reason=f"the bank exported this deposit twice: a second copy of "
                                f"{copy.line_id} (one deposit)")
-        plan = Plan()
+        plan = _Plan()
         customer = r.customer_id
         payout = self.payout_for(r)
         if customer is None:
             if payout is None:
-                return Plan(reason=f"payer {r.payer or '(none)'!r} is not a customer and no "
+                return _Plan(reason=f"payer {r.payer or '(none)'!r} is not a customer and no "
                                    "remittance names the customer")
             customer = self.customers.get(payout.customer.casefold())
             if customer is None:
-                return Plan(reason=f"the processor's remittance {payout.payout_id} names "
+                return _Plan(reason=f"the processor's remittance {payout.payout_id} names "
                                    f"{payout.customer!r}, who is not a customer")
             plan.steps.append(Assign(customer))
         repeat = self.repeats(r, customer)
@@ -348,7 +348,7 @@ class Clerk:
         plan.reason = f"reference {r.reference!r} names no invoice of the customer"
         return plan
 
-    def exported_twice(self, r: Receipt) -> Receipt | None:
+    def exported_twice(self, r: _Receipt) -> _Receipt | None:
         """An earlier statement line with the very same details as this one, if any."""
         for other in self.receipts:
             if (other.day, other.line_id) >= (r.day, r.line_id):
@@ -357,7 +357,7 @@ class Clerk:
                 return other
         return None
 
-    def repeats(self, r: Receipt, customer: str) -> Receipt | None:
+    def repeats(self, r: _Receipt, customer: str) -> _Receipt | None:
         """An earlier receipt, already applied, of the same customer, amount and reference."""
         for other in self.receipts:
             if (other.day, other.line_id) >= (r.day, r.line_id):
@@ -367,26 +367,26 @@ class Clerk:
                 return other
         return None
 
-    def payout_for(self, r: Receipt) -> Payout | None:
+    def payout_for(self, r: _Receipt) -> _Payout | None:
         """The card processor's payout a receipt's reference names, if its remittance came."""
         return next((self.papers.payouts[t] for t in tokens(r.reference)
                      if t in self.papers.payouts), None)
 
-    def advice_for(self, r: Receipt) -> list[AdviceLine]:
+    def advice_for(self, r: _Receipt) -> list[AdviceLine]:
         """The remittance advice of the payment a receipt's reference names, if it came."""
         return next((self.papers.advices[t] for t in tokens(r.reference)
                      if t in self.papers.advices), [])
 
-    def _names_only_customer(self, r: Receipt, customer: str) -> bool:
+    def _names_only_customer(self, r: _Receipt, customer: str) -> bool:
         ref = r.reference.strip().casefold()
         return not ref or self.customers.get(ref) == customer or ref == r.payer.casefold()
 
-    def _closed(self, invoices: list[Invoice], plan: Plan) -> Plan:
+    def _closed(self, invoices: list[_Invoice], plan: _Plan) -> _Plan:
         plan.reason = (f"names {', '.join(i.invoice_id for i in invoices)}, already paid "
                        "(closed invoice)")
         return plan
 
-    def _by_payout(self, r: Receipt, customer: str, p: Payout, plan: Plan) -> Plan:
+    def _by_payout(self, r: _Receipt, customer: str, p: _Payout, plan: _Plan) -> _Plan:
         inv = self.invoices.get(p.invoice_id)
         if inv is None or inv.customer_id != customer:
             plan.reason = (f"the processor's remittance {p.payout_id} names invoice "
@@ -402,8 +402,8 @@ class Clerk:
                                     f"card processor fee, payout {p.payout_id}"))
         return plan
 
-    def _by_advice(self, r: Receipt, customer: str, advice: list[AdviceLine],
-                   plan: Plan) -> Plan:
+    def _by_advice(self, r: _Receipt, customer: str, advice: list[AdviceLine],
+                   plan: _Plan) -> _Plan:
         left = r.open
         closed = []
         for line in advice:
@@ -423,7 +423,7 @@ class Clerk:
             plan.reason = "the remittance advice names no open invoice of the customer"
         return plan
 
-    def _to_named(self, r: Receipt, own: list[Invoice], plan: Plan) -> Plan:
+    def _to_named(self, r: _Receipt, own: list[_Invoice], plan: _Plan) -> _Plan:
         open_ = [i for i in own if i.open > 0]
         if not open_:
             return self._closed(own, plan)
@@ -442,7 +442,7 @@ class Clerk:
                                                                "on an international wire"))
         return plan
 
-    def _by_amount(self, r: Receipt, customer: str, named: list[Invoice], plan: Plan) -> Plan:
+    def _by_amount(self, r: _Receipt, customer: str, named: list[_Invoice], plan: _Plan) -> _Plan:
         """A reference quoting someone else's invoice: the payer's own invoice of that amount.
 
         The payer and the amount decide (policy rule 1). Without an invoice of exactly
@@ -455,7 +455,7 @@ class Clerk:
             return plan
         return self._oldest_first(r, customer, plan)
 
-    def _oldest_first(self, r: Receipt, customer: str, plan: Plan) -> Plan:
+    def _oldest_first(self, r: _Receipt, customer: str, plan: _Plan) -> _Plan:
         """A payment naming only its payer: the payer's open invoices, oldest due date first.
 
         When the oldest invoices do not add up to the payment but some other set of the
@@ -484,7 +484,7 @@ class Clerk:
             plan.reason = "the customer has no open invoice"
         return plan
 
-    def _open_of(self, customer: str) -> list[Invoice]:
+    def _open_of(self, customer: str) -> list[_Invoice]:
         """The customer's open invoices, oldest due date first."""
         return sorted((i for i in self.invoices.values()
                        if i.customer_id == customer and i.open > 0),
@@ -492,7 +492,7 @@ class Clerk:
 
     # --- the books -----------------------------------------------------------------
 
-    def do(self, r: Receipt, step: Step) -> CommandRejected | None:
+    def do(self, r: _Receipt, step: Step) -> CommandRejected | None:
         """Carry out one step in the books; keep the local view in step with them."""
         day = self.desk.day
         cmd: c.Command
@@ -517,7 +517,7 @@ class Clerk:
         return None
 
 
-def _exact_subset(invoices: list[Invoice], amount: int, limit: int = 12) -> list[Invoice]:
+def _exact_subset(invoices: list[_Invoice], amount: int, limit: int = 12) -> list[_Invoice]:
     """The smallest set of invoices (oldest first among equals) whose open amounts add up
     to ``amount``; none among more than ``limit`` invoices (the search would not end)."""
     if len(invoices) > limit:
@@ -541,7 +541,7 @@ def write_unapplied(path: Path, reasons: dict[str, str]) -> None:
 
 def reference(desk: TurnContext) -> None:
     """Apply the day's receipts under the written policy, from the clerk's own materials."""
-    clerk = Clerk(desk)
+    clerk = _Clerk(desk)
     write_unapplied(desk.output_dir / OUTPUT, clerk.work())
 
 
@@ -560,7 +560,7 @@ def oracle(desk: TurnContext, world: World) -> None:
             lines[w.line_id] = w
         elif isinstance(w, PaymentSent):
             payments[w.payment_id] = w
-    clerk = Clerk(desk)  # for its view of the books and its hands; its judgement is unused
+    clerk = _Clerk(desk)  # for its view of the books and its hands; its judgement is unused
     for r in clerk.receipts:
         if not r.fresh:
             continue

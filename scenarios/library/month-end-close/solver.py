@@ -55,6 +55,7 @@ from erp.errors import CommandRejected, MoneyError
 from erp.money import format_cents, parse_cents, pct_of
 from erp.store import StoredEvent
 from scenarios.turn import TurnContext
+from sim.documents import number_digits
 
 if TYPE_CHECKING:
     from sim.world import World
@@ -123,7 +124,7 @@ class Statement:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class _Verdict:
     """What a bank line is: a deposit, a payment's debit, a charge, a bank error..."""
 
     kind: VerdictKind
@@ -182,7 +183,7 @@ class CreditDoc:
 
 
 @dataclass(frozen=True)
-class Receipt:
+class _Receipt:
     """An unapplied receipt as the books show it, with its statement line."""
 
     receipt_id: str
@@ -201,13 +202,13 @@ class Judge(Protocol):
     def statement(self) -> Statement | None:
         """This month's bank statement, if it has arrived."""
 
-    def verdict(self, line: BankLine) -> Verdict:
+    def verdict(self, line: BankLine) -> _Verdict:
         """What a bank line is."""
 
-    def receipt_plans(self, clerk: Clerk) -> list[ReceiptPlan]:
+    def receipt_plans(self, clerk: _Clerk) -> list[ReceiptPlan]:
         """Where each unapplied receipt goes."""
 
-    def bills(self, clerk: Clerk) -> list[BillDoc]:
+    def bills(self, clerk: _Clerk) -> list[BillDoc]:
         """The bills to enter, in arrival order."""
 
     def credits(self) -> list[CreditDoc]:
@@ -219,15 +220,10 @@ def number_key(number: str) -> str:
     return number.strip().casefold()
 
 
-def number_digits(number: str) -> str:
-    """A document number's digits without zero padding (what a reformatting keeps)."""
-    return re.sub(r"\D", "", number).lstrip("0")
-
-
 # --- the clerk's hands: reading the books and acting on them ----------------------------------
 
 
-class Clerk:
+class _Clerk:
     """One turn's clerk: reads the books, runs commands, writes the month-end files."""
 
     def __init__(self, desk: TurnContext) -> None:
@@ -288,7 +284,7 @@ class Clerk:
         """The books' documents of a kind by id."""
         return {d["doc_id"]: d for d in q.documents(self.store, kind)}
 
-    def unapplied_receipts(self) -> list[Receipt]:
+    def unapplied_receipts(self) -> list[_Receipt]:
         """Receipts with cash left to apply, with the statement line each came from."""
         lines = self.lines()
         line_of = {doc: lid for lid, row in lines.items()
@@ -299,7 +295,7 @@ class Clerk:
                 continue
             line_id = line_of.get(d["doc_id"])
             row = lines.get(line_id or "")
-            out.append(Receipt(d["doc_id"], d["party"], d["reference"] or "",
+            out.append(_Receipt(d["doc_id"], d["party"], d["reference"] or "",
                                int(d["open_amount"]), line_id,
                                (row["description"] or "") if row else ""))
         return out
@@ -565,7 +561,7 @@ _NOT_ON_STATEMENT = {
 }
 
 
-def finish_books(clerk: Clerk, judge: Judge) -> None:
+def finish_books(clerk: _Clerk, judge: Judge) -> None:
     """Match the statement lines, re-open what a returned deposit paid, apply receipts,
     enter bills and record credit notes."""
     clerk.clear_lines(judge)
@@ -576,7 +572,7 @@ def finish_books(clerk: Clerk, judge: Judge) -> None:
     clerk.record_credits(judge.credits())
 
 
-def close_turn(clerk: Clerk, judge: Judge) -> None:
+def close_turn(clerk: _Clerk, judge: Judge) -> None:
     """One turn of the close, decided by ``judge`` and done by ``clerk``."""
     statement = judge.statement()
     if statement is not None:
@@ -588,7 +584,7 @@ def close_turn(clerk: Clerk, judge: Judge) -> None:
     clerk.write_reconciliation(statement or clerk.statement_from_books(), judge)
 
 
-def closing_turn(clerk: Clerk, judge: Judge) -> None:
+def closing_turn(clerk: _Clerk, judge: Judge) -> None:
     """The controller's closing turn in the new month: finish the month just ended (its
     last statement lines, receipts, bills and credits), then close it. The month-end
     files were left on its last business day and stay as they are."""
@@ -597,7 +593,7 @@ def closing_turn(clerk: Clerk, judge: Judge) -> None:
     clerk.run(c.ClosePeriod(period=f"{ended:%Y-%m}"))
 
 
-def plan_applications(receipt: Receipt, wanted: Iterable[tuple[str, int | None, int]],
+def plan_applications(receipt: _Receipt, wanted: Iterable[tuple[str, int | None, int]],
                       invoices: dict[str, dict[str, Any]], open_: dict[str, int],
                       customer_id: str | None, reason: str = CARD_FEE) -> list[Application]:
     """Applications of a receipt to ``(invoice, amount or None for all, fee)`` in order.
@@ -626,7 +622,7 @@ def plan_applications(receipt: Receipt, wanted: Iterable[tuple[str, int | None, 
 
 
 @dataclass(frozen=True)
-class Payout:
+class _Payout:
     """A card processor's payout advice."""
 
     customer: str
@@ -639,10 +635,10 @@ class Payout:
 class Reference:
     """Decides the work from the workspace's files and the books."""
 
-    def __init__(self, desk: TurnContext, clerk: Clerk) -> None:
+    def __init__(self, desk: TurnContext, clerk: _Clerk) -> None:
         self.desk = desk
         self.clerk = clerk
-        self.payouts: dict[str, Payout] = {}
+        self.payouts: dict[str, _Payout] = {}
         self.advices: dict[str, list[tuple[str, str, int]]] = {}
         self.statements: dict[str, Statement] = {}
         self._bills: list[tuple[str, str]] = []
@@ -671,7 +667,7 @@ class Reference:
         try:
             if columns >= PAYOUT_COLUMNS:
                 for r in rows:
-                    self.payouts[r["payout_id"].strip()] = Payout(
+                    self.payouts[r["payout_id"].strip()] = _Payout(
                         r["customer"].strip(), r["invoice"].strip(), parse_cents(r["gross"]),
                         parse_cents(r["fee"]), parse_cents(r["net"]))
             elif columns >= ADVICE_COLUMNS:
@@ -775,25 +771,25 @@ class Reference:
                     self._returns[x.line_id] = original.line_id
         return self._returns
 
-    def verdict(self, line: BankLine) -> Verdict:
+    def verdict(self, line: BankLine) -> _Verdict:
         """Judge a line by its description, reference and the books' documents."""
         if line.line_id in self.duplicates():
-            return Verdict("duplicate", self.duplicates()[line.line_id])
+            return _Verdict("duplicate", self.duplicates()[line.line_id])
         desc = line.description.upper()
         if "RETURNED" in desc or "NSF" in desc:
-            return Verdict("returned", self.returns().get(line.line_id))
+            return _Verdict("returned", self.returns().get(line.line_id))
         if line.amount < 0:
             debits: tuple[VerdictKind, ...] = ("payment", "refund")
             for kind in debits:
                 doc = self.clerk.documents(kind).get(line.reference.strip())
                 if doc is not None and int(doc["total"]) == -line.amount:
-                    return Verdict(kind, doc["doc_id"])
+                    return _Verdict(kind, doc["doc_id"])
             if "CHARGE" in desc or "FEE" in desc:
-                return Verdict("fee")
-            return Verdict("unknown")
+                return _Verdict("fee")
+            return _Verdict("unknown")
         if "INTEREST" in desc:
-            return Verdict("interest")
-        return Verdict("deposit", customer_id=self._payer(line))
+            return _Verdict("interest")
+        return _Verdict("deposit", customer_id=self._payer(line))
 
     def _payer(self, line: BankLine) -> str | None:
         """A deposit's customer: its payer's registered name, or the payout advice's."""
@@ -803,7 +799,7 @@ class Reference:
             customer = self.clerk.customer_named(self.payouts[payout[1]].customer)
         return customer
 
-    def receipt_plans(self, clerk: Clerk) -> list[ReceiptPlan]:
+    def receipt_plans(self, clerk: _Clerk) -> list[ReceiptPlan]:
         """Place each receipt by its payout advice, remittance advice or reference."""
         invoices = clerk.documents("invoice")
         open_ = {i: int(d["open_amount"]) for i, d in invoices.items()}
@@ -821,7 +817,7 @@ class Reference:
                 plans.append(plan)
         return plans
 
-    def _place(self, r: Receipt, invoices: dict[str, dict[str, Any]],
+    def _place(self, r: _Receipt, invoices: dict[str, dict[str, Any]],
                open_: dict[str, int]) -> ReceiptPlan | None:
         payout = _PAYOUT.search(r.reference)
         if payout and payout[1] in self.payouts:
@@ -865,7 +861,7 @@ class Reference:
         return ReceiptPlan(r.receipt_id, customer if r.customer_id is None else None,
                            tuple(apps))
 
-    def bills(self, clerk: Clerk) -> list[BillDoc]:
+    def bills(self, clerk: _Clerk) -> list[BillDoc]:
         """The bills of the papers, less resends of a bill already entered or read."""
         seen = {(v, number_key(n)) for v, n in clerk.bills_entered()}
         reformatted = {(d["party"], number_digits(d["reference"] or ""), int(d["total"]))
@@ -934,7 +930,7 @@ def _last_turn(desk: TurnContext) -> bool:
 
 def reference(desk: TurnContext) -> None:
     """Close the month from the workspace's files and the books."""
-    clerk = Clerk(desk)
+    clerk = _Clerk(desk)
     if desk.role == "controller":
         closing_turn(clerk, Reference(desk, clerk))
     else:
@@ -947,7 +943,7 @@ def reference(desk: TurnContext) -> None:
 class Oracle:
     """Decides the same work from the world's truth."""
 
-    def __init__(self, desk: TurnContext, clerk: Clerk, world: World) -> None:
+    def __init__(self, desk: TurnContext, clerk: _Clerk, world: World) -> None:
         from sim.world_events import (
             BankLinePosted,
             BillIssued,
@@ -996,27 +992,27 @@ class Oracle:
         original = self.lines.get(x.duplicate_of) if x.duplicate_of else None
         return original is not None and original.source == x.source
 
-    def verdict(self, line: BankLine) -> Verdict:
+    def verdict(self, line: BankLine) -> _Verdict:
         """What the bank's own record says the line is."""
         x = self.lines.get(line.line_id)
         if x is None:
-            return Verdict("unknown")
+            return _Verdict("unknown")
         if x.kind == "deposit":
             if self._bank_copy(x):
-                return Verdict("duplicate", x.duplicate_of)
+                return _Verdict("duplicate", x.duplicate_of)
             p = self.payments.get(x.source or "")
-            return Verdict("deposit", customer_id=p.customer_id if p else None)
+            return _Verdict("deposit", customer_id=p.customer_id if p else None)
         if x.kind in ("payment", "refund"):
-            return Verdict(x.kind, x.source)
+            return _Verdict(x.kind, x.source)
         if x.kind == "returned":
             original = next((d.line_id for d in self.lines.values() if d.kind == "deposit"
                              and d.source == x.source and d.duplicate_of is None), None)
-            return Verdict("returned", original)
+            return _Verdict("returned", original)
         if x.kind in ("fee", "interest"):
-            return Verdict(x.kind)
-        return Verdict("unknown")
+            return _Verdict(x.kind)
+        return _Verdict("unknown")
 
-    def receipt_plans(self, clerk: Clerk) -> list[ReceiptPlan]:
+    def receipt_plans(self, clerk: _Clerk) -> list[ReceiptPlan]:
         """Apply each receipt as its payment meant, the processor's fee accepted."""
         invoices = clerk.documents("invoice")
         open_ = {i: int(d["open_amount"]) for i, d in invoices.items()}
@@ -1047,7 +1043,7 @@ class Oracle:
                                          tuple(apps)))
         return plans
 
-    def bills(self, clerk: Clerk) -> list[BillDoc]:
+    def bills(self, clerk: _Clerk) -> list[BillDoc]:
         """Every bill the vendors issued and sent, less their resends (a price over the
         quote is entered and held unapproved)."""
         out, seen = [], set()
@@ -1075,7 +1071,7 @@ class Oracle:
 
 def oracle(desk: TurnContext, world: World) -> None:
     """Close the month from the world's truth."""
-    clerk = Clerk(desk)
+    clerk = _Clerk(desk)
     if desk.role == "controller":
         closing_turn(clerk, Oracle(desk, clerk, world))
     else:

@@ -271,7 +271,7 @@ class Sender:
 
 
 @dataclass(frozen=True)
-class Invoice:
+class _Invoice:
     """A vendor invoice as printed (in a ``.txt`` file or a copy inside an email)."""
 
     sender: Sender
@@ -320,7 +320,7 @@ class Unreadable:
     what: str
 
 
-Document = Invoice | Quote | CreditNote | BankChange | Unreadable | None
+Document = _Invoice | Quote | CreditNote | BankChange | Unreadable | None
 
 
 def arrival_order(path: Path) -> tuple[int, str]:
@@ -365,7 +365,7 @@ def _letterhead(text: str, shown_as: Sender | None = None) -> Sender | None:
     return Sender(name=name, email=m["email"].strip(), phone=m["phone"].strip())
 
 
-def read_invoice(text: str, shown_as: Sender | None = None) -> Invoice | None:
+def read_invoice(text: str, shown_as: Sender | None = None) -> _Invoice | None:
     """An invoice's printed facts, or None when the text is not a readable invoice."""
     sender = _letterhead(text, shown_as)
     number = _search(r"^Invoice number:\s*(.+)$", text)
@@ -377,7 +377,7 @@ def read_invoice(text: str, shown_as: Sender | None = None) -> Invoice | None:
     lines, total = table
     if sum(x.amount for x in lines) != total:
         return None
-    return Invoice(sender, number, date.fromisoformat(issued), date.fromisoformat(due),
+    return _Invoice(sender, number, date.fromisoformat(issued), date.fromisoformat(due),
                    lines, total, _search(r"^Your quote:\s*(\S+)", text))
 
 
@@ -459,7 +459,7 @@ class Seen:
 
 
 @dataclass
-class Clerk:
+class _Clerk:
     """The reference clerk's reading of the inbox, replayed from the first document."""
 
     desk: TurnContext
@@ -472,7 +472,7 @@ class Clerk:
     exceptions: list[ExceptionRow] = field(default_factory=list)
 
     @classmethod
-    def for_desk(cls, desk: TurnContext) -> Clerk:
+    def for_desk(cls, desk: TurnContext) -> _Clerk:
         """A clerk with the books' vendors by name."""
         clerk = cls(desk, BooksIndex.read(desk))
         for v in sorted(desk.ledger.books.vendors.values(), key=lambda v: v.vendor_id):
@@ -512,7 +512,7 @@ class Clerk:
                 vendor = self.vendor_of(path, doc.sender)
                 if vendor is not None:
                     self.quotes[(vendor, document_number_key(doc.number))] = doc
-            case Invoice():
+            case _Invoice():
                 vendor = self.vendor_of(path, doc.sender)
                 if vendor is not None:
                     self.learn_contact(vendor, doc.sender)
@@ -527,7 +527,7 @@ class Clerk:
                 if vendor is not None:
                     self.bank_change(path, vendor, doc)
 
-    def invoice(self, path: Path, vendor: str, inv: Invoice) -> None:
+    def invoice(self, path: Path, vendor: str, inv: _Invoice) -> None:
         """Enter an invoice once; list a second copy or a bill above its quote."""
         earlier = self.invoices.setdefault(vendor, [])
         key = document_number_key(inv.number)
@@ -560,12 +560,12 @@ class Clerk:
         if isinstance(done, CommandRejected):
             self.except_(path, vendor, f"not entered: the books refused it ({done.message})")
 
-    def decline_bill(self, vendor: str, inv: Invoice, why: str) -> None:
+    def decline_bill(self, vendor: str, inv: _Invoice, why: str) -> None:
         """Note the bill not entered (for mutation tests: what entering it would be)."""
         self.desk.decline(bill_command(vendor, inv.number, inv.issued_on, inv.due_on,
                                        inv.lines), f"bill {inv.number}: {why}")
 
-    def above_quote(self, vendor: str, inv: Invoice) -> str | None:
+    def above_quote(self, vendor: str, inv: _Invoice) -> str | None:
         """Why an invoice is held against its quote, or None when it matches."""
         if inv.quote is None:
             return None
@@ -639,7 +639,7 @@ def is_last_business_day(day: date) -> bool:
 
 def reference(desk: TurnContext) -> None:
     """The clerk's turn, from the inbox, the archive and the books."""
-    clerk = Clerk.for_desk(desk)
+    clerk = _Clerk.for_desk(desk)
     for path in sorted([*desk.archive(), *desk.inbox()], key=arrival_order):
         clerk.handle(path)
     if is_last_business_day(desk.day):

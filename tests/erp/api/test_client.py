@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import erp.api.client
-from erp.api.client import build_parser, main
+from erp.api.client import build_parser, client_main
 from erp.api.server import ApiServer, TokenRegistry, create_app
 from erp.ledger import Ledger
 from tests.erp.api.test_api import CLERK_ACTOR, WORLD_MARKER, Running, build_books, short_dir
@@ -69,7 +69,7 @@ def erp_inproc(api: Running, *args: str, token: str | None = None
     out, err = io.StringIO(), io.StringIO()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = main(list(args))
+            status = client_main(list(args))
     finally:
         for k, v in saved.items():
             if v is None:
@@ -110,14 +110,14 @@ def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
 
 def test_top_level_help_explains_the_client(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:
-        main(["--help"])
+        client_main(["--help"])
     assert exit_.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: erp")
     for needle in ("ERPSIM_API", "ERPSIM_TOKEN", ".erpsim/connection.json", "1240.50",
                    "--format", "csv", "json", "exit", "YYYY-MM-DD", "examples:"):
         assert needle in out, needle
-    assert main([]) == 0  # no arguments: the same help
+    assert client_main([]) == 0  # no arguments: the same help
     assert capsys.readouterr().out.startswith("usage: erp")
 
 
@@ -176,7 +176,7 @@ def test_every_example_in_the_help_parses_into_a_valid_request() -> None:
 def test_help_goes_through_main(capsys: pytest.CaptureFixture[str]) -> None:
     for args in (["receipts", "apply", "--help"], ["bank", "--help"], ["gl", "-h"]):
         with pytest.raises(SystemExit) as exit_:
-            main(args)
+            client_main(args)
         assert exit_.value.code == 0
         assert capsys.readouterr().out.startswith(f"usage: erp {args[0]}")
 
@@ -249,7 +249,7 @@ def test_every_reading_subcommand_works_in_each_format(
     monkeypatch.setenv("ERPSIM_TOKEN", api.clerk)
     for args in READING:
         for fmt in ("table", "csv", "json"):
-            assert main([*args, "--format", fmt]) == 0, (args, capsys.readouterr().err)
+            assert client_main([*args, "--format", fmt]) == 0, (args, capsys.readouterr().err)
             captured = capsys.readouterr()
             assert captured.err == "" and captured.out, args
             assert WORLD_MARKER not in captured.out and "world:" not in captured.out
@@ -263,16 +263,16 @@ def test_command_fields_describe_the_body(api: Running, monkeypatch: pytest.Monk
                                           capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("ERPSIM_API", api.url)
     monkeypatch.setenv("ERPSIM_TOKEN", api.clerk)
-    assert main(["command", "ApplyReceipt", "--fields", "--format", "json"]) == 0
+    assert client_main(["command", "ApplyReceipt", "--fields", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     fields = {r["field"]: r for r in data["items"]}
     assert data["command"] == "ApplyReceipt"
     assert fields["amount"]["type"] == "money" and fields["amount"]["required"] == "yes"
     assert fields["entry_date"]["type"] == "date (optional)"
-    assert main(["command", "post-journal-entry", "--fields"]) == 0
+    assert client_main(["command", "post-journal-entry", "--fields"]) == 0
     out = capsys.readouterr().out
     assert "lines[].debit" in out and "money (optional)" in out
-    assert main(["command", "no-such", "--fields"]) == 1
+    assert client_main(["command", "no-such", "--fields"]) == 1
     assert capsys.readouterr().err.startswith("erp: unknown_command: ")
 
 
@@ -353,7 +353,7 @@ def test_usage_errors_are_one_line_with_exit_2(api: Running) -> None:
     for args in USAGE_ERRORS:  # the rest in-process: the same code
         err = io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out:
-            status = main(list(args))
+            status = client_main(list(args))
         assert status == 2, (args, err.getvalue())
         assert out.getvalue() == "", args
         lines = err.getvalue().splitlines()
