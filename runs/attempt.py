@@ -33,6 +33,7 @@ from erp.commands import Command
 from erp.ledger import Ledger
 from erp.money import format_cents
 from runs.errors import AttemptError
+from runs.files import write_text_atomic
 from runs.grading import VERDICT_FILE, context_for, daily_specs, grade
 from scenarios.agents import Agent, built_in_agent
 from scenarios.errors import SolverError
@@ -211,7 +212,7 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
     summary["daily_checks"] = daily.report()
     if store_url is not None:
         summary["store"] = {"label": ledger.store.label, "schema": ledger.store.schema}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_text_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
     return AttemptResult(out, summary)
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ from runs.campaigns.metrics import (
 )
 from runs.campaigns.reading import Campaign
 from runs.errors import BadInput
+from runs.files import atomic_path
 
 EXPORT_FORMATS = ("csv", "json", "parquet")
 
@@ -61,18 +60,9 @@ def summary_records(summaries: dict[str, Summary]) -> list[dict[str, Any]]:
 
 
 def _atomic(path: Path, write: Callable[[Path], object]) -> None:
-    """Write ``path`` through a temporary file in its folder renamed into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
+    """Write ``path`` through ``write`` on a temporary file renamed into place."""
+    with atomic_path(path) as tmp:
         write(tmp)
-        os.chmod(tmp, 0o644)
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _write_csv(path: Path, records: list[dict[str, Any]], columns: Sequence[str]) -> None:

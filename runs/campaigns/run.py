@@ -65,6 +65,7 @@ from runs.campaigns.plan import (
 )
 from runs.campaigns.systems import System
 from runs.errors import CampaignError, LabelExists, MatrixChanged
+from runs.files import write_text_atomic
 
 # --- the matrix ------------------------------------------------------------------------
 
@@ -157,18 +158,8 @@ def redact_url(url: str | None) -> str | None:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write a JSON file atomically (temporary file, fsync, rename)."""
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(data, indent=2) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(name, 0o644)
-        os.replace(name, path)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise
+    """Write a JSON file atomically."""
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
 def read_campaign(folder: Path) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from runs.cli.common import (
     fail,
 )
 from runs.errors import RunsError
+from runs.files import atomic_path
 
 
 @click.command()
@@ -281,12 +282,10 @@ def reconcile_command(attempt: Path, as_of: date | None, csv_out: Path | None, a
     for table in reconciliation_tables(rec, max_items=10**9 if all_items else 25):
         con.print(table)
     if csv_out is not None:
-        tmp = csv_out.with_name(csv_out.name + ".tmp")
-        with tmp.open("w", encoding="utf-8", newline="") as f:
+        with atomic_path(csv_out) as tmp, tmp.open("w", encoding="utf-8", newline="") as f:
             w = csv_mod.DictWriter(f, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
             w.writeheader()
             w.writerows(rec.rows())
-        tmp.replace(csv_out)
         con.print(f"csv: {csv_out} ({len(rec.rows())} rows)", highlight=False)
     unexplained = len(rec.items(unexplained_only=True))
     con.print(f"reconciliation: {'ties' if rec.ties else 'DOES NOT TIE'} "
