@@ -11,6 +11,10 @@ a benchmark-owned folder (``TMPDIR`` inside it). Its stdout and stderr go to
 workspace. At its timeout the adapter is killed with everything it started (its
 process group in local mode, its container in docker mode).
 
+Exit status: ``0`` completed, :data:`INFRA_EXIT` (75) the model endpoint failed (an
+infrastructure error whose cause is the adapter's last stderr line holding
+``infrastructure error: CAUSE``), anything else crashed.
+
 Usage: an adapter that knows what the turn cost writes a JSON object to
 ``O/usage.json`` (the path is also in ``ERPSIM_USAGE_FILE``); see :data:`USAGE_KEYS`.
 After the turn the runner moves the file to ``LOG_DIR/usage.json``, so it is never
@@ -39,6 +43,11 @@ USAGE_FILE = "usage.json"
 USAGE_MAX_BYTES = 1_000_000
 LABEL = "erpsim"
 """Every container the runner starts carries the label ``erpsim=1``."""
+INFRA_EXIT = 75
+"""An adapter's exit status for "the model endpoint failed" (BSD's ``EX_TEMPFAIL``): the
+turn is an infrastructure error (status ``error``), never the agent's doing. The cause
+is the adapter's stderr line ``... infrastructure error: CAUSE`` (the last one)."""
+INFRA_MARK = "infrastructure error:"
 
 USAGE_KEYS = (
     "input_tokens",
@@ -169,7 +178,8 @@ class TurnOutcome:
 
     @property
     def status(self) -> Status:
-        """``error`` (harness fault), ``timeout``, ``completed`` (exit 0) or ``crashed``."""
+        """``error`` (harness fault, exit 75 included), ``timeout``, ``completed`` (exit 0)
+        or ``crashed``."""
         if self.infrastructure_error is not None:
             return "error"
         if self.timed_out:

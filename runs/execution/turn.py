@@ -5,7 +5,9 @@ the usage file) is :mod:`runs.execution.contract`.
 Errors: :func:`run_turn` raises nothing for a fault of the environment. An adapter
 that is missing or not executable, a docker engine that does not answer, a missing
 image: each is returned as ``TurnOutcome.infrastructure_error`` (status ``error``), a
-harness fault that marks the attempt as errored, never as an agent's failure.
+harness fault that marks the attempt as errored, never as an agent's failure. So is an
+adapter that exits :data:`~runs.execution.contract.INFRA_EXIT` (75: its model endpoint
+failed), with the cause from its stderr (:func:`infrastructure_cause`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from typing import Any
 
 from runs.errors import InfrastructureError
 from runs.execution.contract import (
+    INFRA_EXIT,
+    INFRA_MARK,
     USAGE_FILE,
     USAGE_MAX_BYTES,
     TurnOutcome,
@@ -49,6 +53,9 @@ def run_turn(proc: TurnProcess) -> TurnOutcome:
             outcome = run_in_container(proc)
         else:
             outcome = _run_local(proc)
+        if outcome.exit_code == INFRA_EXIT and not outcome.timed_out:
+            outcome = replace(outcome, infrastructure_error=infrastructure_cause(
+                proc.stderr_log))
     except InfrastructureError as e:
         outcome = _not_run(proc, str(e))
     except OSError as e:  # a folder that cannot be made, a full disk...
@@ -64,6 +71,30 @@ def _not_run(proc: TurnProcess, error: str) -> TurnOutcome:
     return TurnOutcome(mode=proc.mode, exit_code=None, timed_out=False, wall_s=0.0,
                        stdout_log=proc.stdout_log, stderr_log=proc.stderr_log,
                        infrastructure_error=error)
+
+
+def infrastructure_cause(stderr_log: Path, max_bytes: int = 65536) -> str:
+    """Why an adapter exited 75: its last stderr line ``WHO infrastructure error: CAUSE``.
+
+    Gives ``WHO: CAUSE (exit 75, LOG)``; without such a line (or a readable log) the
+    message says so and names the log.
+    """
+    unreadable = ""
+    try:
+        with stderr_log.open("rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - max_bytes))
+            tail = f.read().decode("utf-8", "replace")
+    except OSError as e:
+        tail, unreadable = "", f"; {stderr_log} unreadable: {e.strerror or e}"
+    for line in reversed(tail.splitlines()):
+        if INFRA_MARK in line:
+            head, _, cause = line.partition(INFRA_MARK)
+            who = head.strip().rstrip(":").strip()
+            cause = " ".join(cause.split()) or "no cause given"
+            return f"{who + ': ' if who else ''}{cause} (exit {INFRA_EXIT}, {stderr_log})"
+    return (f"adapter exited {INFRA_EXIT} (model endpoint failed) but wrote no "
+            f"'{INFRA_MARK} CAUSE' line to {stderr_log}{unreadable}")
 
 
 def check_adapter(adapter: Path) -> None:

@@ -187,3 +187,52 @@ def test_script_without_a_command_says_how_to_give_one(tmp_path: Path) -> None:
     assert outcome.exit_code == 2
     assert "script adapter: no command to run: set ERPSIM_SCRIPT" in (
         outcome.stderr_log.read_text())
+
+
+# --- exit 75: the model endpoint failed ---------------------------------------------------
+
+INFRA = """#!/bin/sh
+echo "some progress" >&2
+{line}
+echo '{{"input_tokens": 0, "output_tokens": 0}}' > "$ERPSIM_USAGE_FILE"
+exit 75
+"""
+
+
+def test_exit_75_is_an_infrastructure_error_with_the_adapters_cause(tmp_path: Path) -> None:
+    from tests.runs.execution.test_turn import turn_layout
+
+    proc = turn_layout(tmp_path, INFRA.format(
+        line="echo 'my-agent adapter: infrastructure error: model endpoint "
+             "http://127.0.0.1:9/v1 does not accept connections (refused)' >&2"))
+    outcome = run_turn(proc)
+    assert (outcome.status, outcome.exit_code, outcome.timed_out) == ("error", 75, False)
+    assert outcome.infrastructure_error == (
+        "my-agent adapter: model endpoint http://127.0.0.1:9/v1 does not accept "
+        f"connections (refused) (exit 75, {proc.stderr_log})")
+    # the usage written before the failure is still kept, outside the outputs
+    assert outcome.usage == {"input_tokens": 0, "output_tokens": 0}
+    assert not (proc.output_dir / "usage.json").exists()
+    assert outcome.to_json()["status"] == "error"
+
+
+def test_exit_75_without_a_cause_line_says_so_and_names_the_log(tmp_path: Path) -> None:
+    from tests.runs.execution.test_turn import turn_layout
+
+    proc = turn_layout(tmp_path, INFRA.format(line="echo 'something else' >&2"))
+    outcome = run_turn(proc)
+    assert outcome.status == "error"
+    assert outcome.infrastructure_error == (
+        "adapter exited 75 (model endpoint failed) but wrote no 'infrastructure error: "
+        f"CAUSE' line to {proc.stderr_log}")
+
+
+@pytest.mark.parametrize("code", [1, 74, 76])
+def test_other_nonzero_exits_stay_crashes(tmp_path: Path, code: int) -> None:
+    from tests.runs.execution.test_turn import turn_layout
+
+    proc = turn_layout(tmp_path, INFRA.format(
+        line="echo 'x adapter: infrastructure error: not this time' >&2").replace(
+        "exit 75", f"exit {code}"))
+    outcome = run_turn(proc)
+    assert (outcome.status, outcome.infrastructure_error) == ("crashed", None)
