@@ -42,6 +42,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from erp.api.context import ApiContext
+from erp.api.request_log import RequestLog, RequestLogMiddleware
 from erp.api.routers import ROUTERS
 from erp.api.tokens import BearerAuth, Grant, TokenRegistry
 from erp.api.wire import (
@@ -60,7 +61,7 @@ from erp.errors import ApiError
 from erp.ledger import Ledger
 from erp.money import format_cents
 
-__all__ = ["ApiServer", "Grant", "TokenRegistry", "create_app"]
+__all__ = ["ApiServer", "Grant", "RequestLog", "TokenRegistry", "create_app"]
 
 DESCRIPTION = """\
 The company's books for the agent of one turn.
@@ -78,8 +79,13 @@ The company's books for the agent of one turn.
 
 
 def create_app(ledger: Ledger, tokens: TokenRegistry, *,
-               lock: threading.Lock | None = None) -> FastAPI:
-    """The API over one ledger. All ledger access holds ``lock`` (one is made if not given)."""
+               lock: threading.Lock | None = None,
+               request_log: RequestLog | None = None) -> FastAPI:
+    """The API over one ledger. All ledger access holds ``lock`` (one is made if not given).
+
+    With ``request_log``, every request answered while the log records a turn gets one
+    line in it (``erp/api/request_log.py``), refused tokens included.
+    """
     lock = lock or threading.Lock()
     app = FastAPI(title="erpsim ERP API", version=API_VERSION, description=DESCRIPTION,
                   docs_url="/docs", redoc_url=None, openapi_url="/openapi.json")
@@ -88,6 +94,8 @@ def create_app(ledger: Ledger, tokens: TokenRegistry, *,
     app.state.lock = lock
     app.state.context = ApiContext(ledger, tokens, lock)
     app.add_middleware(BearerAuth, tokens=tokens)
+    if request_log is not None:  # added last: outside the token check, so 401s are recorded
+        app.add_middleware(RequestLogMiddleware, log=request_log)
 
     @app.exception_handler(ApiError)
     async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:

@@ -22,6 +22,9 @@ from erp.errors import ApiError, CommandRejected, ConcurrencyConflict
 
 router = APIRouter()
 
+COMMAND_PATHS: dict[str, str] = {}
+"""Each command route's path (``/v1/commands/apply-receipt``) -> the command's name."""
+
 
 def _command_endpoint(name: str, cls: type[Command]) -> Callable[..., Any]:
     spec = money_fields(cls)
@@ -34,7 +37,8 @@ def _command_endpoint(name: str, cls: type[Command]) -> Callable[..., Any]:
                 return  # FastAPI reports the invalid JSON
             refuse_money_numbers(body, spec)
 
-    def run(body: Command, grant: Grant, _money_ok: None, ctx: ApiContext) -> JSONResponse:
+    def run(body: Command, request: Request, grant: Grant, _money_ok: None,
+            ctx: ApiContext) -> JSONResponse:
         ledger = ctx.ledger
         with ctx.lock:
             if ctx.tokens.lookup(grant.token) is None:
@@ -49,6 +53,10 @@ def _command_endpoint(name: str, cls: type[Command]) -> Callable[..., Any]:
             except ConcurrencyConflict as e:
                 raise ApiError(409, "concurrency_conflict", str(e)) from None
             position = ledger.position
+        recorded = request.scope.get("erpsim.request")  # the request log's entry, if any
+        if recorded is not None:
+            recorded["events"] = [e.position for e in written]
+            recorded["position"] = position
         return JSONResponse({
             "command": name, "actor": grant.actor, "role": grant.role,
             "business_date": grant.business_date.isoformat(),
@@ -60,6 +68,8 @@ def _command_endpoint(name: str, cls: type[Command]) -> Callable[..., Any]:
     # FastAPI reads the body's model from the signature: give each route its command's.
     run.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
         inspect.Parameter("body", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=cls),
+        inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                          annotation=Request),
         inspect.Parameter("grant", inspect.Parameter.POSITIONAL_OR_KEYWORD,
                           annotation=Grant, default=Depends(current_grant)),
         inspect.Parameter("_money_ok", inspect.Parameter.POSITIONAL_OR_KEYWORD,
@@ -73,6 +83,7 @@ def _command_endpoint(name: str, cls: type[Command]) -> Callable[..., Any]:
 
 for _name, _cls in COMMANDS.items():
     _doc = inspect.getdoc(_cls) or _name
+    COMMAND_PATHS[f"/v1/commands/{kebab(_name)}"] = _name
     router.add_api_route(f"/v1/commands/{kebab(_name)}", _command_endpoint(_name, _cls),
                          methods=["POST"], summary=_doc.splitlines()[0],
                          description=f"`{_name}`: {_doc}\n\nRuns with the token's actor, role "
