@@ -17,6 +17,7 @@ from runs.cli.bench import bench
 from runs.cli.campaign import sweep
 from runs.cli.demo import demo
 from runs.cli.desk import desk
+from runs.cli.export import export
 from runs.cli.ledger import ledger
 from runs.cli.report import compare, report, rescore
 
@@ -46,8 +47,8 @@ def tune_gc() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
-for _command in (bench, check_command, compare, demo, desk, ledger, reconcile_command, report,
-                 rescore, run, sweep, validate):
+for _command in (bench, check_command, compare, demo, desk, export, ledger, reconcile_command,
+                 report, rescore, run, sweep, validate):
     main.add_command(_command)
 
 __all__ = ["main", "tune_gc"]
