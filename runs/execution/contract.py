@@ -20,7 +20,14 @@ Usage: an adapter that knows what the turn cost writes a JSON object to
 After the turn the runner moves the file to ``LOG_DIR/usage.json``, so it is never
 one of the agent's outputs nor carried to a later turn, and a stale one is removed
 before the turn starts. No file means unknown (``usage`` is ``None``, never zeros); a
-malformed file is recorded in ``usage_error``.
+malformed file is recorded in ``usage_error``. Its ``cli_version`` (a string), when
+there, is the turn record's ``cli_version``.
+
+Transcript: ``ERPSIM_TRANSCRIPT_FILE`` says where an adapter writes the turn's
+normalized transcript (one JSON object per line): ``LOG_DIR/transcript.jsonl`` itself in
+local mode; in docker mode, where the log folder is not mounted, a file in the turn's
+HOME that the runner moves to ``LOG_DIR/transcript.jsonl`` after the turn. Either way
+it is never one of the agent's outputs, and a stale one is removed before the turn.
 
 :class:`TurnProcess` is the request, :class:`TurnOutcome` the record; both modes
 (:mod:`runs.execution.turn` local, :mod:`runs.execution.docker_mode`) import them from
@@ -40,6 +47,10 @@ Mode = Literal["local", "docker"]
 DEFAULT_TIMEOUT_S = 1200.0
 DEFAULT_IMAGE = "erpsim-agent:bookworm"
 USAGE_FILE = "usage.json"
+TRANSCRIPT_FILE = "transcript.jsonl"
+STAGED_TRANSCRIPT = ".erpsim/transcript.jsonl"
+"""Docker mode: where in the turn's HOME the adapter writes the transcript (the log
+folder is not mounted); the runner moves it to ``LOG_DIR/transcript.jsonl``."""
 USAGE_MAX_BYTES = 1_000_000
 LABEL = "erpsim"
 """Every container the runner starts carries the label ``erpsim=1``."""
@@ -95,7 +106,8 @@ class TurnProcess:
 
     ``prompt_file`` and ``output_dir`` are host paths; in docker mode they must lie in
     the workspace (the adapter sees them under ``/workspace``). ``log_dir`` receives
-    ``stdout.log``, ``stderr.log`` and ``usage.json`` and must not lie in the workspace.
+    ``stdout.log``, ``stderr.log``, ``usage.json`` and ``transcript.jsonl`` and must not
+    lie in the workspace.
     ``home`` is the benchmark-owned HOME (created if missing; ``home_template``, when
     given, is copied into it first). ``erp_client`` is the stdlib-only ``erp`` client
     file: on PATH as ``erp`` (local: a link in ``HOME/bin``; docker:
@@ -162,6 +174,8 @@ class TurnOutcome:
     ``wall_s`` is the time from the start of the process (or container) to its end.
     ``notes`` are harness observations that do not change the status (leftover
     processes killed, the memory limit hit, a container that would not go away).
+    ``transcript`` is ``LOG_DIR/transcript.jsonl`` when the adapter wrote one;
+    ``cli_version`` the agent CLI's ``--version`` as the adapter put it in usage.json.
     """
 
     mode: Mode
@@ -175,6 +189,8 @@ class TurnOutcome:
     infrastructure_error: str | None = None
     oom_killed: bool = False
     notes: tuple[str, ...] = ()
+    transcript: Path | None = None
+    cli_version: str | None = None
 
     @property
     def status(self) -> Status:
@@ -210,6 +226,8 @@ class TurnOutcome:
             "infrastructure_error": self.infrastructure_error,
             "oom_killed": self.oom_killed,
             "notes": list(self.notes),
+            "transcript": None if self.transcript is None else rel(self.transcript),
+            "cli_version": self.cli_version,
         }
 
 
@@ -223,18 +241,19 @@ def env_from_host(*names: str) -> dict[str, str]:
     return {n: os.environ[n] for n in names if n in os.environ}
 
 
-def agent_env(proc: TurnProcess, *, home: str, output_dir: str,
+def agent_env(proc: TurnProcess, *, home: str, output_dir: str, transcript_file: str,
               base: Mapping[str, str]) -> dict[str, str]:
     """The adapter's whole environment: ``base``, then the extras, then the fixed ones.
 
-    ``HOME``, ``TMPDIR`` and ``ERPSIM_USAGE_FILE`` are the runner's and cannot be
-    overridden by the extras.
+    ``HOME``, ``TMPDIR``, ``ERPSIM_USAGE_FILE`` and ``ERPSIM_TRANSCRIPT_FILE`` are the
+    runner's and cannot be overridden by the extras.
     """
     env = dict(base)
     env.update(proc.env)
     env["HOME"] = home
     env["TMPDIR"] = f"{home}/tmp"
     env["ERPSIM_USAGE_FILE"] = f"{output_dir}/{USAGE_FILE}"
+    env["ERPSIM_TRANSCRIPT_FILE"] = transcript_file
     return env
 
 

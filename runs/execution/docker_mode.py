@@ -42,6 +42,7 @@ from docker.types import Mount
 from runs.errors import InfrastructureError
 from runs.execution.contract import (
     LABEL,
+    STAGED_TRANSCRIPT,
     TurnOutcome,
     TurnProcess,
     agent_env,
@@ -113,6 +114,7 @@ def mounts_for(proc: TurnProcess) -> list[Mount]:
 def container_env(proc: TurnProcess) -> dict[str, str]:
     """The adapter's environment inside the container (container paths throughout)."""
     env = agent_env(proc, home=HOME, output_dir=container_path(proc.output_dir, proc.workspace),
+                    transcript_file=f"{HOME}/{STAGED_TRANSCRIPT}",
                     base={"PATH": PATH, "LANG": "C.UTF-8"})
     if proc.docker.api_socket is not None:
         env["ERPSIM_API"] = f"unix://{API_SOCKET}"

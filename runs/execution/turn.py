@@ -28,6 +28,8 @@ from runs.errors import InfrastructureError
 from runs.execution.contract import (
     INFRA_EXIT,
     INFRA_MARK,
+    STAGED_TRANSCRIPT,
+    TRANSCRIPT_FILE,
     USAGE_FILE,
     USAGE_MAX_BYTES,
     TurnOutcome,
@@ -44,7 +46,7 @@ def run_turn(proc: TurnProcess) -> TurnOutcome:
         # The logs exist whatever happens, so a record's paths always point at files.
         proc.stdout_log.write_bytes(b"")
         proc.stderr_log.write_bytes(b"")
-        _remove_stale_usage(proc)
+        _remove_stale_files(proc)
         check_adapter(proc.adapter)
         _prepare_dirs(proc)
         if proc.mode == "docker":
@@ -64,7 +66,45 @@ def run_turn(proc: TurnProcess) -> TurnOutcome:
         usage, usage_error = collect_usage(proc.output_dir, proc.log_dir)
     except OSError as e:
         usage, usage_error = None, f"{proc.output_dir / USAGE_FILE}: could not be read ({e})"
-    return replace(outcome, usage=usage, usage_error=usage_error)
+    transcript, transcript_note = collect_transcript(proc)
+    version = usage.get("cli_version") if usage is not None else None
+    notes = outcome.notes if transcript_note is None else (*outcome.notes, transcript_note)
+    return replace(outcome, usage=usage, usage_error=usage_error, transcript=transcript,
+                   cli_version=version if isinstance(version, str) else None, notes=notes)
+
+
+def collect_transcript(proc: TurnProcess) -> tuple[Path | None, str | None]:
+    """The turn's transcript in ``LOG_DIR`` (moved there from HOME in docker mode).
+
+    Returns ``(path or None, note or None)``: a staged file that is not a regular file
+    (a link could point anywhere on the host) is removed, never followed, and noted.
+    """
+    dest = proc.log_dir / TRANSCRIPT_FILE
+    try:
+        if proc.mode == "docker":
+            src = proc.home / STAGED_TRANSCRIPT
+            with contextlib.suppress(FileNotFoundError):
+                if not stat.S_ISREG(src.lstat().st_mode):
+                    _remove(src)
+                    return None, f"{src}: the transcript is not a regular file (removed)"
+                shutil.move(src, dest)
+        st = dest.lstat()
+    except FileNotFoundError:
+        return None, None
+    except OSError as e:
+        return None, f"the transcript could not be kept: {e}"
+    if not stat.S_ISREG(st.st_mode):
+        _remove(dest)
+        return None, f"{dest}: the transcript is not a regular file (removed)"
+    return dest, None
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, link or folder (a link itself, never what it points at)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.is_symlink() or path.exists():
+        path.unlink()
 
 
 def _not_run(proc: TurnProcess, error: str) -> TurnOutcome:
@@ -142,7 +182,8 @@ def _run_local(proc: TurnProcess) -> TurnOutcome:
     base = {"PATH": os.environ.get("PATH", os.defpath),
             "LANG": os.environ.get("LANG", "C.UTF-8")}
     env = agent_env(proc, home=str(proc.home.resolve()),
-                    output_dir=str(proc.output_dir.resolve()), base=base)
+                    output_dir=str(proc.output_dir.resolve()),
+                    transcript_file=str(proc.log_dir.resolve() / TRANSCRIPT_FILE), base=base)
     if proc.erp_client is not None:
         env["PATH"] = f"{proc.home.resolve() / 'bin'}{os.pathsep}{env['PATH']}"
     argv = [str(proc.adapter.resolve()), "--workspace", str(proc.workspace.resolve()),
@@ -194,13 +235,11 @@ def _signal_group(pgid: int, sig: signal.Signals) -> bool:
     return True
 
 
-def _remove_stale_usage(proc: TurnProcess) -> None:
-    """A usage file left by an earlier turn must not be counted for this one."""
-    for path in (proc.output_dir / USAGE_FILE, proc.log_dir / USAGE_FILE):
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        elif path.is_symlink() or path.exists():
-            path.unlink()
+def _remove_stale_files(proc: TurnProcess) -> None:
+    """A usage file or transcript left by an earlier turn must not count for this one."""
+    for path in (proc.output_dir / USAGE_FILE, proc.log_dir / USAGE_FILE,
+                 proc.log_dir / TRANSCRIPT_FILE, proc.home / STAGED_TRANSCRIPT):
+        _remove(path)
 
 
 def collect_usage(output_dir: Path, log_dir: Path) -> tuple[dict[str, Any] | None, str | None]:

@@ -1,7 +1,9 @@
 """The sample adapters in runs/adapters/, run against fake CLIs (tests/runs/fakes/).
 
-No model is reachable here: a fake ``codex`` or ``claude`` on PATH records how it was
-called and prints output shaped like the real one's.
+No model is reachable here: a fake ``codex`` or ``claude`` on PATH honours the real
+CLI's interface (the prompt on stdin, ``--json`` / ``stream-json`` events, ``--version``),
+records how it was called and prints output shaped like the real one's. The real CLIs
+against a scripted model server are in tests/agents/.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +56,34 @@ def test_the_sample_adapters_are_executable_scripts(name: str) -> None:
 
 # --- codex ----------------------------------------------------------------------------
 
+CODEX_FIXED = ["allow_login_shell=false", 'shell_environment_policy.inherit="all"',
+               "shell_environment_policy.ignore_default_excludes=true",
+               'shell_environment_policy.exclude=["ERPSIM_MODEL_API_KEY", "OPENAI_API_KEY", '
+               '"CODEX_API_KEY"]',
+               'approval_policy="never"', "check_for_update_on_startup=false",
+               "analytics.enabled=false"]
+
+
+def overrides(argv: list[str]) -> list[str]:
+    """The values of the ``-c`` options on a command line."""
+    return [argv[i + 1] for i, a in enumerate(argv) if a == "-c"]
+
+
+@pytest.fixture
+def endpoint() -> Iterator[str]:
+    """A loopback port that accepts connections (the adapters check one before the turn)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)
+        yield f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+
+
+def closed_port() -> str:
+    """A loopback URL nothing listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+
 
 def test_codex_runs_exec_on_the_prompt_with_a_benchmark_owned_codex_home(tmp_path: Path) -> None:
     proc = turn(tmp_path, "codex")
@@ -59,9 +91,11 @@ def test_codex_runs_exec_on_the_prompt_with_a_benchmark_owned_codex_home(tmp_pat
     assert outcome.status == "completed", outcome.stderr_log.read_text()
     call = record(proc, "codex")
     ws = str(proc.workspace.resolve())
-    assert call["argv"] == ["exec", "--json", "--skip-git-repo-check", "--cd", ws,
-                            "--sandbox", "workspace-write", "-"]
-    assert call["stdin"] == PROMPT
+    argv = call["argv"]
+    assert argv[:7] == ["exec", "--json", "--skip-git-repo-check", "--cd", ws,
+                        "--sandbox", "danger-full-access"]
+    assert overrides(argv) == CODEX_FIXED  # no endpoint given: Codex's own default
+    assert argv[-1] == "-" and call["stdin"] == PROMPT  # the prompt on stdin, never argv
     assert call["cwd"] == ws
     home = proc.home.resolve()
     assert call["env"]["HOME"] == str(home)
@@ -70,30 +104,101 @@ def test_codex_runs_exec_on_the_prompt_with_a_benchmark_owned_codex_home(tmp_pat
     assert call["env"]["ERPSIM_TOKEN"] == "tok-1"
     assert (proc.output_dir / "answer.md").read_text() == "done by the fake codex\n"
     assert outcome.usage == {"source": "codex exec --json", "input_tokens": 1200,
-                             "cached_input_tokens": 1000, "output_tokens": 34}
+                             "cached_input_tokens": 1000, "cache_write_input_tokens": 100,
+                             "output_tokens": 34, "reasoning_output_tokens": 12,
+                             "total_tokens": 1234, "cli_version": "codex-cli 0.0.0-fake",
+                             "model_calls": 0}
     assert outcome.usage_error is None
+    assert outcome.cli_version == "codex-cli 0.0.0-fake"
     assert '"type": "turn.completed"' in outcome.stdout_log.read_text()
     assert f"CODEX_HOME={home / '.codex'}" in outcome.stderr_log.read_text()
 
 
-def test_codex_settings_reach_the_command_line(tmp_path: Path) -> None:
-    proc = turn(tmp_path, "codex", {"ERPSIM_CODEX_MODEL": "gpt-fake",
-                                    "ERPSIM_CODEX_SANDBOX": "danger-full-access",
+def test_codex_transcript_goes_to_the_log_folder_not_the_outputs(tmp_path: Path) -> None:
+    proc = turn(tmp_path, "codex")
+    outcome = run_turn(proc)
+    assert outcome.transcript == proc.log_dir / "transcript.jsonl"
+    assert sorted(p.name for p in proc.output_dir.iterdir()) == ["answer.md",
+                                                                 "fake-codex.json"]
+    lines = [json.loads(x) for x in outcome.transcript.read_text().splitlines()]
+    assert [x["kind"] for x in lines] == ["message", "tool_call", "tool_result", "message",
+                                          "usage"]
+    assert lines[1]["arguments"] == {"command": "erp receipts list"}
+    assert (lines[2]["call_id"], lines[2]["exit_code"]) == (lines[1]["call_id"], 0)
+    assert outcome.to_json(relative_to=tmp_path / "attempt")["transcript"] == (
+        "turns/01/logs/transcript.jsonl")
+
+
+def test_codex_settings_reach_the_command_line(tmp_path: Path, endpoint: str) -> None:
+    proc = turn(tmp_path, "codex", {"ERPSIM_MODEL_BASE_URL": endpoint + "/",
+                                    "ERPSIM_MODEL_API_KEY": "sk-secret-9",
+                                    "ERPSIM_MODEL": "gpt-fake",
+                                    "ERPSIM_MODEL_MAX_RETRIES": "1",
+                                    "ERPSIM_MODEL_TIMEOUT_S": "7.5",
+                                    "ERPSIM_CODEX_SANDBOX": "workspace-write",
                                     "ERPSIM_CODEX_ARGS": "-c 'model_reasoning_effort=\"high\"'",
                                     "FAKE_EXIT": "1"})
     outcome = run_turn(proc)
     assert (outcome.status, outcome.exit_code) == ("crashed", 1)
-    assert record(proc, "codex")["argv"] == [
-        "exec", "--json", "--skip-git-repo-check", "--cd", str(proc.workspace.resolve()),
-        "--sandbox", "danger-full-access", "--model", "gpt-fake",
-        "-c", 'model_reasoning_effort="high"', "-"]
+    call = record(proc, "codex")
+    argv = call["argv"]
+    assert argv[5:9] == ["--sandbox", "workspace-write", "--model", "gpt-fake"]
+    assert overrides(argv) == [
+        *CODEX_FIXED, 'model_provider="erpsim"',
+        'model_providers.erpsim={name="erpsim", base_url="' + endpoint + '", '
+        'wire_api="responses", request_max_retries=1, stream_max_retries=1, '
+        'stream_idle_timeout_ms=7500, env_key="ERPSIM_MODEL_API_KEY"}',
+        'model_reasoning_effort="high"']
+    assert argv[-1] == "-"
+    assert "sk-secret-9" not in json.dumps(argv)  # the key is named, not passed
+    assert call["env"]["ERPSIM_MODEL_API_KEY"] == "sk-secret-9"
+    assert "sk-secret-9" not in outcome.stderr_log.read_text()
     assert outcome.usage is not None and outcome.usage["model"] == "gpt-fake"
+
+
+def test_codex_translates_openai_base_url_which_it_ignores(tmp_path: Path,
+                                                           endpoint: str) -> None:
+    proc = turn(tmp_path, "codex", {"OPENAI_BASE_URL": endpoint, "OPENAI_API_KEY": "sk-o"})
+    assert run_turn(proc).status == "completed"
+    provider = overrides(record(proc, "codex")["argv"])[-1]
+    assert f'base_url="{endpoint}"' in provider and 'env_key="OPENAI_API_KEY"' in provider
 
 
 def test_codex_without_usage_events_writes_no_usage(tmp_path: Path) -> None:
     outcome = run_turn(turn(tmp_path, "codex", {"FAKE_NO_USAGE": "1"}))
     assert outcome.status == "completed"
-    assert (outcome.usage, outcome.usage_error) == (None, None)
+    assert (outcome.usage, outcome.usage_error, outcome.cli_version) == (None, None, None)
+
+
+def test_codex_turn_failed_by_the_api_is_an_infrastructure_error(tmp_path: Path) -> None:
+    proc = turn(tmp_path, "codex", {"FAKE_TURN_FAILED": "unexpected status 503 Service "
+                                                        "Unavailable"})
+    outcome = run_turn(proc)
+    assert (outcome.status, outcome.exit_code) == ("error", 75)
+    assert outcome.infrastructure_error == (
+        "codex adapter: model API error: unexpected status 503 Service Unavailable "
+        f"(exit 75, {proc.stderr_log})")
+
+
+def test_codex_turn_failed_otherwise_is_a_crash(tmp_path: Path) -> None:
+    outcome = run_turn(turn(tmp_path, "codex", {"FAKE_TURN_FAILED": "the agent gave up"}))
+    assert (outcome.status, outcome.exit_code) == ("crashed", 1)
+
+
+@pytest.mark.parametrize("adapter", ["codex", "claude-code"])
+def test_a_refusing_endpoint_is_an_infrastructure_error_before_the_cli_runs(
+        tmp_path: Path, adapter: str) -> None:
+    url = closed_port()
+    proc = turn(tmp_path, adapter, {"ERPSIM_MODEL_BASE_URL": url})
+    outcome = run_turn(proc)
+    assert (outcome.status, outcome.exit_code) == ("error", 75)
+    assert outcome.infrastructure_error is not None
+    assert outcome.infrastructure_error.startswith(
+        f"{adapter} adapter: model endpoint {url} does not accept connections (")
+    assert outcome.wall_s < 10
+    assert not list(proc.output_dir.glob("fake-*.json"))  # the CLI never ran
+    assert outcome.usage is not None and outcome.usage["input_tokens"] == 0
+    assert outcome.cli_version is not None and "0.0.0-fake" in outcome.cli_version
 
 
 def test_codex_missing_from_path_is_said_in_the_log(tmp_path: Path) -> None:
@@ -119,40 +224,109 @@ def test_the_fake_agent_acts_through_erp(tmp_path: Path) -> None:
 
 # --- claude-code ----------------------------------------------------------------------
 
+CLAUDE_ARGV = ["-p", "--input-format", "text", "--output-format", "stream-json", "--verbose",
+               "--include-partial-messages", "--permission-mode"]
+
 
 def test_claude_code_runs_print_mode_and_reports_tokens_and_cost(tmp_path: Path) -> None:
     proc = turn(tmp_path, "claude-code")
     outcome = run_turn(proc)
     assert outcome.status == "completed", outcome.stderr_log.read_text()
     call = record(proc, "claude")
-    assert call["argv"] == ["-p", "--output-format", "json", "--permission-mode",
-                            "bypassPermissions", PROMPT]
+    assert call["argv"] == [*CLAUDE_ARGV, "bypassPermissions"]
+    assert call["stdin"] == PROMPT  # on stdin, never argv
     assert call["cwd"] == str(proc.workspace.resolve())
-    assert call["env"]["CLAUDE_CONFIG_DIR"] == str(proc.home.resolve() / ".claude")
-    assert call["env"]["HOME"] == str(proc.home.resolve())
+    env = call["env"]
+    assert env["CLAUDE_CONFIG_DIR"] == str(proc.home.resolve() / ".claude")
+    assert env["HOME"] == str(proc.home.resolve())
+    assert env.get("IS_SANDBOX") == ("1" if os.geteuid() == 0 else None)
+    assert env["CLAUDE_CODE_MAX_RETRIES"] == "2"
+    for quiet in ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER",
+                  "DISABLE_TELEMETRY", "DISABLE_ERROR_REPORTING"):
+        assert env[quiet] == "1"
+    # every model of modelUsage counts: the side requests on the small model too
     assert outcome.usage == {
-        "source": "claude -p --output-format json", "input_tokens": 900, "output_tokens": 77,
-        "cache_creation_input_tokens": 200, "cache_read_input_tokens": 5000,
-        "cost_usd": 0.0421, "num_turns": 3, "duration_ms": 1234, "is_error": False,
-        "session_id": "fake-session", "models": ["claude-fake-1"]}
+        "source": "claude -p --output-format stream-json", "input_tokens": 1000,
+        "cache_read_input_tokens": 5000, "cache_creation_input_tokens": 200,
+        "output_tokens": 77, "total_tokens": 6277, "cost_usd": 0.0421, "num_turns": 3,
+        "duration_ms": 1234, "is_error": False, "session_id": "fake-session",
+        "models": {"claude-fake-1": {"input_tokens": 900, "cache_read_input_tokens": 5000,
+                                     "cache_creation_input_tokens": 200,
+                                     "output_tokens": 70, "cost_usd": 0.04},
+                   "claude-fake-small": {"input_tokens": 100, "output_tokens": 7,
+                                         "cost_usd": 0.0021}},
+        "cli_version": "0.0.0-fake (Claude Code)"}
+    assert outcome.cli_version == "0.0.0-fake (Claude Code)"
     assert (proc.output_dir / "answer.md").read_text() == "done by the fake claude\n"
     assert '"total_cost_usd": 0.0421' in outcome.stdout_log.read_text()
 
 
-def test_claude_code_settings_reach_the_command_line(tmp_path: Path) -> None:
-    proc = turn(tmp_path, "claude-code", {"ERPSIM_CLAUDE_MODEL": "sonnet",
+def test_claude_code_transcript_goes_to_the_log_folder(tmp_path: Path) -> None:
+    proc = turn(tmp_path, "claude-code")
+    outcome = run_turn(proc)
+    assert outcome.transcript == proc.log_dir / "transcript.jsonl"
+    assert not (proc.output_dir / "transcript.jsonl").exists()
+    lines = [json.loads(x) for x in outcome.transcript.read_text().splitlines()]
+    assert [x["kind"] for x in lines] == ["message", "usage", "tool_call", "tool_result",
+                                          "message", "usage"]
+    assert lines[1] == {"ts": lines[1]["ts"], "kind": "usage", "scope": "call",
+                        "model": "claude-fake-1", "call": "msg_1",
+                        "usage": {"input_tokens": 900, "cache_read_input_tokens": 5000,
+                                  "cache_creation_input_tokens": 200, "output_tokens": 70}}
+    assert lines[2]["tool"] == "Bash" and lines[2]["arguments"] == {
+        "command": "erp receipts list"}
+    assert lines[3]["call_id"] == "toolu_1" and lines[3]["output"] == "no receipts"
+    assert lines[-1]["scope"] == "turn" and lines[-1]["usage"]["total_tokens"] == 6277
+
+
+def test_claude_code_settings_reach_the_command_line(tmp_path: Path, endpoint: str) -> None:
+    proc = turn(tmp_path, "claude-code", {"ERPSIM_MODEL_BASE_URL": endpoint,
+                                          "ERPSIM_MODEL_API_KEY": "sk-ant-secret",
+                                          "ERPSIM_MODEL": "sonnet",
+                                          "ERPSIM_MODEL_SMALL": "haiku-x",
+                                          "ERPSIM_MODEL_MAX_RETRIES": "0",
+                                          "ERPSIM_MODEL_TIMEOUT_S": "30",
                                           "ERPSIM_CLAUDE_PERMISSION_MODE": "acceptEdits",
-                                          "ERPSIM_CLAUDE_ARGS": "--max-turns 20"})
-    run_turn(proc)
-    assert record(proc, "claude")["argv"] == [
-        "-p", "--output-format", "json", "--permission-mode", "acceptEdits",
-        "--model", "sonnet", "--max-turns", "20", PROMPT]
+                                          "ERPSIM_CLAUDE_ARGS": "--allowedTools Bash"})
+    outcome = run_turn(proc)
+    call = record(proc, "claude")
+    # a variadic option last on argv cannot swallow the prompt: it is on stdin
+    assert call["argv"] == [*CLAUDE_ARGV, "acceptEdits", "--model", "sonnet",
+                            "--allowedTools", "Bash"]
+    assert call["stdin"] == PROMPT
+    env = call["env"]
+    assert (env["ANTHROPIC_BASE_URL"], env["ANTHROPIC_API_KEY"]) == (endpoint,
+                                                                     "sk-ant-secret")
+    assert env["ANTHROPIC_DEFAULT_HAIKU_MODEL"] == env["ANTHROPIC_SMALL_FAST_MODEL"] == "haiku-x"
+    assert (env["CLAUDE_CODE_MAX_RETRIES"], env["API_TIMEOUT_MS"]) == ("0", "30000")
+    assert "IS_SANDBOX" not in env  # only for bypassPermissions as root
+    log = outcome.stderr_log.read_text()
+    assert "ANTHROPIC_API_KEY=***" in log and "sk-ant-secret" not in log
 
 
-def test_claude_code_without_a_result_object_writes_no_usage(tmp_path: Path) -> None:
+def test_claude_code_cut_short_keeps_the_calls_seen_as_partial_usage(tmp_path: Path) -> None:
     outcome = run_turn(turn(tmp_path, "claude-code", {"FAKE_NO_USAGE": "1"}))
     assert outcome.status == "completed"
-    assert (outcome.usage, outcome.usage_error) == (None, None)
+    assert outcome.usage is not None and outcome.usage["partial"] is True
+    assert outcome.usage["models"] == {"claude-fake-1": {
+        "input_tokens": 900, "cache_read_input_tokens": 5000,
+        "cache_creation_input_tokens": 200, "output_tokens": 70}}
+
+
+def test_claude_code_api_error_result_is_an_infrastructure_error(tmp_path: Path) -> None:
+    proc = turn(tmp_path, "claude-code", {"FAKE_API_ERROR": "1"})
+    outcome = run_turn(proc)
+    assert (outcome.status, outcome.exit_code) == ("error", 75)
+    assert outcome.infrastructure_error == (
+        "claude-code adapter: model API error (overloaded_error): API Error: 529 "
+        f"overloaded (exit 75, {proc.stderr_log})")
+
+
+def test_claude_code_missing_from_path_is_said_in_the_log(tmp_path: Path) -> None:
+    outcome = run_turn(turn(tmp_path, "claude-code", {"PATH": "/usr/bin:/bin"}))
+    assert (outcome.exit_code, outcome.status) == (127, "crashed")
+    assert "claude-code adapter: no `claude` on PATH (set ERPSIM_CLAUDE_BIN)" in (
+        outcome.stderr_log.read_text())
 
 
 # --- script ---------------------------------------------------------------------------

@@ -205,6 +205,7 @@ def test_the_container_sees_only_the_allowed_mounts(engine: docker.DockerClient,
     assert env["ERPSIM_TOKEN"] == "tok-9"
     assert (env["HOME"], env["TMPDIR"]) == ("/home/agent", "/home/agent/tmp")
     assert env["ERPSIM_USAGE_FILE"] == "/workspace/out/usage.json"
+    assert env["ERPSIM_TRANSCRIPT_FILE"] == "/home/agent/.erpsim/transcript.jsonl"
     assert info["net"] == ["lo"]
     assert leftovers(engine, label) == []
 
@@ -306,14 +307,34 @@ def test_the_codex_adapter_runs_in_the_bare_image(engine: docker.DockerClient,
     shutil.copy2(FAKES / "codex", proc.home / "bin" / "codex")
     outcome = run_checked(proc)
     call = json.loads((proc.output_dir / "fake-codex.json").read_text())
-    assert call["argv"] == ["exec", "--json", "--skip-git-repo-check", "--cd", "/workspace",
-                            "--sandbox", "workspace-write", "-"]
+    assert call["argv"][:7] == ["exec", "--json", "--skip-git-repo-check", "--cd",
+                                "/workspace", "--sandbox", "danger-full-access"]
+    assert call["argv"][-1] == "-"
     assert call["stdin"] == PROMPT and call["cwd"] == "/workspace"
     assert call["env"]["CODEX_HOME"] == "/home/agent/.codex"
     assert (proc.home / ".codex").is_dir()
-    assert outcome.usage == {"source": "codex exec --json", "input_tokens": 1200,
-                             "cached_input_tokens": 1000, "output_tokens": 34}
+    assert outcome.usage is not None and outcome.usage["input_tokens"] == 1200
+    assert outcome.cli_version == "codex-cli 0.0.0-fake"
     assert (proc.log_dir / "usage.json").is_file()
+    # the transcript, written in the turn's HOME, is moved to the log folder
+    assert outcome.transcript == proc.log_dir / "transcript.jsonl"
+    assert '"kind": "tool_call"' in outcome.transcript.read_text()
+    assert not (proc.home / ".erpsim" / "transcript.jsonl").exists()
+    assert not (proc.output_dir / "transcript.jsonl").exists()
+
+
+TRANSCRIPT_LINK = ('#!/bin/sh\nmkdir -p "$HOME/.erpsim"\n'
+                   'ln -s /etc/passwd "$ERPSIM_TRANSCRIPT_FILE"\n')
+
+
+def test_a_transcript_link_is_removed_not_followed(engine: docker.DockerClient,
+                                                  tmp_path: Path) -> None:
+    proc = docker_turn(tmp_path, TRANSCRIPT_LINK, label=uuid.uuid4().hex)
+    outcome = run_checked(proc)
+    assert outcome.transcript is None
+    assert not (proc.log_dir / "transcript.jsonl").exists()
+    assert not (proc.home / ".erpsim" / "transcript.jsonl").is_symlink()
+    assert any("the transcript is not a regular file (removed)" in n for n in outcome.notes)
 
 
 def test_a_wait_timeout_raises_what_docker_mode_catches(engine: docker.DockerClient) -> None:

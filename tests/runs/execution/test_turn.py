@@ -124,11 +124,12 @@ def test_the_environment_is_clean_and_home_is_the_benchmarks(
     assert env["ERPSIM_TOKEN"] == "tok-turn-1"
     assert env["ERPSIM_API"] == "unix:///tmp/api.sock"
     assert env["ERPSIM_USAGE_FILE"] == f"{proc.output_dir.resolve()}/usage.json"
+    assert env["ERPSIM_TRANSCRIPT_FILE"] == f"{proc.log_dir.resolve()}/transcript.jsonl"
     assert {k for k in env if k.startswith("ERPSIM_")} == {
-        "ERPSIM_API", "ERPSIM_TOKEN", "ERPSIM_USAGE_FILE"}
+        "ERPSIM_API", "ERPSIM_TOKEN", "ERPSIM_USAGE_FILE", "ERPSIM_TRANSCRIPT_FILE"}
     # Python adds LC_CTYPE itself under a C locale (PEP 538).
     assert set(env) <= {"PATH", "LANG", "HOME", "TMPDIR", "LC_CTYPE", "ERPSIM_API",
-                        "ERPSIM_TOKEN", "ERPSIM_USAGE_FILE"}
+                        "ERPSIM_TOKEN", "ERPSIM_USAGE_FILE", "ERPSIM_TRANSCRIPT_FILE"}
     for secret in ("sk-live-secret-1", "aws-secret-2", "secret-3", "the-runners-own-token"):
         assert secret not in text
 
