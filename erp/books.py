@@ -89,6 +89,8 @@ class ReceiptState:
     entry_date: date
     applied: dict[str, int] = field(default_factory=dict)
     matched_line: str | None = None
+    returned: bool = False
+    refunded: int = 0
 
 
 @dataclass(slots=True)
@@ -165,6 +167,8 @@ class BankAccountState:
     bank_account_id: str
     gl_account: str
     number: str
+    balance: int = 0
+    """The book balance of its GL account (every posting to it, journal entries too)."""
 
 
 class Books:
@@ -187,7 +191,7 @@ class Books:
         self.vendor_credits: dict[str, VendorCreditState] = {}
         self.payment_runs: set[str] = set()
         self.bank_docs: dict[str, dict[str, BankDocState]] = {
-            "payment": {}, "refund": {}, "fee": {}, "interest": {}}
+            "payment": {}, "refund": {}, "fee": {}, "interest": {}, "return": {}}
         self.statement_lines: dict[str, StatementLineState] = {}
         self.journal: dict[str, JournalState] = {}
         self.versions: dict[str, int] = {}
@@ -283,6 +287,7 @@ class Books:
                 self.receipts[e.receipt_id] = ReceiptState(
                     e.receipt_id, e.customer_id, e.bank_account_id, e.amount, e.amount,
                     e.entry_date)
+                self.bank_accounts[e.bank_account_id].balance += e.amount
             case ev.ReceiptApplied():
                 r = self.receipts[e.receipt_id]
                 r.unapplied -= e.amount
@@ -300,6 +305,7 @@ class Books:
                     self.bills[a.bill_id].open -= a.amount
                 self.bank_docs["payment"][e.payment_id] = BankDocState(
                     "payment", e.payment_id, e.bank_account_id, -e.amount)
+                self.bank_accounts[e.bank_account_id].balance -= e.amount
             case ev.StatementLineImported():
                 self.statement_lines[e.line_id] = StatementLineState(
                     e.line_id, e.bank_account_id, e.amount)
@@ -313,9 +319,11 @@ class Books:
                     self._bank_doc_match(t, None)
             case ev.JournalEntryPosted():
                 self.journal[e.entry_id] = JournalState(e.entry_id, e.lines, kind=e.kind)
+                self._journal_to_bank(e.lines)
             case ev.JournalEntryReversed():
                 self.journal[e.entry_id].reversed_by = e.reversal_id
                 self.journal[e.reversal_id] = JournalState(e.reversal_id, e.lines, is_reversal=True)
+                self._journal_to_bank(e.lines)
             case ev.CreditMemoIssued():
                 self.credit_memos.add(e.credit_memo_id)
                 self._reduce_invoice(e.invoice_id, e.amount)
@@ -337,9 +345,19 @@ class Books:
             case ev.ReceiptCustomerAssigned():
                 self.receipts[e.receipt_id].customer_id = e.customer_id
             case ev.CustomerRefunded():
-                self.receipts[e.receipt_id].unapplied -= e.amount
+                r = self.receipts[e.receipt_id]
+                r.unapplied -= e.amount
+                r.refunded += e.amount
                 self.bank_docs["refund"][e.refund_id] = BankDocState(
                     "refund", e.refund_id, e.bank_account_id, -e.amount)
+                self.bank_accounts[e.bank_account_id].balance -= e.amount
+            case ev.DepositReturned():
+                r = self.receipts[e.receipt_id]
+                r.unapplied -= e.amount
+                r.returned = True
+                self.bank_docs["return"][e.return_id] = BankDocState(
+                    "return", e.return_id, e.bank_account_id, -e.amount)
+                self.bank_accounts[e.bank_account_id].balance -= e.amount
             case ev.VendorCreditRecorded():
                 self.vendor_credits[e.credit_id] = VendorCreditState(
                     e.credit_id, e.vendor_id, e.amount, e.amount, e.ap_account)
@@ -353,9 +371,11 @@ class Books:
             case ev.BankFeeRecorded():
                 self.bank_docs["fee"][e.fee_id] = BankDocState(
                     "fee", e.fee_id, e.bank_account_id, -e.amount)
+                self.bank_accounts[e.bank_account_id].balance -= e.amount
             case ev.InterestRecorded():
                 self.bank_docs["interest"][e.interest_id] = BankDocState(
                     "interest", e.interest_id, e.bank_account_id, e.amount)
+                self.bank_accounts[e.bank_account_id].balance += e.amount
             case ev.CustomerRegistered():
                 self.customers[e.customer_id] = CustomerState(
                     e.customer_id, e.name, e.terms_days, e.credit_limit)
@@ -371,7 +391,7 @@ class Books:
                 self.bank_changes[e.request_id].status = "rejected"
             case ev.BankAccountOpened():
                 self.bank_accounts[e.bank_account_id] = BankAccountState(
-                    e.bank_account_id, e.gl_account, e.number)
+                    e.bank_account_id, e.gl_account, e.number, e.opening_balance)
             case ev.AccountOpened():
                 self.accounts[e.code] = e
             case ev.PeriodOpened():
@@ -388,6 +408,13 @@ class Books:
                 self.policies = e.policies
             case _:
                 raise TypeError(f"Books.apply: no rule for event type {type(e).__name__}")
+
+    def _journal_to_bank(self, lines: tuple[ev.JournalLine, ...]) -> None:
+        for line in lines:
+            if self.accounts[line.account].control == "bank":
+                for b in self.bank_accounts.values():
+                    if b.gl_account == line.account:
+                        b.balance += line.amount
 
     def _reduce_invoice(self, invoice_id: str, amount: int) -> None:
         inv = self.invoices[invoice_id]

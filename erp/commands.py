@@ -238,6 +238,17 @@ class RefundCustomer(Command):
     entry_date: date | None = None
 
 
+class RecordReturnedDeposit(Command):
+    """Record a deposit the bank returned unpaid (NSF): re-open what its receipt paid and
+    post the bank's reversal, matched to the returned item's statement line when given."""
+
+    return_id: Id | None = None
+    receipt_id: Id
+    line_id: Id | None = None
+    entry_date: date | None = None
+    reason: Text = "returned unpaid (NSF)"
+
+
 # --- payables --------------------------------------------------------------------
 
 
@@ -438,9 +449,9 @@ COMMANDS: dict[str, type[Command]] = {
         RegisterCustomer, RegisterVendor, RequestVendorBankChange, ApproveVendorBankChange,
         RejectVendorBankChange, OpenBankAccount, IssueInvoice, IssueCreditMemo, RecordReceipt,
         AssignReceiptCustomer, ApplyReceipt, ReverseApplication, WriteOffInvoice,
-        GrantFeeAllowance, RefundCustomer, EnterBill, ApproveBill, RecordVendorCredit,
-        ApplyVendorCredit, PayVendor, RunPayments, ImportStatementLines, MatchStatementLine,
-        UnmatchStatementLine, RecordBankFee, RecordInterest, PostJournalEntry,
+        GrantFeeAllowance, RefundCustomer, RecordReturnedDeposit, EnterBill, ApproveBill,
+        RecordVendorCredit, ApplyVendorCredit, PayVendor, RunPayments, ImportStatementLines,
+        MatchStatementLine, UnmatchStatementLine, RecordBankFee, RecordInterest, PostJournalEntry,
         PostOpeningBalances, ReverseJournalEntry,
     )
 }

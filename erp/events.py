@@ -14,7 +14,14 @@ from collections.abc import Callable
 from datetime import date
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+)
 
 from erp.money import Cents
 
@@ -22,7 +29,7 @@ Role = Literal["clerk", "controller", "system"]
 AccountType = Literal["asset", "liability", "equity", "revenue", "expense"]
 Side = Literal["debit", "credit"]
 ControlKind = Literal["ar", "ap", "unapplied_cash", "bank"]
-MatchKind = Literal["receipt", "payment", "refund", "fee", "interest"]
+MatchKind = Literal["receipt", "payment", "refund", "fee", "interest", "return"]
 
 
 class Record(BaseModel):
@@ -72,6 +79,18 @@ class Policies(Record):
     clerk_fee_allowance_fixed: Cents = 100
     """...plus this fixed amount (a processor's per-transaction fee)."""
     enforce_credit_limits: bool = True
+    minimum_bank_balance: Cents | None = None
+    """The cash policy: no payment may take a bank account's book balance below this
+    (``0``: no overdraft); ``None``: no cash policy (the books allow an overdraft)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_no_cash_policy(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Stored before the cash policy existed, a company's policies had no such key: keep
+        # it out when unset, so that those events encode (and hash) exactly as they did.
+        data: dict[str, Any] = handler(self)
+        if data.get("minimum_bank_balance") is None:
+            data.pop("minimum_bank_balance", None)
+        return data
 
 
 class InvoiceLine(Record):
@@ -428,6 +447,28 @@ class CustomerRefunded(Event):
     unapplied_account: str
 
 
+class DepositReturned(Event):
+    """The bank returned a deposit unpaid (NSF): the receipt's cash left the bank again.
+
+    Whatever the receipt had paid was re-opened first (by ``ApplicationReversed`` events
+    of the same command); this event posts the bank's reversal: the receipt's unapplied
+    cash is debited and the bank account credited by the receipt's amount.
+    """
+
+    type: Literal["deposit_returned"] = "deposit_returned"
+    stream_kind: ClassVar[str] = "receipt"
+    stream_key: ClassVar[str] = "receipt_id"
+    return_id: str
+    receipt_id: str
+    customer_id: str | None
+    bank_account_id: str
+    entry_date: date
+    amount: int
+    bank_gl_account: str
+    unapplied_account: str
+    reason: str = ""
+
+
 # --- payables --------------------------------------------------------------------
 
 
@@ -641,6 +682,7 @@ ErpEvent = Annotated[
     | InvoiceWrittenOff
     | FeeAllowanceGranted
     | CustomerRefunded
+    | DepositReturned
     | BillEntered
     | BillApproved
     | VendorCreditRecorded

@@ -594,6 +594,58 @@ def refund_customer(cmd: c.RefundCustomer, books: Books, ctx: Context) -> list[e
                                 unapplied_account=company.accounts.unapplied_cash)]
 
 
+@handles(c.RecordReturnedDeposit)
+def record_returned_deposit(cmd: c.RecordReturnedDeposit, books: Books,
+                            ctx: Context) -> list[ev.Event]:
+    """Record a deposit the bank returned unpaid: re-open every invoice its receipt paid
+    (one ``ApplicationReversed`` each), then post the bank's reversal of the whole receipt,
+    matched to the returned item's statement line when one is named."""
+    company = books.require_company()
+    receipt = books.receipt(cmd.receipt_id)
+    if receipt.returned:
+        raise CommandRejected("already_returned",
+                              f"receipt {receipt.receipt_id} is already recorded as returned",
+                              "receipt_id")
+    if receipt.refunded:
+        raise CommandRejected("receipt_refunded",
+                              f"receipt {receipt.receipt_id} has {_fmt(receipt.refunded)} "
+                              "refunded; a deposit paid out again cannot be returned whole",
+                              "receipt_id")
+    day = cmd.entry_date or max(ctx.business_date, receipt.entry_date)
+    if day < receipt.entry_date:
+        raise CommandRejected("dated_before_document",
+                              f"the return is dated {day.isoformat()}, before the receipt "
+                              f"({receipt.entry_date.isoformat()})", "entry_date")
+    require_open_period(books, day)
+    return_id = new_id(cmd.return_id, books.bank_docs["return"], "RET", "returned deposit",
+                       books, "return_id")
+    out: list[ev.Event] = []
+    for invoice_id, amount in sorted(receipt.applied.items()):
+        inv = books.invoices[invoice_id]
+        out.append(ev.ApplicationReversed(
+            receipt_id=receipt.receipt_id, invoice_id=invoice_id, customer_id=inv.customer_id,
+            entry_date=day, amount=amount, unapplied_account=company.accounts.unapplied_cash,
+            ar_account=inv.ar_account))
+    bank = books.bank_accounts[receipt.bank_account_id]
+    returned = ev.DepositReturned(
+        return_id=return_id, receipt_id=receipt.receipt_id, customer_id=receipt.customer_id,
+        bank_account_id=receipt.bank_account_id, entry_date=day, amount=receipt.amount,
+        bank_gl_account=bank.gl_account, unapplied_account=company.accounts.unapplied_cash,
+        reason=cmd.reason)
+    if cmd.line_id is not None:
+        line = books.statement_lines.get(cmd.line_id)
+        if line is None:
+            raise CommandRejected("unknown_statement_line", f"no statement line "
+                                  f"{cmd.line_id!r}", "line_id")
+        if line.amount != -receipt.amount:
+            raise CommandRejected("match_amount_mismatch",
+                                  f"statement line {cmd.line_id} is {_fmt(line.amount)}; the "
+                                  f"return of receipt {receipt.receipt_id} is "
+                                  f"{_fmt(-receipt.amount)}", "line_id")
+    return out + _with_match(books, returned, "return", return_id, receipt.bank_account_id,
+                             -receipt.amount, cmd.line_id)
+
+
 # --- payables --------------------------------------------------------------------
 
 
@@ -741,6 +793,23 @@ def _payment_events(books: Books, *, payment_id: str, vendor_id: str, bank_accou
                          bank_gl_account=bank.gl_account, ap_account=company.accounts.ap)
 
 
+def require_cash_policy(books: Books, bank_account_id: str, paying: int, what: str) -> None:
+    """Reject a payment that would take the bank account's book balance below the
+    company's minimum (``Policies.minimum_bank_balance``; none set: no limit)."""
+    floor = books.policies.minimum_bank_balance
+    if floor is None:
+        return
+    bank = books.bank_account(bank_account_id)
+    after = bank.balance - paying
+    if after < floor:
+        raise CommandRejected(
+            "cash_policy",
+            f"{what} of {_fmt(paying)} would take bank account {bank_account_id} from "
+            f"{_fmt(bank.balance)} to {_fmt(after)}, below the cash policy's minimum balance "
+            f"of {_fmt(floor)}; pay fewer bills (those due first) or fund the account first",
+            "bank_account_id")
+
+
 def _payment_ids(books: Books) -> dict[str, BankDocState]:
     return books.bank_docs["payment"]
 
@@ -752,10 +821,12 @@ def pay_vendor(cmd: c.PayVendor, books: Books, ctx: Context) -> list[ev.Event]:
     require_open_period(books, day)
     taken = _payment_ids(books)
     pid = new_id(cmd.payment_id, taken, "PAY", "payment", books, "payment_id")
-    return [_payment_events(books, payment_id=pid, vendor_id=cmd.vendor_id,
-                            bank_account_id=cmd.bank_account_id, day=day,
-                            applications=[(a.bill_id, a.amount) for a in cmd.applications],
-                            run_id=None)]
+    paid = _payment_events(books, payment_id=pid, vendor_id=cmd.vendor_id,
+                           bank_account_id=cmd.bank_account_id, day=day,
+                           applications=[(a.bill_id, a.amount) for a in cmd.applications],
+                           run_id=None)
+    require_cash_policy(books, cmd.bank_account_id, paid.amount, f"payment {pid}")
+    return [paid]
 
 
 @handles(c.RunPayments)
@@ -797,6 +868,8 @@ def run_payments(cmd: c.RunPayments, books: Books, ctx: Context) -> list[ev.Even
                                         applications=by_vendor[vendor_id], run_id=run_id))
     refs = tuple(ev.PaymentRef(payment_id=p.payment_id, vendor_id=p.vendor_id,
                                amount=p.amount) for p in payments)
+    require_cash_policy(books, cmd.bank_account_id, sum(r.amount for r in refs),
+                        f"payment run {run_id} to {len(refs)} vendor{'' if len(refs) == 1 else 's'}")
     run = ev.PaymentRunCreated(run_id=run_id, bank_account_id=cmd.bank_account_id,
                                entry_date=day, payments=refs, total=sum(r.amount for r in refs))
     return [run, *payments]

@@ -120,6 +120,12 @@ def _customer_refunded(e: ev.CustomerRefunded) -> tuple[Posting, ...]:
             Posting(e.bank_gl_account, -e.amount, e.customer_id, e.refund_id))
 
 
+@_rule(ev.DepositReturned)
+def _deposit_returned(e: ev.DepositReturned) -> tuple[Posting, ...]:
+    return (Posting(e.unapplied_account, e.amount, e.customer_id, e.receipt_id),
+            Posting(e.bank_gl_account, -e.amount, e.customer_id, e.return_id))
+
+
 @_rule(ev.VendorCreditRecorded)
 def _vendor_credit_recorded(e: ev.VendorCreditRecorded) -> tuple[Posting, ...]:
     return (Posting(e.ap_account, e.amount, e.vendor_id, e.credit_id),

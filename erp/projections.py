@@ -206,6 +206,13 @@ class Subledgers(Projector):
                       (p, 1, "bank", e.bank_gl_account, e.customer_id, "refund", e.refund_id, day,
                        -e.amount)]
 
+    @folds(ev.DepositReturned)
+    def _deposit_returned(self, p: int, day: str, e: ev.DepositReturned) -> None:
+        self.rows += [(p, 0, "unapplied_cash", e.unapplied_account, e.customer_id, "receipt",
+                       e.receipt_id, day, -e.amount),
+                      (p, 1, "bank", e.bank_gl_account, e.customer_id, "return", e.return_id, day,
+                       -e.amount)]
+
     @folds(ev.VendorCreditRecorded)
     def _vendor_credit_recorded(self, p: int, day: str, e: ev.VendorCreditRecorded) -> None:
         self.rows.append((p, 0, "ap", e.ap_account, e.vendor_id, "vendor_credit", e.credit_id,
@@ -259,7 +266,8 @@ def _status(kind: str, total: int, open_: int, approved: bool) -> str:
     raise ValueError(kind)
 
 
-_UNCLEARED = {"payment": "paid", "refund": "paid", "fee": "recorded", "interest": "recorded"}
+_UNCLEARED = {"payment": "paid", "refund": "paid", "fee": "recorded", "interest": "recorded",
+              "return": "recorded"}
 
 
 class DocumentStates(Projector):
@@ -381,6 +389,12 @@ class DocumentStates(Projector):
         self._new(p, "refund", e.refund_id, e.customer_id, e.bank_gl_account, day, None, e.amount,
                   0, "paid", e.receipt_id)
         self._change(p, "receipt", e.receipt_id, day, delta=e.amount)
+
+    @folds(ev.DepositReturned)
+    def _deposit_returned(self, p: int, day: str, e: ev.DepositReturned) -> None:
+        self._new(p, "return", e.return_id, e.customer_id, e.bank_gl_account, day, None, e.amount,
+                  0, "recorded", e.receipt_id)
+        self._change(p, "receipt", e.receipt_id, day, delta=e.amount, status="returned")
 
     @folds(ev.VendorCreditRecorded)
     def _vendor_credit_recorded(self, p: int, day: str, e: ev.VendorCreditRecorded) -> None:

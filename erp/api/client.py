@@ -587,7 +587,7 @@ def build_parser() -> Parser:
 
     # --- receipts ----------------------------------------------------------------
     v = _resource(sub, "receipts", "cash receipts: list, show, record, apply, reverse, "
-                  "assign customer, refund",
+                  "assign customer, refund, return",
                   "Cash received from customers. A receipt lands in unapplied cash until you "
                   "apply it to open invoices of its customer.")
     p = _leaf(v, "list", "list receipts", "List receipts with payer, customer and the amount "
@@ -657,6 +657,19 @@ def build_parser() -> Parser:
     p.add_argument("amount", metavar="AMOUNT", type=money_arg, help="amount to refund")
     p.add_argument("--date", type=day, help="entry date (default: business date)")
     p.add_argument("--id", dest="new_id", help="refund id (default: the next free one)")
+    p = _leaf(v, "return", "record a deposit the bank returned unpaid (NSF)",
+              "Record that the bank returned a receipt's deposit unpaid (NSF, a stopped "
+              "check): every invoice the receipt paid is re-opened and the bank's reversal "
+              "of the whole receipt is posted; with --line it is matched to the returned "
+              "item's statement line at once.",
+              ["erp receipts return RCT-0000001 --line SL-0000042"],
+              lambda a: _cmd("record-returned-deposit", receipt_id=a.receipt, line_id=a.line,
+                             entry_date=a.date, reason=a.reason, return_id=a.new_id))
+    p.add_argument("receipt", metavar="RECEIPT", help="receipt id")
+    p.add_argument("--line", help="the returned item's statement line")
+    p.add_argument("--date", type=day, help="entry date (default: business date)")
+    p.add_argument("--reason", help="why (default: returned unpaid (NSF))")
+    p.add_argument("--id", dest="new_id", help="return id (default: the next free one)")
 
     # --- customers ---------------------------------------------------------------
     v = _resource(sub, "customers", "customers: list, show, register",
@@ -867,7 +880,7 @@ def build_parser() -> Parser:
                "erp bank match SL-0000002 --payment PAY-0000001 --payment PAY-0000002"],
               lambda a: _cmd("match-statement-line", line_id=a.line, targets=_targets(a)))
     p.add_argument("line", metavar="LINE", help="statement line id")
-    for kind in ("receipt", "payment", "refund", "fee", "interest"):
+    for kind in ("receipt", "payment", "refund", "fee", "interest", "return"):
         p.add_argument(f"--{kind}", action=_Target, metavar=kind.upper(),
                        help=f"a {kind} id the line pays or explains")
     p = _leaf(v, "unmatch", "undo a statement line's match",

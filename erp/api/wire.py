@@ -35,10 +35,10 @@ UNIX_PATH_MAX = 107
 
 DOC_KINDS = ("invoice", "receipt", "credit_memo", "refund", "bill", "vendor_credit", "payment",
              "payment_run", "statement_line", "fee", "interest", "journal", "bank_change",
-             "period")
+             "period", "return")
 DocKind = Literal["invoice", "receipt", "credit_memo", "refund", "bill", "vendor_credit",
                   "payment", "payment_run", "statement_line", "fee", "interest", "journal",
-                  "bank_change", "period"]
+                  "bank_change", "period", "return"]
 Format = Literal["json", "csv"]
 Subledger = Literal["ar", "ap", "unapplied_cash"]
 
@@ -247,10 +247,11 @@ def mask_bank(bank: Mapping[str, Any] | None) -> str | None:
 
 
 _PARTY_NAME = {"invoice": "customer", "receipt": "customer", "credit_memo": "customer",
-               "refund": "customer", "bill": "vendor", "vendor_credit": "vendor",
+               "refund": "customer", "return": "customer", "bill": "vendor", "vendor_credit": "vendor",
                "payment": "vendor", "bank_change": "vendor", "statement_line": "counterparty"}
 _REFERENCE_NAME = {"bill": "vendor_invoice_number", "vendor_credit": "vendor_credit_number",
-                   "credit_memo": "invoice", "refund": "receipt", "payment": "run",
+                   "credit_memo": "invoice", "refund": "receipt", "return": "receipt",
+                   "payment": "run",
                    "bank_change": "new_bank", "journal": "source", "fee": "memo",
                    "interest": "memo"}
 

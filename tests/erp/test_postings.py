@@ -35,7 +35,8 @@ policies = st.builds(ev.Policies, clerk_may_post_to_control_accounts=st.booleans
                      clerk_write_off_limit=st.integers(0, 10**6),
                      clerk_fee_allowance_bp=st.integers(0, 10_000),
                      clerk_fee_allowance_fixed=st.integers(0, 10**4),
-                     enforce_credit_limits=st.booleans())
+                     enforce_credit_limits=st.booleans(),
+                     minimum_bank_balance=st.none() | st.integers(-10**6, 10**6))
 match_targets = st.builds(ev.MatchTarget, kind=st.sampled_from(typing.get_args(ev.MatchKind)),
                           doc_id=ids, amount=st.integers(-10**9, 10**9).filter(bool))
 
@@ -175,6 +176,10 @@ STRATEGIES: dict[type[ev.Event], st.SearchStrategy[ev.Event]] = {
     ev.CustomerRefunded: st.builds(ev.CustomerRefunded, refund_id=ids, receipt_id=ids,
                                    customer_id=ids, bank_account_id=ids, entry_date=days,
                                    amount=cents, bank_gl_account=codes, unapplied_account=codes),
+    ev.DepositReturned: st.builds(ev.DepositReturned, return_id=ids, receipt_id=ids,
+                                  customer_id=st.none() | ids, bank_account_id=ids,
+                                  entry_date=days, amount=cents, bank_gl_account=codes,
+                                  unapplied_account=codes, reason=text),
     ev.BillEntered: bills(),
     ev.BillApproved: st.builds(ev.BillApproved, bill_id=ids, vendor_id=ids),
     ev.VendorCreditRecorded: st.builds(ev.VendorCreditRecorded, credit_id=ids, vendor_id=ids,
@@ -213,7 +218,7 @@ STRATEGIES: dict[type[ev.Event], st.SearchStrategy[ev.Event]] = {
 MOVES_MONEY: frozenset[type[ev.Event]] = frozenset({
     ev.InvoiceIssued, ev.CreditMemoIssued, ev.ReceiptRecorded, ev.ReceiptApplied,
     ev.ApplicationReversed, ev.InvoiceWrittenOff, ev.FeeAllowanceGranted, ev.CustomerRefunded,
-    ev.BillEntered, ev.VendorCreditRecorded, ev.VendorPaid, ev.BankFeeRecorded,
+    ev.DepositReturned, ev.BillEntered, ev.VendorCreditRecorded, ev.VendorPaid, ev.BankFeeRecorded,
     ev.InterestRecorded, ev.JournalEntryPosted, ev.JournalEntryReversed, ev.BankAccountOpened,
 })
 """Events that post GL lines (``BankAccountOpened`` only with an opening balance)."""
@@ -396,3 +401,11 @@ def test_bank_fee_interest_and_opening_balance() -> None:
     assert post(opened) == (Posting("1000", 1_000_000, None, "B"),
                             Posting("3900", -1_000_000, None, "B"))
     assert post(opened.model_copy(update={"opening_balance": 0})) == ()
+
+
+def test_a_returned_deposit_debits_unapplied_cash_and_credits_the_bank() -> None:
+    e = ev.DepositReturned(return_id="RET-1", receipt_id="RCT-1", customer_id="C1",
+                           bank_account_id="B", entry_date=DAY, amount=5_000,
+                           bank_gl_account="1000", unapplied_account="2150")
+    assert post(e) == (Posting("2150", 5_000, "C1", "RCT-1"),
+                       Posting("1000", -5_000, "C1", "RET-1"))
