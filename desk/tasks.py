@@ -34,6 +34,7 @@ from scenarios.errors import ScenarioError
 from scenarios.loader import LoadedScenario, find_scenario, load_scenario
 from scenarios.spec import CompanySpec, PopulationSpec, Scenario
 from scenarios.strict_yaml import (
+    coerced_booleans,
     folders_with,
     format_path,
     length_prefixed_sha256,
@@ -42,6 +43,7 @@ from scenarios.strict_yaml import (
     parse_yaml,
     problems_message,
     show,
+    validate_strict,
     yaml_problem,
 )
 
@@ -189,7 +191,7 @@ def _parse_spec(label: str, raw: bytes) -> DeskTaskSpec:
         raise _fail(label, [f"the top level is {type(data).__name__} (expected a mapping with "
                             "id, category, title, date, prompt and checks)"])
     try:
-        return DeskTaskSpec.model_validate(data)
+        return validate_strict(DeskTaskSpec, data)
     except ValidationError as e:
         problems = []
         for err in e.errors(include_url=False):
@@ -251,10 +253,17 @@ def _check_workspace(label: str, files: dict[str, bytes]) -> None:
 
 def _checks(label: str, raw: tuple[dict[str, Any], ...]) -> list[Any]:
     try:
-        return parse_checks(list(raw))
+        specs = parse_checks(list(raw))
     except CheckSpecError as e:
         raise _fail(label, [f"{path}: {message} (got {_show(value)})"
                             for path, message, value in e.problems]) from e
+    problems = [f"{format_path((f'checks[{n}]', *loc))}: {_show(value)} is not a boolean "
+                "(expected true or false)"
+                for n, (spec, item) in enumerate(zip(specs, raw, strict=True))
+                for loc, value in coerced_booleans(spec, item)]
+    if problems:
+        raise _fail(label, problems)
+    return specs
 
 
 def _check_references(label: str, specs: list[Any], reference: dict[str, bytes],

@@ -17,6 +17,7 @@ from __future__ import annotations
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -27,9 +28,18 @@ from checks.errors import CheckSpecError
 from checks.registry import CheckSpec, parse_checks
 from counterparties.injections import INJECTIONS
 from counterparties.profiles import CustomerProfile, VendorProfile
+from erp.charts import CHARTS
 from scenarios.errors import ScenarioError
-from scenarios.spec import CustomerPopulation, InjectionSpec, Scenario, VendorPopulation
+from scenarios.spec import (
+    FIRST_DATE,
+    LAST_DATE,
+    CustomerPopulation,
+    InjectionSpec,
+    Scenario,
+    VendorPopulation,
+)
 from scenarios.strict_yaml import (
+    coerced_booleans,
     folders_with,
     format_path,
     length_prefixed_sha256,
@@ -38,6 +48,7 @@ from scenarios.strict_yaml import (
     parse_yaml,
     problems_message,
     show,
+    validate_strict,
     yaml_problem,
 )
 
@@ -324,10 +335,11 @@ def load_scenario(path: str | Path) -> LoadedScenario:
     if not isinstance(data, dict):
         raise _fail(label, f"the top level is {_kind_of(data)} ({expected})")
     try:
-        scenario = Scenario.model_validate(data)
+        scenario = validate_strict(Scenario, data)
     except ValidationError as e:
         raise _validation_error(label, data, e) from e
     checks = _checks(label, scenario.checks)
+    _check_names(label, scenario, checks)
     _, prompt_bytes = _read_prompt(label, path.parent, scenario.turns.prompt)
     prompt_text = _decode(label, prompt_bytes, "turns.prompt: the prompt template")
     files = {rel: _read_prompt(label, path.parent, rel, f"turns.files[{n}]", "file")[1]
@@ -341,11 +353,51 @@ def load_scenario(path: str | Path) -> LoadedScenario:
 def _checks(label: str, raw: tuple[dict[str, Any], ...]) -> list[CheckSpec]:
     """The validated checks, or one ScenarioError listing every problem with its path."""
     try:
-        return parse_checks(raw)
+        specs = parse_checks(raw)
     except CheckSpecError as e:
         problems = [f"{path}: {message} (got {show(value)})"
                     for path, message, value in e.problems]
-    raise _fail_all(label, problems)
+        raise _fail_all(label, problems) from None
+    problems = [f"{format_path((f'checks[{n}]', *loc))}: {show(value)} is not a boolean "
+                "(expected true or false)"
+                for n, (spec, item) in enumerate(zip(specs, raw, strict=True))
+                for loc, value in coerced_booleans(spec, item)]
+    if problems:
+        raise _fail_all(label, problems)
+    return specs
+
+
+ACCOUNT_FIELDS = ("account", "accounts")
+"""The check fields that name GL accounts (a code, or a list of codes)."""
+
+
+def _check_names(label: str, scenario: Scenario, checks: list[CheckSpec]) -> None:
+    """Refuse a check that names an account outside the chart, or a date out of range.
+
+    Found at load time rather than at grading, after the whole attempt ran. The accounts
+    are the chart's and the company's declared control accounts.
+    """
+    known = {row[0] for row in CHARTS[scenario.company.chart]}
+    known |= set(scenario.company.control_accounts)
+    problems: list[str] = []
+    for n, spec in enumerate(checks):
+        for name in type(spec).model_fields:
+            value = getattr(spec, name)
+            if name in ACCOUNT_FIELDS and value is not None:
+                codes = [value] if isinstance(value, str) else list(value)
+                for m, code in enumerate(codes):
+                    where = (f"checks[{n}].{name}" if isinstance(value, str)
+                             else f"checks[{n}].{name}[{m}]")
+                    if code not in known:
+                        problems.append(
+                            f"{where}: account {show(code)} is not in the chart "
+                            f"{scenario.company.chart!r} (expected one of: "
+                            f"{', '.join(sorted(known))})")
+            elif isinstance(value, date) and not FIRST_DATE <= value <= LAST_DATE:
+                problems.append(f"checks[{n}].{name}: {value} is out of range (expected a "
+                                f"date from {FIRST_DATE} to {LAST_DATE})")
+    if problems:
+        raise _fail_all(label, problems)
 
 
 # --- the library -------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from counterparties.profiles import CUSTOMER_PROFILES, VENDOR_PROFILES, resolve_
 from erp.charts import CHARTS
 from erp.events import Policies
 from erp.money import DecimalMoney
+from scenarios.strict_yaml import validate_strict
 from sim.automation import Options
 from sim.calendar import BusinessCalendar
 
@@ -55,6 +56,28 @@ def _raise(title: str, problems: list[InitErrorDetails]) -> None:
         raise ValidationError.from_exception_data(title, problems)
 
 
+FIRST_DATE, LAST_DATE = date(1900, 1, 1), date(2199, 12, 31)
+"""The dates a scenario may name (date arithmetic near year 9999 overflows)."""
+MAX_CALENDAR_DAYS = 3660
+"""The longest calendar, start to end, in days (ten years)."""
+
+
+def _in_range(d: date) -> date:
+    if not FIRST_DATE <= d <= LAST_DATE:
+        raise ValueError(f"{d} is out of range (expected a date from {FIRST_DATE} to "
+                         f"{LAST_DATE})")
+    return d
+
+
+SpecDate = Annotated[date, AfterValidator(_in_range)]
+"""A date in a scenario: ``YYYY-MM-DD`` from ``FIRST_DATE`` to ``LAST_DATE``."""
+
+
+def _strict(model: type[BaseModel], data: Any) -> None:
+    """Validate ``data`` as ``model``, refusing a boolean made of ``"on"``, ``"no"``, 1..."""
+    validate_strict(model, data)
+
+
 class Strict(BaseModel):
     """Base of every spec model: unknown fields are errors."""
 
@@ -64,10 +87,10 @@ class Strict(BaseModel):
 class CalendarSpec(Strict):
     """When the scenario runs: a start and either a number of business days or an end."""
 
-    start: date
+    start: SpecDate
     business_days: Annotated[int, Field(ge=1, le=2000)] | None = None
-    end: date | None = None
-    holidays: tuple[date, ...] = ()
+    end: SpecDate | None = None
+    holidays: tuple[SpecDate, ...] = ()
 
     @model_validator(mode="after")
     def _one_length(self) -> CalendarSpec:
@@ -76,6 +99,9 @@ class CalendarSpec(Strict):
             raise ValueError(f"give exactly one of business_days or end (got {got})")
         if self.end is not None and self.end < self.start:
             raise ValueError(f"end {self.end} is before start {self.start}")
+        if self.end is not None and (self.end - self.start).days > MAX_CALENDAR_DAYS:
+            raise ValueError(f"end {self.end} is more than {MAX_CALENDAR_DAYS} days after "
+                             f"start {self.start} (expected a calendar of at most ten years)")
         return self
 
     def build(self) -> BusinessCalendar:
@@ -92,6 +118,12 @@ class OpeningSpec(Strict):
     bank_balance: DecimalMoney = 0
     ar_open_invoices: Annotated[int, Field(ge=0, le=100_000)] = 0
     ap_open_bills: Annotated[int, Field(ge=0, le=100_000)] = 0
+
+
+SIGNED_AMOUNTS = frozenset({"minimum_bank_balance"})
+"""Policy amounts that may be negative (a floor below zero is an allowed overdraft);
+every other number in ``policies`` and ``automation`` is a limit or a count, 0 or more."""
+_CENTS = frozenset({"clerk_write_off_limit", "clerk_fee_allowance_fixed"})
 
 
 class CompanySpec(Strict):
@@ -113,6 +145,16 @@ class CompanySpec(Strict):
             _raise("CompanySpec", [_problem(("chart",), f"unknown chart {self.chart!r} "
                                             f"(expected one of: {', '.join(sorted(CHARTS))})",
                                             self.chart)])
+        problems = []
+        for section in ("policies", "automation"):
+            for name, value in getattr(self, section):
+                if (isinstance(value, int) and not isinstance(value, bool) and value < 0
+                        and name not in SIGNED_AMOUNTS):
+                    problems.append(_problem((section, name), f"{value / 100:.2f} is negative "
+                                             "(expected 0 or more)" if name in _CENTS
+                                             else f"{value} is negative (expected 0 or more)",
+                                             value))
+        _raise("CompanySpec", problems)
         return self
 
 
@@ -131,7 +173,8 @@ def _check_mixture(title: str, kind: str, profiles: dict[str, float],
     for name, overrides in params.items():
         if name in registry:
             try:
-                resolve_profile(registry, name, overrides)  # validates the overrides
+                profile = resolve_profile(registry, name, overrides)  # validates the overrides
+                _strict(type(profile), {**registry[name].model_dump(), **overrides})
             except ValidationError as e:
                 problems.extend(_nested(("params", name), e))
     _raise(title, problems)
@@ -177,7 +220,7 @@ class PopulationSpec(Strict):
 class InjectionSpec(Strict):
     """A planted event on a date."""
 
-    on: date
+    on: SpecDate
     kind: str
     params: dict[str, Any] = Field(default_factory=dict)
 
@@ -189,6 +232,7 @@ class InjectionSpec(Strict):
                 f"{', '.join(sorted(INJECTIONS))})", self.kind)])
         try:
             INJECTIONS[self.kind].params.model_validate(self.params)
+            _strict(INJECTIONS[self.kind].params, self.params)
         except ValidationError as e:
             _raise("InjectionSpec", _nested(("params",), e))
         return self
@@ -210,7 +254,7 @@ class TurnsSpec(Strict):
 
     every: Literal["business_day", "week", "once", "none"] = "business_day"
     weekday: Annotated[int, Field(ge=0, le=4)] = 4
-    dates: tuple[date, ...] = ()
+    dates: tuple[SpecDate, ...] = ()
     month_end: bool = False
     prompt: str
     files: tuple[OutputPath, ...] = ()
@@ -222,7 +266,7 @@ class TurnsSpec(Strict):
     """After a turn that timed out: the agent keeps its later turns, or has none (the
     world runs to the end of the calendar either way, and the attempt is graded)."""
     carry_files: bool = True
-    roles: dict[date, Literal["clerk", "controller"]] = {}
+    roles: dict[SpecDate, Literal["clerk", "controller"]] = {}
     """The role of the turn on a date, when not ``clerk`` (a closing turn as controller)."""
 
     def dates_in(self, calendar: BusinessCalendar) -> list[date]:
