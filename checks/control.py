@@ -192,9 +192,8 @@ class BankReconciles(ControlSpec):
     """A bank GL account (``account``; every bank account when absent) equals the bank's
     statement balance as of ``statement_as_of`` adjusted by reconciling items: deposits in
     transit and outstanding payments (timing), a line the bank posted twice (its error),
-    a returned item the books cannot record while its receipt holds the bounced cash, and
-    lines posted after the clerk's last turn are explained; a bank charge, interest or a
-    deposit the books have not recorded, a book entry the bank never saw, a journal entry
+    and lines posted after the clerk's last turn are explained; a bank charge, interest, a
+    returned (NSF) deposit or a deposit the books have not recorded, a book entry the bank never saw, a journal entry
     to the bank account or an amount recorded wrongly are not. Passes when the unexplained
     items total at most ``tolerance``. Every item is listed in the metrics."""
 

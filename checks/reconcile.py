@@ -15,8 +15,9 @@ What each external balance is:
 - unapplied cash (``unapplied_cash``): the customers' money that reached the bank and
   pays no invoice in their own records: a payment sent twice, the excess of an overpaid
   invoice. Every other receipt's money was meant for invoices and should be applied;
-  a receipt that holds no money at all (a line the bank posted twice, a deposit the
-  bank returned unpaid) is explained, but its receipt is itemized;
+  a receipt that holds no money at all is itemized: explained for a line the bank posted
+  twice, not for a deposit the bank returned unpaid (the books record it with
+  ``RecordReturnedDeposit``);
 - payables (``ap``): what the vendors' own books say the company owes them (bills
   counted once, credit notes, payments that reached the vendor's own account);
 - bank (``bank``): the bank's statement balance of the account (its opening plus the
@@ -28,8 +29,8 @@ subledger (``external``); every other kind compares the subledger's document
 (``books``) with the world (``external``). ``difference = books - external``. An item is
 *explained* when it is a legitimate timing or known item (a payment in transit, a
 deposit in transit, an outstanding payment, a bill not delivered yet, a bank error the
-bank will reverse, a returned item the books cannot record, a write-off, a duplicate
-payment held on account); explained items are kept apart from unexplained ones.
+bank will reverse, a write-off, a duplicate payment held on account; a returned
+deposit is explained only once recorded); explained items are kept apart from unexplained ones.
 ``Reconciliation.ties`` is True when no unexplained difference remains.
 """
 
@@ -40,6 +41,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from checks.context import ForwardFold
 from checks.world import (
     CustomerInvoice,
     CustomerPayment,
@@ -70,12 +72,12 @@ UNASSIGNED = "(unassigned)"
 """The party of a receipt the books hold without a customer."""
 
 EXPLAINED_KINDS = frozenset({
-    "payment_in_transit", "written_off", "disputed", "bank_error", "returned_item",
+    "payment_in_transit", "written_off", "disputed", "bank_error",
     "on_account", "deposit_in_transit", "outstanding_payment", "outstanding_refund",
     "bill_not_delivered", "credit_not_delivered", "vendor_payment_in_transit",
     "awaiting_application", "price_variance_held", "price_variance_disputed"})
-"""Kinds that are legitimate items, not errors (a returned item only when its receipt
-still holds the bounced cash; see :func:`reconcile`)."""
+"""Kinds that are legitimate items, not errors (a returned item the books have not
+recorded is not one: ``RecordReturnedDeposit`` records it)."""
 
 CSV_COLUMNS = ("account", "kind", "party", "document", "books_amount", "external_amount",
                "difference", "explained", "note")
@@ -281,14 +283,42 @@ class BooksView:
     lines: dict[str, ev.StatementLineImported] = field(default_factory=dict)
     matches: dict[str, tuple[ev.MatchTarget, ...]] = field(default_factory=dict)
     bank_accounts: dict[str, ev.BankAccountOpened] = field(default_factory=dict)
-    _line_of: dict[tuple[str, str], str] | None = field(default=None, repr=False)
+    _lines_of: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict, repr=False)
+    """``(doc_kind, doc_id)`` -> the lines matched to it, each with its place in ``matches``."""
+    _place: dict[str, int] = field(default_factory=dict, repr=False)
+    _placed: int = field(default=0, repr=False)
+
+    def match(self, line_id: str, targets: tuple[ev.MatchTarget, ...]) -> None:
+        """Record a statement line's match (replacing the line's earlier one in its place)."""
+        if line_id in self.matches:
+            self._drop(line_id)
+        else:
+            self._placed += 1
+            self._place[line_id] = self._placed
+        self.matches[line_id] = targets
+        place = self._place[line_id]
+        for t in targets:
+            self._lines_of.setdefault((t.kind, t.doc_id), {})[line_id] = place
+
+    def unmatch(self, line_id: str) -> None:
+        """Forget a statement line's match."""
+        if line_id in self.matches:
+            self._drop(line_id)
+            del self.matches[line_id], self._place[line_id]
+
+    def _drop(self, line_id: str) -> None:
+        for t in self.matches[line_id]:
+            lines = self._lines_of.get((t.kind, t.doc_id))
+            if lines is not None:
+                lines.pop(line_id, None)
+                if not lines:
+                    del self._lines_of[(t.kind, t.doc_id)]
 
     def line_of(self, kind: str, doc_id: str) -> str | None:
-        """The statement line a document is matched to."""
-        if self._line_of is None:
-            self._line_of = {(t.kind, t.doc_id): line_id
-                             for line_id, targets in self.matches.items() for t in targets}
-        return self._line_of.get((kind, doc_id))
+        """The statement line a document is matched to (the latest in ``matches`` order
+        when several are)."""
+        lines = self._lines_of.get((kind, doc_id))
+        return max(lines, key=lines.__getitem__) if lines else None
 
     def world_line(self, line_id: str) -> str:
         """The bank's own id of a books statement line (its ``bank_ref`` when it has one)."""
@@ -300,18 +330,20 @@ Handler = Callable[[Any], None]
 """A fold's method: takes one decoded event of the books."""
 
 
-class BooksFold:
+class BooksFold(ForwardFold):
     """The books' documents folded one event at a time, in the projectors' style.
 
     ``apply(envelope)`` looks the event's type up in a table of handlers, decodes it into
     its ``erp.events`` model and hands it over, unless its ``entry_date`` (its business
     date when it has none) is after ``as_of``: an event counts as of a date as the GL and
-    the subledgers count it. ``books`` is the :class:`BooksView` folded so far; the caller
-    feeds the log up to the position it wants.
+    the subledgers count it. ``books`` is the :class:`BooksView` folded so far (live: an
+    advanced fold updates it); the caller feeds the log up to the position it wants.
     """
 
+    realm = "erp"
+
     def __init__(self, *, as_of: date | None = None) -> None:
-        self.as_of = as_of
+        super().__init__(as_of=as_of)
         self.books = BooksView()
         table: dict[type[ev.Event], Handler] = {
             ev.BankAccountOpened: self._bank_account_opened,
@@ -331,11 +363,8 @@ class BooksFold:
             ev.StatementLineUnmatched: self._statement_line_unmatched,
         }
         self._table = {str(cls.model_fields["type"].default): h for cls, h in table.items()}
-
-    @property
-    def types(self) -> list[str]:
+        self.types = list(self._table)
         """The event types the fold reads."""
-        return list(self._table)
 
     def apply(self, e: StoredEvent) -> None:
         """Fold one event of the log (other realms and types are ignored)."""
@@ -345,6 +374,7 @@ class BooksFold:
         x = e.event
         day = getattr(x, "entry_date", None) or date.fromisoformat(e.business_date)
         if self.as_of is not None and day > self.as_of:
+            self.defer(day)
             return
         handler(x)
 
@@ -405,10 +435,10 @@ class BooksFold:
         self.books.lines[x.line_id] = x
 
     def _statement_line_matched(self, x: ev.StatementLineMatched) -> None:
-        self.books.matches[x.line_id] = x.targets
+        self.books.match(x.line_id, x.targets)
 
     def _statement_line_unmatched(self, x: ev.StatementLineUnmatched) -> None:
-        self.books.matches.pop(x.line_id, None)
+        self.books.unmatch(x.line_id)
 
     def _bank_account_opened(self, x: ev.BankAccountOpened) -> None:
         self.books.bank_accounts[x.bank_account_id] = x
@@ -723,9 +753,9 @@ def _unapplied_items(account: str, books: BooksView, world: WorldView,
                                   "no money (the bank is to reverse the copy)"))
             elif what == "returned" and p is not None:
                 items.append(Item(account, "returned_item", p.customer_id, ref, open_, 0, open_,
-                                  True, f"the bank returned the deposit unpaid (line "
-                                        f"{p.returned_line}); the receipt holds the bounced "
-                                        "cash, which the books cannot record as returned"))
+                                  False, f"the bank returned the deposit unpaid (line "
+                                         f"{p.returned_line}); the receipt still holds the "
+                                         "bounced cash (record the returned deposit)"))
             else:
                 why = {"no_line": "no bank line behind it",
                        "not_a_deposit": "matched to a bank line that is not a deposit"}.get(
@@ -1034,8 +1064,9 @@ def _pair_line(x: BankLinePosted, left: Mapping[tuple[str, str], int]) -> tuple[
     """The unmatched book document a statement line is, by the bank's own source."""
     if x.kind in ("payment", "refund") and x.source and (x.kind, x.source) in left:
         return (x.kind, x.source)
-    if x.kind in ("fee", "interest"):
-        same = sorted(k for k, v in left.items() if k[0] == x.kind and v == x.amount)
+    if x.kind in ("fee", "interest", "returned"):
+        kind = "return" if x.kind == "returned" else x.kind
+        same = sorted(k for k, v in left.items() if k[0] == kind and v == x.amount)
         return same[0] if same else None
     if x.kind == "deposit":
         rid = f"RCT-{x.line_id}"
@@ -1060,12 +1091,12 @@ def _statement_only(account: str, x: BankLinePosted, world: WorldView, books: Bo
                 if books.world_line(lid) == p.line_id:
                     held += sum(unapplied.get(t.doc_id, 0) for t in targets
                                 if t.kind == "receipt")
-        ok = held >= -x.amount
-        return Item(account, kind, p.customer_id if p else None, ref, 0, x.amount, -x.amount, ok,
-                    f"returns {p.line_id if p else '?'} unpaid (NSF): "
-                    + ("its receipt holds the bounced cash unapplied; the books have no way to "
-                       "record the return" if ok else
-                       "the cash of the returned deposit was applied (or not held) in the books"))
+        return Item(account, kind, p.customer_id if p else None, ref, 0, x.amount, -x.amount,
+                    False, f"returns {p.line_id if p else '?'} unpaid (NSF): "
+                    + ("its receipt holds the bounced cash unapplied; the return is not recorded"
+                       if held >= -x.amount else
+                       "the cash of the returned deposit was applied (or not held) in the books"
+                       "; the return is not recorded"))
     what = {"unrecorded_fee": "a bank charge the books have not recorded",
             "unrecorded_interest": "interest the books have not recorded",
             "unrecorded_deposit": "a deposit the books have not recorded",
@@ -1198,13 +1229,20 @@ def reconciliation(ctx: CheckContext, as_of: date | None) -> Reconciliation:
     key = ("checks.reconcile", as_of, ctx.position, tuple(sorted(ctx.control_accounts.items())))
 
     def make() -> Reconciliation:
-        books = ctx.cached(("checks.books_view", as_of, ctx.position),
-                           lambda: fold_books(ctx.store, as_of=as_of, position=ctx.position))
+        books = ctx.cached(("checks.books_view", as_of, ctx.position), lambda: _books(ctx, as_of))
         return reconcile(ctx.store, as_of=as_of, position=ctx.position,
                          control_accounts=ctx.control_accounts,
                          world=world_view(ctx, as_of), books=books)
 
     return ctx.cached(key, make)
+
+
+def _books(ctx: CheckContext, as_of: date | None) -> BooksView:
+    folds, position = ctx.folds, ctx.position
+    if folds is None or position is None:
+        return fold_books(ctx.store, as_of=as_of, position=ctx.position)
+    return folds.get(("checks.books", as_of is None), lambda d: BooksFold(as_of=d), ctx.store,
+                     as_of, position).books
 
 
 __all__ = ["CSV_COLUMNS", "EXPLAINED_KINDS", "AccountRow", "BooksFold", "BooksView", "Item",

@@ -7,10 +7,10 @@ Every turn the clerk of ``month-end-close``:
    deposits, the service charge, the interest) and records each deposit as a receipt
    matched to its line, as the feed would have done after the turn;
 2. clears the bank lines left unmatched: a vendor payment's debit is matched to its
-   payment, a service charge and interest are recorded against their lines; a returned
-   item (NSF) and a line the bank posted twice are left as reconciling items, and the
-   invoices a returned deposit had paid are re-opened (its receipt keeps the bounced cash,
-   unapplied);
+   payment, a service charge and interest are recorded against their lines, a returned
+   item (NSF) is recorded as a returned deposit against its line (the invoices it had paid
+   are re-opened, the bank's reversal posted); a line the bank posted twice is left as a
+   reconciling item;
 3. applies unapplied receipts: a card payout net, with the processor's fee accepted as a
    fee allowance; an ACH by its remittance advice; otherwise the invoices its reference
    names. A payment naming an invoice already paid, and the receipt the feed recorded
@@ -311,12 +311,18 @@ class _Clerk:
 
     def returned_receipts(self, judge: Judge) -> set[str]:
         """Receipts whose deposit the bank returned unpaid (by the returned items' lines)."""
+        return set(self.returns(judge).values())
+
+    def returns(self, judge: Judge) -> dict[str, str]:
+        """Returned items' statement lines -> the receipt of the deposit each returns."""
         lines = self.lines()
-        out: set[str] = set()
+        out: dict[str, str] = {}
         for row in lines.values():
             v = judge.verdict(self.bank_line(row)) if int(row["amount"]) < 0 else None
             if v is not None and v.kind == "returned" and v.doc_id in lines:
-                out.update(d for k, d, _ in self.targets(lines[v.doc_id]) if k == "receipt")
+                for k, d, _ in self.targets(lines[v.doc_id]):
+                    if k == "receipt":
+                        out[row["line_id"]] = d
         return out
 
     def bills_entered(self) -> dict[tuple[str, str], dict[str, Any]]:
@@ -377,16 +383,17 @@ class _Clerk:
                                           entry_date=line.posted_on, amount=line.amount,
                                           memo=memo, line_id=line.line_id))
 
-    def reopen_returned(self, judge: Judge) -> None:
-        """Re-open the invoices a returned (NSF) deposit had paid: the customer owes them again.
-
-        The bounced cash stays on its receipt, unapplied, and the returned item stays a
-        reconciling item of the bank account (the books record no bank debit for it).
-        """
-        for rid in sorted(self.returned_receipts(judge)):
-            for invoice_id, amount in sorted(self.applied(rid).items()):
-                self.run(c.ReverseApplication(receipt_id=rid, invoice_id=invoice_id,
-                                              amount=amount))
+    def record_returned(self, judge: Judge) -> None:
+        """Record each returned (NSF) deposit against its statement line: the invoices it
+        had paid are open again (the customer owes them) and the bank's reversal is posted."""
+        lines = self.lines()
+        receipts = self.documents("receipt")
+        for line_id, rid in sorted(self.returns(judge).items()):
+            r = receipts.get(rid)
+            if lines[line_id]["status"] != "unmatched" or r is None or r["status"] == "returned":
+                continue
+            self.run(c.RecordReturnedDeposit(receipt_id=rid, line_id=line_id,
+                                             entry_date=self.bank_line(lines[line_id]).posted_on))
 
     def apply(self, plan: ReceiptPlan) -> None:
         """Apply a receipt as planned (naming its customer first, when it has none)."""
@@ -562,10 +569,10 @@ _NOT_ON_STATEMENT = {
 
 
 def finish_books(clerk: _Clerk, judge: Judge) -> None:
-    """Match the statement lines, re-open what a returned deposit paid, apply receipts,
+    """Match the statement lines, record the returned deposits, apply receipts,
     enter bills and record credit notes."""
     clerk.clear_lines(judge)
-    clerk.reopen_returned(judge)
+    clerk.record_returned(judge)
     for plan in judge.receipt_plans(clerk):
         clerk.apply(plan)
     clerk.enter_bills(judge.bills(clerk))

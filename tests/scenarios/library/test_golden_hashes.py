@@ -20,8 +20,8 @@ GOLDEN: dict[tuple[str, int | None], str] = {
     ("cash-application", 2): "10a5b0708810115d5f39f017ac85bb3bce26062f86e77bf98c27364f442d6306",
     ("procure-to-pay", 1): "07581d2a20519b0aaa922cef660677be0db136269c8610e8b7707b7bd0af4082",
     ("procure-to-pay", 2): "9fde3dc0e97abab2c5240c4f86b0528a625a4b42cb1b5011fd81297fa4790ca4",
-    ("month-end-close", 1): "ad4fe5e216e74e3a7e68231eff35e12993df058d8da5ef319ce884881b3e0bd8",
-    ("month-end-close", 2): "4cee313f684218c6c4297c0b5e9ea9d84477e64c649a84a9ab38d7a3c34af32f",
+    ("month-end-close", 1): "1e1677519d38e26a67b0f4ebba9d0e7e6c7d7dfd7f994394f18653de951951cd",
+    ("month-end-close", 2): "b235b8e48119578325a331ed158f41724504a1d2bf7b73eb8e767f1dcc3bfa39",
     # desk tasks run at their own seed
     ("ar-aging-workbook", None): "7c4953520f7764b575eaefc5ecbbc45300e8a927001a05c4ab39158391396c62",
     ("contractor-accrual", None):

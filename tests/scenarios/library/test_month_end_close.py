@@ -93,7 +93,7 @@ def test_the_books_close_balanced_and_tied(runs: dict[str, AttemptResult], agent
     closed = [e for e in _store(runs[agent]).read(types=["period_closed"])]
     assert [(e.actor, e.role, e.data["period"]) for e in closed] == [
         ("agent:turn-6", "controller", "2026-05")]
-    assert s["figures"]["bills_entered"] > 0 and s["figures"]["unmatched_statement_lines"] == 1
+    assert s["figures"]["bills_entered"] > 0 and s["figures"]["unmatched_statement_lines"] == 0
 
 
 def test_the_bank_statement_reaches_the_month_end_turn(runs: dict[str, AttemptResult]) -> None:
@@ -121,14 +121,13 @@ def test_the_bank_reconciliation_reconciles_statement_to_books(
     assert amounts[-1] == q.account_balance(store, "1000", as_of=MONTH_END)
     assert sum(amounts[:-1]) == amounts[-1]
     assert "unexplained difference" not in {r["item"] for r in items}
-    returned, duplicate = _planted(store, "returned_item"), _planted(store, "duplicate_bank_line")
-    nsf = [r for r in items if r["item"].startswith("returned item")]
-    assert [(r["reference"], parse_cents(r["amount"])) for r in nsf] == [
-        (f"{returned['line_id']} returns {returned['returns']}", returned["amount"])]
+    duplicate = _planted(store, "duplicate_bank_line")
+    # the returned (NSF) deposit is recorded in the books against its line: no item
+    assert not [r for r in items if r["item"].startswith("returned item")]
     dup = [(r["item"].split(" ")[0], parse_cents(r["amount"])) for r in items
            if "duplicate bank line" in r["item"]]
     assert dup == [("duplicate", -duplicate["amount"]), ("receipt", duplicate["amount"])]
-    assert len(items) == 3  # fees, interest, payments and deposits are all in the books
+    assert len(items) == 2  # fees, interest, payments, deposits, returns are in the books
 
 
 def test_before_the_statement_the_reconciliation_is_to_the_imported_lines(
@@ -169,9 +168,12 @@ def test_only_cash_that_cannot_be_placed_stays_unapplied(
     # when the closing turn ended (deposits the bank posts that evening come after it)
     unapplied = {i.doc_id: i.open_amount for i in q.open_items(
         store, "unapplied_cash", position=_end_of_turn(store, 6))}
-    # the receipt of the line the bank posted twice, and the deposit that bounced
-    assert unapplied == {f"RCT-{duplicate['line_id']}": duplicate["amount"],
-                         f"RCT-{returned['returns']}": returned["amount"]}
+    # the receipt of the line the bank posted twice; the deposit that bounced is returned
+    assert unapplied == {f"RCT-{duplicate['line_id']}": duplicate["amount"]}
+    bounced = q.document(store, "receipt", f"RCT-{returned['returns']}")
+    assert bounced is not None and bounced["status"] == "returned"
+    [back] = [d for d in q.documents(store, "return") if d["reference"] == bounced["doc_id"]]
+    assert (back["total"], back["status"]) == (returned["amount"], "cleared")
     # the bounced deposit's invoices are owed again
     [paid] = [p for p in _world(store, "payment_sent") if p.payment_id == returned["payment_id"]]
     for a in paid.allocations:
