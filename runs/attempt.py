@@ -7,6 +7,10 @@ The attempt folder::
                                  inbox/, inbox/archive/, out/)
     DIR/turns/NN/outputs/        a snapshot of the turn's out/ folder
     DIR/turns/NN/agent.log       what went wrong, if the agent crashed
+    DIR/turns/NN/agent/          an external agent's logs (stdout.log, stderr.log,
+                                 usage.json, transcript.jsonl) and, for every agent,
+                                 api.jsonl: one line per request or command of the turn
+    DIR/error.txt                why the attempt stopped, when a turn could not be run
     DIR/summary.json             counts, the final trial balance, control ties, final_hash,
                                  the verdict's outcome and the per-date checks' first failures
     DIR/verdict.json             every check result, the scorer, output and log hashes
@@ -14,6 +18,7 @@ The attempt folder::
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -27,14 +32,18 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from checks.context import Folds
 from checks.verdict import evaluate, write_verdict
 from erp import queries as q
+from erp.api.wire import status_for
 from erp.commands import Command
+from erp.errors import CommandRejected
 from erp.ledger import Ledger
 from erp.money import format_cents
-from runs.errors import AttemptError
+from erp.store import StoredEvent
+from runs.errors import AttemptAborted, AttemptError
 from runs.files import write_text_atomic
-from runs.grading import VERDICT_FILE, context_for, daily_specs, grade
+from runs.grading import VERDICT_FILE, context_for, daily_specs, describe_store, grade
 from scenarios.agents import Agent, built_in_agent
 from scenarios.errors import SolverError
 from scenarios.instance import Instance, build_instance
@@ -79,6 +88,55 @@ class Recording:
     commands: dict[int, list[Command]] = field(default_factory=dict)
     declined: dict[int, list[tuple[Command, str]]] = field(default_factory=dict)
 
+
+
+API_LOG = "api.jsonl"
+"""Every turn's request log, in ``turns/NN/agent/``: the ERP API's lines for an external
+agent (:mod:`erp.api.request_log`), the same shape for a built-in one."""
+ERROR_FILE = "error.txt"
+
+
+@dataclass
+class _RecordedTurn(TurnContext):
+    """A built-in agent's turn whose every command is also one api.jsonl-shaped entry
+    (``method`` and ``route`` null: the agent runs in-process, not over HTTP)."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+
+    def execute(self, command: Command) -> list[StoredEvent] | CommandRejected:
+        """Run the command as the turn's actor and record it."""
+        time_ = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+        started = time.perf_counter()
+        result = super().execute(command)
+        entry: dict[str, Any] = {
+            "time": time_.replace("+00:00", "Z"),
+            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+            "method": None, "path": None, "route": None, "command": type(command).__name__,
+            "status": 200, "error": None, "message": None, "field": None, "events": [],
+            "position": self.ledger.position}
+        if isinstance(result, CommandRejected):
+            entry.update(status=status_for(result.code), error=result.code,
+                         message=result.message, field=result.field)
+        else:
+            entry["events"] = [e.position for e in result]
+        self.entries.append(entry)
+        return result
+
+
+def _write_jsonl(path: Path, entries: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries),
+                    encoding="utf-8")
+
+
+def command_counts(entries: list[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
+    """``(commands, rejections)`` of a turn's request log: every command request, and
+    those refused (any error status), each as ``{"command", "code", "message"}``."""
+    commands = [e for e in entries if e.get("command")]
+    refused = [{"command": e["command"], "code": e.get("error") or f"http_{e.get('status')}",
+                "message": e.get("message") or ""}
+               for e in commands if (e.get("status") or 0) >= 400]
+    return len(commands), refused
 
 
 @dataclass(frozen=True)
@@ -152,7 +210,9 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
                 on_day: Callable[[date, int], None] | None = None,
                 replace: bool = False, agent: Agent | None = None,
                 record: Recording | None = None, store_url: str | None = None,
-                schema: str | None = None) -> AttemptResult:
+                schema: str | None = None,
+                on_turn: Callable[[dict[str, Any]], None] | None = None,
+                stop_on_error: bool = True) -> AttemptResult:
     """Run a scenario with a seed and an agent; write the attempt folder and its verdict.
 
     ``agent_name`` names a built-in agent, unless ``agent`` is given (then the name only
@@ -163,14 +223,22 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
     then they go to its schema ``schema`` (created if missing; one that already holds
     events is refused), and ``summary.json`` names the store under ``store``.
 
+    ``on_turn(record)`` is called after each turn with its record (as summary.json keeps
+    it). A turn the harness could not run (status ``error``: the adapter could not start,
+    the docker engine or the model endpoint failed) ends the attempt when
+    ``stop_on_error``: ``error.txt`` says why, and :class:`AttemptAborted` is raised (no
+    summary or verdict: the attempt measured nothing).
+
     An existing, non-empty folder is refused, unless ``replace`` and it holds a
-    finished attempt (its ``summary.json``), which is then deleted first.
+    finished attempt (its ``summary.json``) or one that stopped (its ``error.txt``),
+    which is then deleted first.
     """
     if out.exists() and any(out.iterdir()):
-        if not (replace and (out / "summary.json").is_file()):
+        if not (replace and ((out / "summary.json").is_file()
+                             or (out / ERROR_FILE).is_file())):
             raise AttemptError(f"{out} exists and is not empty; choose another --out"
-                               + ("" if not replace else " (--replace only replaces a "
-                                  "finished attempt folder, one with a summary.json)"))
+                               + ("" if not replace else " (--replace only replaces an "
+                                  "attempt folder, one with a summary.json or error.txt)"))
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -193,7 +261,12 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
         if start is not None:
             start(ledger)
         try:
-            turns = _run_days(loaded, instance, engine, agent, out, on_day, record, daily)
+            turns = _run_days(loaded, instance, engine, agent, out, on_day, record, daily,
+                              on_turn, stop_on_error)
+        except AttemptAborted as e:
+            e.error_file = str(out / ERROR_FILE)
+            write_text_atomic(out / ERROR_FILE, f"{e}\n")
+            raise
         finally:
             stop = getattr(agent, "stop", None)
             if stop is not None:
@@ -210,8 +283,9 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
                           "grader_errors": [g.check for g in verdict.grader_errors],
                           "check_fraction": round(verdict.check_fraction, 6)}
     summary["daily_checks"] = daily.report()
+    summary["daily_timing"] = daily.timing()
     if store_url is not None:
-        summary["store"] = {"label": ledger.store.label, "schema": ledger.store.schema}
+        summary["store"] = describe_store(ledger.store)
     write_text_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
     return AttemptResult(out, summary)
 
@@ -231,17 +305,23 @@ class _DailyControl:
         self.days = 0
         self.workspace: Path | None = None
         """The latest turn's workspace (its files, for checks that read them)."""
+        self.folds = Folds()
+        """The folds of the log kept from one date to the next (advanced, not refolded)."""
+        self.seconds: list[tuple[date, float]] = []
+        """Each date's evaluation time (wall seconds)."""
         if self.specs:
             engine.daily(Phase.DAY_END, self.at_day_end)
 
     def at_day_end(self, day: date) -> None:
         """Evaluate the per-date checks as of this date's end."""
+        started = time.perf_counter()
         self.engine.world.flush()
         ledger = self.engine.ledger
         ctx = context_for(ledger.store, self.loaded, workspace=self.workspace, as_of=day,
-                          position=ledger.position)
+                          position=ledger.position, folds=self.folds)
         self.days += 1
         verdict = evaluate([s for _, s in self.specs], ctx)
+        self.seconds.append((day, time.perf_counter() - started))
         broken = [(r.name, r.detail) for r in verdict.results if not r.passed]
         broken += [(g.check, g.error) for g in verdict.grader_errors]
         for name, detail in broken:
@@ -261,11 +341,22 @@ class _DailyControl:
                          "dates_checked": self.days}
         return out
 
+    def timing(self) -> dict[str, Any]:
+        """What per-date control cost: dates, folds started afresh, mean ms per date by month."""
+        months: dict[str, list[float]] = {}
+        for day, seconds in self.seconds:
+            months.setdefault(day.strftime("%Y-%m"), []).append(seconds)
+        return {"dates": len(self.seconds), "fresh_folds": self.folds.fresh,
+                "ms_per_date_by_month": {m: round(1000 * sum(v) / len(v), 3)
+                                         for m, v in sorted(months.items())}}
+
 
 def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent: Agent,
               out: Path, on_day: Callable[[date, int], None] | None,
               record: Recording | None = None,
-              daily: _DailyControl | None = None) -> list[dict[str, Any]]:
+              daily: _DailyControl | None = None,
+              on_turn: Callable[[dict[str, Any]], None] | None = None,
+              stop_on_error: bool = True) -> list[dict[str, Any]]:
     sc = loaded.scenario
     turn_dates = set(instance.turn_dates)
     days = instance.calendar.business_days()
@@ -283,6 +374,10 @@ def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
             delivered_to = now
             turns.append(_run_turn(loaded, instance, engine, agent, out, n, day, new, shown,
                                    previous_out, record))
+            if on_turn is not None:
+                on_turn(turns[-1])
+            if turns[-1]["status"] == "error" and stop_on_error:
+                raise _aborted(out, turns[-1])
             shown = shown + new
             previous_out = out / "turns" / f"{n:02d}" / "workspace" / "out"
             if daily is not None:
@@ -294,6 +389,16 @@ def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
     if sc.turns.outputs and previous_out is not None:
         shutil.copytree(previous_out, out / "outputs", dirs_exist_ok=True)
     return turns
+
+
+def _aborted(out: Path, turn: dict[str, Any]) -> AttemptAborted:
+    """The error that ends an attempt at a turn the harness could not run."""
+    process = turn.get("process") or {}
+    cause = process.get("infrastructure_error") or "the turn could not be run"
+    logs = [str(out / process[k]) for k in ("stderr_log", "stdout_log") if process.get(k)]
+    return AttemptAborted(f"turn {turn['turn']} ({turn['date']}): infrastructure error: {cause}"
+                          + (f" (logs: {', '.join(logs)})" if logs else ""),
+                          turn=int(turn["turn"]), cause=str(cause))
 
 
 def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent: Agent,
@@ -327,7 +432,7 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
     (ws / "ERP_GUIDE.md").write_text(GUIDE.format(
         company=instance.setup.name, date=day.isoformat(), role=role,
         title={"clerk": "clerk", "controller": "controller"}[role]), encoding="utf-8")
-    desk = TurnContext(turn=n, day=day, workspace=ws, prompt_file=prompt, output_dir=ws / "out",
+    desk = _RecordedTurn(turn=n, day=day, workspace=ws, prompt_file=prompt, output_dir=ws / "out",
                 ledger=engine.ledger, actor=f"agent:turn-{n}", role=role,
                 sim_time=engine.time_of(day, Phase.TURN),
                 record=record.commands.setdefault(n, []) if record is not None else None)
@@ -346,6 +451,14 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
         process = outcome.to_json(relative_to=out)
         process["runner_overhead_s"] = agent.last_overhead.get("runner_s")  # type: ignore[attr-defined]
     duration = time.perf_counter() - started
+    requests: list[dict[str, Any]] | None = getattr(agent, "last_requests", None)
+    api_log = turn_dir / "agent" / API_LOG
+    if requests is None:  # a built-in agent: its in-process commands
+        requests = desk.entries
+        _write_jsonl(api_log, requests)
+    commands, rejections = command_counts(requests)
+    usage = (process or {}).get("usage") or {}
+    cli_version = (process or {}).get("cli_version") or usage.get("cli_version")
     if record is not None:
         record.declined[n] = list(desk.declined)
     shutil.copytree(ws / "out", turn_dir / "outputs")
@@ -354,9 +467,9 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
     return {"turn": n, "date": day.isoformat(), "role": role, "status": status,
             "duration_s": round(duration, 3),
             "turn_wall_s": round(time.perf_counter() - turn_started, 4),
-            "commands": desk.commands,
-            "rejections": [{"command": name, "code": e.code, "message": e.message}
-                           for name, e in desk.rejections],
+            "commands": commands, "rejections": rejections, "requests": len(requests),
+            "api_log": str(api_log.relative_to(out)) if api_log.is_file() else None,
+            "cli_version": cli_version if isinstance(cli_version, str) else None,
             "inbox_new": len(new), "outputs": produced, "process": process,
             "declined": [{"command": type(cmd).__name__, "reason": why}
                          for cmd, why in desk.declined],

@@ -1,14 +1,17 @@
 """``erpsim run``, ``check``, ``reconcile`` and ``validate``: one attempt, from the command line.
 
-Exit codes (:mod:`runs.cli.common`): ``run`` 0 once the attempt is written, 2 bad input;
-``check`` 0 accepted, 1 rejected (or the log does not verify), 2 bad input, 3 grader
-error; ``reconcile`` 0 when everything ties, 1 when not, 2 bad input; ``validate`` 0 when
-the controls all behave (``--seeds``) or the run completed (``--mutants``), 1 otherwise.
+Exit codes (:mod:`runs.cli.common`): ``run`` 0 accepted, 1 rejected (or no turn of an
+external agent completed), 2 bad input, 3 a grader error or a turn the harness could not
+run (printed as it happens; the attempt stops there); ``check`` 0 accepted, 1 rejected
+(or the log does not verify), 2 bad input, 3 grader error; ``reconcile`` 0 when
+everything ties, 1 when not, 2 bad input; ``validate`` 0 when the controls all behave
+(``--seeds``) or the run completed (``--mutants``), 1 otherwise.
 """
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +31,7 @@ from runs.cli.common import (
     errors,
     fail,
 )
-from runs.errors import RunsError
+from runs.errors import AttemptAborted, RunsError
 from runs.files import atomic_path
 
 
@@ -49,6 +52,10 @@ from runs.files import atomic_path
                    "environment, NAME=VALUE sets it. Nothing else passes but PATH and LANG.")
 @click.option("--turn-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds per turn for --agent-cmd (default: the scenario's, 1200).")
+@click.option("--home-template", type=click.Path(file_okay=False, path_type=Path),
+              default=None, metavar="DIR",
+              help="Copy DIR into each turn's fresh HOME for --agent-cmd (CLI config such "
+                   "as .codex/config.toml or .claude/settings.json).")
 @click.option("--cpus", type=click.FloatRange(min=0, min_open=True), default=2.0,
               show_default=True, help="Docker mode: CPU limit.")
 @click.option("--memory", default="6g", show_default=True, help="Docker mode: memory limit.")
@@ -64,14 +71,20 @@ from runs.files import atomic_path
 @click.option("--quiet", is_flag=True, help="No progress bar; only the final figures.")
 def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
         docker_image: str | None, agent_env: tuple[str, ...], turn_timeout: float | None,
-        cpus: float, memory: str,
+        home_template: Path | None, cpus: float, memory: str,
         network: bool, network_mode: str, out: Path, replace: bool, quiet: bool) -> None:
     """Run a scenario (a library name or a YAML path) with an agent; grade it.
 
-    Writes the attempt folder: the store (books.db), each turn's workspace, outputs
-    and (external agents) process logs, summary.json with event counts, the final
-    trial balance and final_hash, and verdict.json with every check result. Prints
-    where things stand and the verdict at the end.
+    Writes the attempt folder: the store (books.db), each turn's workspace, outputs,
+    api.jsonl (every request or command of the turn) and (external agents) process
+    logs, summary.json with event counts, the final trial balance and final_hash, and
+    verdict.json with every check result. Prints each turn that did not complete as it
+    happens, where things stand and the verdict at the end.
+
+    Exit 0 accepted, 1 rejected (or no turn of an external agent completed), 2 bad
+    input, 3 a grader error, or a turn the harness could not run (the adapter could
+    not start, the docker engine or the model endpoint failed): its cause is printed
+    and the attempt stops there.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -98,6 +111,12 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
                                    "--agent reference)")
     if docker_image is not None and agent_cmd is None:
         raise click.UsageError("--docker needs --agent-cmd (the adapter to run in it)")
+    if home_template is not None and agent_cmd is None:
+        raise click.UsageError("--home-template needs --agent-cmd (built-in agents have no "
+                               "HOME)")
+    if home_template is not None and not home_template.is_dir():
+        raise click.BadParameter(f"{home_template} is not a directory (expected a folder "
+                                 "copied into each turn's HOME)", param_hint="--home-template")
     if agent_cmd is not None:
         from runs.execution.contract import DockerOptions
         from runs.execution.external import ExternalAgent
@@ -113,14 +132,22 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
             raise click.BadParameter(str(e)) from None
         agent = ExternalAgent(agent_cmd, mode="docker" if docker_image else "local",
                               timeout_s=turn_timeout or loaded.scenario.turns.timeout_s,
-                              docker=docker, env=_agent_env(agent_env))
+                              docker=docker, env=_agent_env(agent_env),
+                              home_template=home_template)
         agent_name = agent_name if solution else f"cmd:{agent_cmd.name}"
     days = len(loaded.scenario.calendar.build().business_days())
+    external = agent is not None
+
+    def turn_done(turn: dict[str, Any]) -> None:
+        line = turn_line(turn, out)
+        if line is not None:
+            con.print(line, highlight=False, markup=False)
+
     with errors():
         try:
             if quiet:
                 result = run_attempt(loaded, seed, agent_name, out, replace=replace,
-                                     agent=agent)
+                                     agent=agent, on_turn=turn_done)
             else:
                 with Progress(TextColumn("{task.description}"), BarColumn(),
                               MofNCompleteColumn(), console=con, transient=True) as bar:
@@ -131,17 +158,72 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
                                    description=f"{loaded.scenario.id} {day.isoformat()}")
 
                     result = run_attempt(loaded, seed, agent_name, out, on_day=tick,
-                                         replace=replace, agent=agent)
+                                         replace=replace, agent=agent, on_turn=turn_done)
+        except AttemptAborted as e:
+            fail(f"{e}\nthe attempt stopped at turn {e.turn}; nothing was graded "
+                 f"(see {e.error_file})", code=EXIT_GRADER_ERROR)
         except AttemptError as e:
             fail(e)
     con.print(summary_table(result.summary))
     con.print(f"final_hash: {result.final_hash}")
     con.print(f"attempt folder: {out}")
-    _print_verdict(con, out)
+    status = _print_verdict(con, out)
+    turns = result.summary["turns"]
+    undone = [t for t in turns if t["status"] != "completed"]
+    if undone:
+        kinds = Counter(t["status"] for t in undone)
+        con.print(f"turns not completed: {len(undone)} of {len(turns)} ("
+                  + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")",
+                  highlight=False, style="bold red")
+    code = VERDICT_EXIT.get(status, EXIT_GRADER_ERROR)
+    if external and turns and len(undone) == len(turns) and code == EXIT_OK:
+        con.print("no turn completed: exit 1 whatever the verdict", highlight=False)
+        code = EXIT_FAILED
+    sys.exit(code)
 
 
-def _print_verdict(con: Any, out: Path) -> None:
-    """The verdict's outcome, its failed checks and grader errors, from verdict.json."""
+def turn_line(turn: dict[str, Any], out: Path) -> str | None:
+    """One line for a turn that did not complete (None for a completed one): its status,
+    exit code, the last line the adapter wrote on stderr and where its logs are."""
+    status = turn["status"]
+    if status == "completed":
+        return None
+    process = turn.get("process") or {}
+    head = f"turn {turn['turn']} ({turn['date']}): {status}"
+    if status == "error":
+        return f"{head}: {process.get('infrastructure_error')}"
+    if status == "crashed" and process:
+        head += f" (exit {process.get('exit_code')})"
+    elif status == "crashed":
+        folder = out / "turns" / f"{int(turn['turn']):02d}"
+        head += f" (the agent raised; see {folder / 'agent.log'})"
+    elif status == "timeout":
+        head += f" after {process.get('wall_s')} s"
+    log = process.get("stderr_log")
+    if log:
+        last = _last_line(out / log)
+        head += (f": {last}" if last else "") + f" (stderr: {out / log})"
+    return head
+
+
+def _last_line(path: Path, limit: int = 300) -> str:
+    """The last non-empty line of a log (at most ``limit`` characters)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - 8192))
+            tail = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [x.strip() for x in tail.splitlines() if x.strip()]
+    last = lines[-1] if lines else ""
+    return last if len(last) <= limit else last[:limit - 3] + "..."
+
+
+def _print_verdict(con: Any, out: Path) -> str:
+    """Print the verdict's outcome, its failed checks and grader errors, from
+    verdict.json; return its status."""
     import json
 
     from runs.cli.display import verdict_lines
@@ -149,6 +231,7 @@ def _print_verdict(con: Any, out: Path) -> None:
     data = json.loads((out / "verdict.json").read_text(encoding="utf-8"))
     for line in verdict_lines(data):
         con.print(line, highlight=False)
+    return str(data["status"])
 
 
 def _agent_env(items: tuple[str, ...]) -> dict[str, str]:
@@ -199,11 +282,17 @@ def _load(scenario: str) -> LoadedScenario:
 @click.option("--write", is_flag=True,
               help="Also rewrite the attempt's verdict.json (default: only print).")
 @click.option("--store-url", default=None,
-              help="The PostgreSQL URL of an attempt whose books are not in its folder.")
+              help="The PostgreSQL URL of an attempt whose books are not in its folder "
+                   "(default: the URL its summary.json records, without a password).")
 def check_command(attempt: Path, scenario: str | None, write: bool, store_url: str | None) -> None:
     """Evaluate an attempt's checks again from its stored log and files; run nothing.
 
-    Exit 0 accepted, 1 rejected (or the log does not verify), 2 bad input, 3 grader error.
+    The books are verified first: the log's hash chain, its head against the final_hash
+    the attempt recorded (a log cut at its end is refused, naming both hashes), the
+    file's pages, and every read table the checks read against a fold of the log (an
+    edited or deleted row is refused, naming its table and key). Nothing is graded then.
+
+    Exit 0 accepted, 1 rejected (or the books do not verify), 2 bad input, 3 grader error.
     """
     from runs.cli.display import console
     from runs.grading import GradingError, grade_folder, read_summary
@@ -226,6 +315,10 @@ def check_command(attempt: Path, scenario: str | None, write: bool, store_url: s
 
     for line in verdict_lines(verdict.to_json(), all_results=True):
         con.print(line, highlight=False)
+    if verdict.books is not None:
+        con.print(f"books: {verdict.books['verified']} (log head {verdict.books['log_head']} "
+                  f"at position {verdict.books['log_position']}; "
+                  f"{len(verdict.books['tables'])} read tables match the log)", highlight=False)
     sys.exit(VERDICT_EXIT.get(verdict.status, EXIT_GRADER_ERROR))
 
 
@@ -237,7 +330,8 @@ def check_command(attempt: Path, scenario: str | None, write: bool, store_url: s
               help="Also write every row (balances and items, exact decimal strings) to a CSV.")
 @click.option("--all-items", is_flag=True, help="List every item, not the 25 largest per table.")
 @click.option("--store-url", default=None,
-              help="The PostgreSQL URL of an attempt whose books are not in its folder.")
+              help="The PostgreSQL URL of an attempt whose books are not in its folder "
+                   "(default: the URL its summary.json records, without a password).")
 def reconcile_command(attempt: Path, as_of: date | None, csv_out: Path | None, all_items: bool,
               store_url: str | None) -> None:
     """Reconcile an attempt's control accounts with their subledgers and the outside world.
@@ -246,14 +340,15 @@ def reconcile_command(attempt: Path, as_of: date | None, csv_out: Path | None, a
     (customers' and vendors' own records, the bank's statement) and the differences,
     itemized down to documents and statement lines, with the party each belongs to.
     Timing items (payments in transit, bills not yet delivered, ...) are listed apart
-    as explained. Exit 0 when everything ties, 1 when not, 2 on bad input.
+    as explained. The books are verified first, as by ``erpsim check``. Exit 0 when
+    everything ties, 1 when not (or the books do not verify), 2 on bad input.
     """
     import csv as csv_mod
 
     from checks.reconcile import CSV_COLUMNS
     from checks.reconcile import reconcile as do_reconcile
     from runs.cli.display import console, reconciliation_tables
-    from runs.grading import GradingError, open_attempt_store, read_summary
+    from runs.grading import GradingError, open_attempt_store, read_summary, verify_attempt_books
 
     con = console(170)
     try:
@@ -275,7 +370,7 @@ def reconcile_command(attempt: Path, as_of: date | None, csv_out: Path | None, a
         except GradingError as e:
             fail(e)
         try:
-            store.require_valid()
+            verify_attempt_books(attempt, store, summary)
             rec = do_reconcile(store, as_of=as_of, control_accounts=declared or None)
         finally:
             store.close()

@@ -83,8 +83,10 @@ def summary_table(summary: dict[str, Any]) -> Table:
     t.add_row("events (erp / world)",
               f"{ev['by_realm'].get('erp', 0):,} / {ev['by_realm'].get('world', 0):,}")
     turns = summary["turns"]
-    crashed = sum(1 for x in turns if x["status"] != "completed")
-    t.add_row("turns (crashed)", f"{len(turns)} ({crashed})")
+    undone = sum(1 for x in turns if x["status"] != "completed")
+    t.add_row("turns (not completed)", f"{len(turns)} ({undone})",
+              style="bold red" if undone else None)
+    t.add_row("agent commands", str(sum(x["commands"] for x in turns)))
     t.add_row("agent commands refused", str(sum(len(x["rejections"]) for x in turns)))
     tb = summary["trial_balance_total"]
     t.add_row("trial balance debit - credit", tb["difference"])

@@ -10,6 +10,10 @@ in a private runtime folder outside the attempt folder) and, at each turn:
    benchmark-owned HOME, until it exits or its timeout;
 3. revokes the token, so that nothing the agent left running can write later.
 
+Every request the API answers during the turn is one line of ``turns/NN/agent/api.jsonl``
+(:mod:`erp.api.request_log`); ``last_requests`` holds them for the turn's record. A home
+template (``home_template``), when given, is copied into each turn's fresh HOME.
+
 What the agent wrote before a timeout stays in the books, attributed to its turn.
 """
 
@@ -23,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from erp.api.server import ApiServer, TokenRegistry, create_app
+from erp.api.server import ApiServer, RequestLog, TokenRegistry, create_app
 from erp.ledger import Ledger
 from runs.execution.contract import DEFAULT_TIMEOUT_S, DockerOptions, Mode, TurnOutcome, TurnProcess
 from runs.execution.turn import run_turn
@@ -31,6 +35,8 @@ from scenarios.turn import TurnContext
 
 CONTAINER_SOCKET = "/run/erpsim/api.sock"
 CONNECTION_FILE = ".erpsim/connection.json"
+API_LOG = "api.jsonl"
+"""The turn's request log, in its log folder (``turns/NN/agent/``)."""
 
 
 def erp_client_file() -> Path:
@@ -46,7 +52,8 @@ class ExternalAgent:
     def __init__(self, adapter: Path, *, mode: Mode = "local",
                  timeout_s: float = DEFAULT_TIMEOUT_S,
                  docker: DockerOptions | None = None, name: str | None = None,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None,
+                 home_template: Path | None = None) -> None:
         self.adapter = adapter.absolute()
         self.mode: Mode = mode
         self.timeout_s = timeout_s
@@ -54,19 +61,24 @@ class ExternalAgent:
         self.name = name or adapter.name
         self.env = dict(env or {})
         """Extra variables for the adapter (credentials, options); ERPSIM_API/TOKEN win."""
+        self.home_template = home_template.absolute() if home_template is not None else None
+        """A folder copied into each turn's HOME (config files such as ~/.codex/config.toml)."""
         self.tokens = TokenRegistry()
+        self.requests = RequestLog()
         self.server: ApiServer | None = None
         self.app: Any = None
         self.runtime: Path | None = None
         self.last_outcome: TurnOutcome | None = None
         self.last_overhead: dict[str, float] = {}
+        self.last_requests: list[dict[str, Any]] = []
+        """The last turn's API requests (the lines of its api.jsonl)."""
 
     # --- the attempt's API ---------------------------------------------------------
 
     def start(self, ledger: Ledger) -> None:
         """Serve the books for this attempt on a private unix socket."""
         self.runtime = Path(tempfile.mkdtemp(prefix="erpsim-"))
-        self.app = create_app(ledger, self.tokens)
+        self.app = create_app(ledger, self.tokens, request_log=self.requests)
         self.server = ApiServer(self.app, uds=self.runtime / "api.sock")
         self.server.start()
 
@@ -87,7 +99,10 @@ class ExternalAgent:
         if self.server is None or self.runtime is None:
             raise RuntimeError("ExternalAgent.start() was not called")
         self.last_outcome = None
+        self.last_requests = []
         started = time.perf_counter()
+        log_dir = desk.workspace.parent / "agent"
+        self.requests.begin(log_dir / API_LOG)
         token = self.tokens.issue(desk.actor, desk.role, desk.day, desk.sim_time)
         try:
             api = f"unix://{CONTAINER_SOCKET}" if self.mode == "docker" else self.server.url
@@ -97,11 +112,11 @@ class ExternalAgent:
             home = self.runtime / f"home-{desk.turn:02d}"
             proc = TurnProcess(
                 adapter=self.adapter, workspace=desk.workspace, prompt_file=desk.prompt_file,
-                output_dir=desk.output_dir, log_dir=desk.workspace.parent / "agent",
+                output_dir=desk.output_dir, log_dir=log_dir,
                 home=home, env={**self.env, "ERPSIM_API": api, "ERPSIM_TOKEN": token},
                 timeout_s=self.timeout_s, mode=self.mode,
                 docker=replace(self.docker, api_socket=self.server.uds),
-                erp_client=erp_client_file())
+                erp_client=erp_client_file(), home_template=self.home_template)
             outcome = run_turn(proc)
         finally:
             self.tokens.revoke(token)
@@ -109,6 +124,7 @@ class ExternalAgent:
             # engine goes on; later ones re-check the token under the lock and get 401.
             with self.app.state.lock:
                 pass
+            self.last_requests = self.requests.end()
         (desk.workspace / CONNECTION_FILE).unlink(missing_ok=True)
         shutil.rmtree(self.runtime / f"home-{desk.turn:02d}", ignore_errors=True)
         self.last_outcome = outcome

@@ -75,7 +75,7 @@ def test_null_is_rejected_with_the_failed_check_named(tmp_path: Path) -> None:
     out = tmp_path / "n"
     res = CliRunner().invoke(main, ["run", str(sc), "--agent", "null", "--out", str(out),
                                     "--quiet"])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # a rejected verdict
     assert "verdict: rejected (0/1 required checks passed)" in flat(res.output)
     assert "FAIL csv_columns#1: out/unapplied.csv" in flat(res.output)
 

@@ -10,6 +10,7 @@ import runs.errors as errors_mod
 from erp.errors import IntegrityError, StoreError
 from runs.cli.common import exit_code
 from runs.errors import (
+    AttemptAborted,
     AttemptError,
     BadInput,
     CampaignError,
@@ -19,6 +20,7 @@ from runs.errors import (
     InfrastructureError,
     LabelExists,
     MatrixChanged,
+    PreflightFailed,
     ResultsError,
     RunsError,
     SystemsError,
@@ -34,7 +36,8 @@ from scenarios.errors import ScenarioError
     (CampaignError("x"), 2), (LabelExists("x"), 2), (MatrixChanged("x"), 2),
     (ResultsError("x"), 2), (DuplicateAttempt("x"), 2), (BadInput("x"), 2),
     (IncompleteMatrix("x"), 1), (UnpairedSystems("x"), 1), (ValidationAborted("x"), 1),
-    (InfrastructureError("x"), 3),
+    (InfrastructureError("x"), 3), (PreflightFailed(["x"]), 2),
+    (AttemptAborted("x", turn=1, cause="x"), 3),
 ])
 def test_each_error_has_the_readme_exit_code(error: BaseException, code: int) -> None:
     assert exit_code(error) == code
@@ -44,7 +47,7 @@ def test_the_tree_in_the_docstring_names_every_class() -> None:
     classes = [n for n, c in inspect.getmembers(errors_mod, inspect.isclass)
                if issubclass(c, RunsError) and c.__module__ == errors_mod.__name__]
     doc = errors_mod.__doc__ or ""
-    assert len(classes) == 15
+    assert len(classes) == 17
     assert all(f" {name} " in doc or doc.count(name) for name in classes)
 
 

@@ -27,7 +27,7 @@ def test_same_seed_same_hash_in_two_processes(tmp_path: Path) -> None:
     for out, seed in ((a, "1"), (b, "1"), (c, "2")):
         res = run_cli("run", "cash-application", "--seed", seed, "--agent", "null", "--out",
                       str(out), "--quiet")
-        assert res.returncode == 0, res.stderr
+        assert res.returncode == 1, res.stderr  # null is rejected
     assert summary(a)["final_hash"] == summary(b)["final_hash"]
     assert summary(a)["final_hash"] != summary(c)["final_hash"]
     verify = run_cli("ledger", "verify", str(a / "books.db"))
@@ -38,7 +38,7 @@ def test_null_agent_leaves_the_work_undone(tmp_path: Path) -> None:
     out = tmp_path / "m"
     result = CliRunner().invoke(main, ["run", "month-end-close", "--seed", "1", "--agent",
                                        "null", "--out", str(out), "--quiet"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # rejected
     s = summary(out)
     assert s["trial_balance_total"]["difference"] == "0.00"
     assert all(t["difference"] == "0.00" for t in s["control_ties"])
@@ -76,7 +76,7 @@ def test_an_attempt_folder_is_never_reused(tmp_path: Path) -> None:
 def test_every_library_scenario_runs_with_the_null_agent(name: str, tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["run", name, "--agent", "null", "--out",
                                        str(tmp_path / name), "--quiet"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the null agent is rejected
     s = summary(tmp_path / name)
     assert s["trial_balance_total"]["difference"] == "0.00"
     assert s["figures"]["company_commands_refused"] == 0
@@ -85,14 +85,14 @@ def test_every_library_scenario_runs_with_the_null_agent(name: str, tmp_path: Pa
 def test_replace_only_replaces_a_finished_attempt(tmp_path: Path) -> None:
     out = tmp_path / "a"
     args = ["run", "cash-application", "--agent", "null", "--out", str(out), "--quiet"]
-    assert CliRunner().invoke(main, args).exit_code == 0
+    assert CliRunner().invoke(main, args).exit_code == 1  # written, and rejected
     again = CliRunner().invoke(main, [*args, "--replace"])
-    assert again.exit_code == 0, again.output
+    assert again.exit_code == 1, again.output
     other = tmp_path / "mine"
     other.mkdir()
     (other / "notes.txt").write_text("keep")
     refused = CliRunner().invoke(main, [*args[:-3], "--out", str(other), "--quiet",
                                         "--replace"])
     assert refused.exit_code == 2
-    assert "--replace only replaces a finished attempt folder" in refused.output
+    assert "--replace only replaces an attempt folder" in refused.output
     assert (other / "notes.txt").read_text() == "keep"

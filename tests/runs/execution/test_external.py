@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import sqlite3
 import stat
 from pathlib import Path
@@ -136,7 +138,9 @@ def test_a_sleeping_agent_is_stopped_and_recorded_as_a_timeout(tmp_path: Path) -
     res = CliRunner().invoke(main, ["run", str(scenario(tmp_path, on_timeout="end")),
                                     "--agent-cmd", str(adapter(tmp_path, sleep="30")),
                                     "--turn-timeout", "2", "--out", str(out), "--quiet"])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # no turn completed
+    assert "turn 1 (2026-03-02): timeout after" in res.output
+    assert "no turn completed" in res.output
     summary = json.loads((out / "summary.json").read_text())
     turns = summary["turns"]
     assert len(turns) == 1  # on_timeout: end -> no second turn
@@ -153,7 +157,8 @@ def test_after_a_timeout_the_attempt_goes_on_when_the_scenario_says_so(tmp_path:
     res = CliRunner().invoke(main, ["run", str(scenario(tmp_path)), "--agent-cmd",
                                     str(adapter(tmp_path, sleep="30")), "--turn-timeout", "2",
                                     "--out", str(out), "--quiet"])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # every turn timed out: not a success
+    assert "turns not completed: 3 of 3 (3 timeout)" in " ".join(res.output.split())
     turns = json.loads((out / "summary.json").read_text())["turns"]
     assert [t["status"] for t in turns] == ["timeout"] * 3
 
@@ -198,3 +203,138 @@ def test_a_fake_external_agent_works_through_erp_in_docker_mode(tmp_path: Path) 
                                     "--out", str(out), "--quiet"])
     assert res.exit_code == 0, res.output
     check_attempt(out, "docker")
+
+
+# --- every agent action recorded; loud harness faults; home templates ----------------------
+
+# Applies one receipt (through apply_one.py), then tries an application that is refused,
+# reads the home template's file into out/, and leaves the file the scenario asks for.
+RECORDING = r"""#!/bin/sh
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --output-dir) out="$2"; shift 2;;
+    *) shift 2;;
+  esac
+done
+python3 "$APPLY_ONE" > "$out/applied.txt"
+erp receipts apply NO-SUCH-RECEIPT NO-SUCH-INVOICE 1.00 2> "$out/refused.txt" || true
+cat "$HOME/.agentrc" > "$out/home.txt" 2>/dev/null || echo none > "$out/home.txt"
+echo "x" > "$HOME/.agentrc"
+printf 'line_id,reason\n' > "$out/unapplied.csv"
+"""
+
+APPLY_ONE = Path(__file__).resolve().parents[2] / "agents" / "apply_one.py"
+
+
+def recording_adapter(tmp_path: Path) -> Path:
+    path = tmp_path / "rec" / "agent"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(RECORDING)
+    path.chmod(0o755)
+    return path
+
+
+def read_jsonl(path: Path) -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def test_every_request_of_an_external_agent_is_in_api_jsonl_and_counted(
+        tmp_path: Path) -> None:
+    out = tmp_path / "a"
+    home = tmp_path / "home-template"
+    home.mkdir()
+    (home / ".agentrc").write_text("from the template\n")
+    res = CliRunner().invoke(main, ["run", str(scenario(tmp_path)), "--agent-cmd",
+                                    str(recording_adapter(tmp_path)), "--agent-env",
+                                    f"APPLY_ONE={APPLY_ONE}", "--home-template", str(home),
+                                    "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    flat = " ".join(res.output.split())
+    turns = json.loads((out / "summary.json").read_text())["turns"]
+    total = sum(t["commands"] for t in turns)
+    assert f"agent commands │ {total} " in flat and "agent commands refused │ 3 " in flat
+    writes = {p for p, in sqlite3.connect(out / "books.db").execute(
+        "SELECT position FROM events WHERE actor LIKE 'agent:%'")}
+    logged: set[int] = set()
+    for t in turns:
+        n = t["turn"]
+        assert t["api_log"] == f"turns/{n:02d}/agent/api.jsonl"
+        lines = read_jsonl(out / t["api_log"])
+        assert t["requests"] == len(lines) >= 3
+        commands = [x for x in lines if x["command"]]
+        assert {x["command"] for x in commands} == {"ApplyReceipt"}
+        assert t["commands"] == len(commands) in (1, 2)
+        applied = (out / "turns" / f"{n:02d}" / "outputs" / "applied.txt").read_text()
+        assert (len(commands) == 2) == applied.startswith("APPLIED")
+        *ok, refused = commands
+        assert all(x["status"] == 200 and x["events"] and x["method"] == "POST" for x in ok)
+        assert refused["status"] == 404 and refused["error"] == "unknown_receipt"
+        assert t["rejections"] == [{"command": "ApplyReceipt", "code": "unknown_receipt",
+                                    "message": refused["message"]}]
+        logged |= {p for x in lines for p in x["events"]}
+        # the template reaches every turn's fresh HOME; what a turn wrote there does not
+        home_seen = (out / "turns" / f"{n:02d}" / "outputs" / "home.txt").read_text()
+        assert home_seen == "from the template\n"
+    assert writes and logged == writes  # every write of the agent is on a line of api.jsonl
+
+
+def test_a_built_in_agent_gets_the_same_record(tmp_path: Path) -> None:
+    out = tmp_path / "a"
+    res = CliRunner().invoke(main, ["run", str(scenario(tmp_path)), "--agent", "reference",
+                                    "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    turns = json.loads((out / "summary.json").read_text())["turns"]
+    assert sum(t["commands"] for t in turns) > 0
+    for t in turns:
+        lines = read_jsonl(out / t["api_log"])
+        assert len([x for x in lines if x["command"]]) == t["commands"] == t["requests"]
+        assert all(x["method"] is None and x["route"] is None for x in lines)
+        assert len([x for x in lines if x["status"] >= 400]) == len(t["rejections"])
+
+
+def test_an_adapter_that_cannot_start_stops_the_run_with_exit_3(tmp_path: Path) -> None:
+    path = recording_adapter(tmp_path)
+    path.chmod(0o644)
+    out = tmp_path / "a"
+    res = CliRunner().invoke(main, ["run", str(scenario(tmp_path)), "--agent-cmd", str(path),
+                                    "--out", str(out), "--quiet"])
+    assert res.exit_code == 3, res.output
+    flat = " ".join(res.output.split())
+    assert f"turn 1 (2026-03-02): error: adapter {path} is not executable" in flat
+    assert "the attempt stopped at turn 1; nothing was graded" in flat
+    assert not (out / "summary.json").exists() and not (out / "turns" / "02").exists()
+    assert "is not executable" in (out / "error.txt").read_text()
+    again = CliRunner().invoke(main, ["run", str(tmp_path / "sc" / "scenario.yaml"),
+                                      "--agent-cmd", str(path), "--out", str(out), "--quiet",
+                                      "--replace"])
+    assert again.exit_code == 3, again.output  # a stopped attempt's folder can be replaced
+
+
+def test_an_adapter_reporting_a_dead_model_endpoint_stops_the_run(tmp_path: Path) -> None:
+    path = tmp_path / "ad" / "agent"
+    path.parent.mkdir()
+    path.write_text("#!/bin/sh\necho 'starting' >&2\necho 'fake adapter: infrastructure "
+                    "error: model endpoint http://127.0.0.1:9 refused the connection' >&2\n"
+                    "exit 75\n")
+    path.chmod(0o755)
+    out = tmp_path / "a"
+    res = subprocess.run([sys.executable, "-m", "runs.cli", "run", str(scenario(tmp_path)),
+                          "--agent-cmd", str(path), "--out", str(out), "--quiet"],
+                         capture_output=True, text=True, check=False)
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert "model endpoint http://127.0.0.1:9 refused the connection" in res.stdout
+    assert "infrastructure error" in res.stderr and "turn 1" in res.stderr
+    assert not (out / "turns" / "02").exists()
+
+
+def test_a_home_template_that_is_not_a_folder_is_refused(tmp_path: Path) -> None:
+    sc = str(scenario(tmp_path))
+    res = CliRunner().invoke(main, ["run", sc, "--agent-cmd",
+                                    str(recording_adapter(tmp_path)), "--home-template",
+                                    str(tmp_path / "nope"), "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "--home-template" in res.output
+    assert "is not a directory" in res.output and not (tmp_path / "x").exists()
+    res = CliRunner().invoke(main, ["run", sc, "--home-template", str(tmp_path), "--out",
+                                    str(tmp_path / "x")])
+    assert res.exit_code == 2 and "--home-template needs --agent-cmd" in res.output
