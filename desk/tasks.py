@@ -314,7 +314,8 @@ def desk_scenario(spec: DeskTaskSpec, *, prompt_label: str = "task.yaml#prompt",
         population = b.population or population
         if b.injections is not None:
             injections = b.injections
-    data = {"id": spec.id, "title": spec.title, "description": f"desk task ({spec.category})",
+    data = {"id": spec.id, "title": spec.title, "category": spec.category,
+            "description": f"desk task ({spec.category})",
             "calendar": {"start": start, "end": spec.date, "holidays": holidays},
             "company": company, "population": population, "injections": injections,
             "turns": {"every": "none", "dates": [spec.date], "prompt": prompt_label,

@@ -293,6 +293,10 @@ class Scenario(Strict):
 
     id: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)]
     title: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    category: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9 -]*$",
+                                               max_length=64)] | None = None
+    """The business category the reports group by (``order to cash``, ``close``...);
+    a desk task's is its own. ``None``: uncategorized."""
     description: str = ""
     calendar: CalendarSpec
     company: CompanySpec = CompanySpec()

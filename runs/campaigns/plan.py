@@ -48,6 +48,8 @@ class Target:
     seeds: tuple[int, ...]
     """The seeds it runs with: the campaign's for a scenario; a desk task's own seed
     (its supplied files were generated with it, and its books are drawn with it)."""
+    category: str | None = None
+    """The business category the report groups by (``None``: uncategorized)."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,8 @@ class Plan:
     def matrix(self) -> dict[str, Any]:
         """The matrix as campaign.json records it."""
         return {"scenarios": [{"name": t.name, "kind": t.kind, "source": t.source,
-                               "sha256": t.sha256, "seeds": list(t.seeds)}
+                               "sha256": t.sha256, "seeds": list(t.seeds),
+                               "category": t.category}
                               for t in self.targets],
                 "seeds": list(self.seeds),
                 "systems": [s.record() for s in self.systems],
@@ -126,7 +129,7 @@ def plan_campaign(label: str, *, scenarios: Sequence[str] = (),
     for s in scenarios:
         loaded = load_scenario(find_scenario(s))
         targets.append(Target(loaded.scenario.id, "scenario", str(loaded.path),
-                              loaded.sha256, scenario_seeds))
+                              loaded.sha256, scenario_seeds, loaded.scenario.category))
     if desk:
         tasks = desk_tasks()
         names = list(tasks.list_tasks()) if list(desk) == ["all"] else list(desk)
@@ -136,7 +139,7 @@ def plan_campaign(label: str, *, scenarios: Sequence[str] = (),
             task = tasks.load_task(n)
             source = str(Path(n).absolute()) if ("/" in n or os.sep in n) else n
             targets.append(Target(task.loaded.scenario.id, "desk", source,
-                                  task.loaded.sha256, (int(task.seed),)))
+                                  task.loaded.sha256, (int(task.seed),), task.category))
         if any(s.name == "oracle" for s in systems):
             raise CampaignError("system oracle: desk tasks have no oracle (their "
                                 "reference is the task's solution: use reference)")

@@ -147,3 +147,196 @@ def open_campaign(results_dir: Path, label: str) -> Campaign:
     rows = read_rows(folder / RESULTS_FILE)
     return Campaign(label=label, folder=folder, data=data, matrix=matrix, rows=rows,
                     completeness=completeness(rows, matrix))
+
+
+# --- categories, scorers, usage and prices of a campaign ---------------------------------------
+
+ORIGINAL = "original"
+"""The scorer name of the verdicts recorded when the attempts ran."""
+
+
+def _category_from_source(entry: dict[str, Any]) -> str | None:
+    """A scenario's category loaded from where campaign.json says it came from."""
+    from scenarios.errors import ScenarioError
+
+    source = entry.get("source")
+    if not isinstance(source, str):
+        return None
+    try:
+        if entry.get("kind") == "desk":
+            import desk.tasks
+
+            return str(desk.tasks.load_task(source).category)
+        from scenarios.loader import find_scenario, load_scenario
+
+        return load_scenario(find_scenario(source)).scenario.category
+    except (ScenarioError, ImportError, ValueError, OSError):
+        return None
+
+
+def categories(campaign: Campaign) -> dict[str, str | None]:
+    """Each scenario's category: as campaign.json records it, else as its source declares
+    it now (campaigns swept before categories were recorded), else ``None``."""
+    m = campaign.data.get("matrix")
+    entries = [e for e in (m.get("scenarios", []) if isinstance(m, dict) else [])
+               if isinstance(e, dict)]
+    out: dict[str, str | None] = {}
+    for e in entries:
+        name = e.get("name") or e.get("id")
+        if isinstance(name, str):
+            cat = e.get("category") if "category" in e else _category_from_source(e)
+            out[name] = cat if isinstance(cat, str) and cat else None
+    return out
+
+
+def receipts_of(campaign: Campaign, scorer: str | None = None) -> list[Any]:
+    """The rescoring receipts stored in the campaign's ledger (of one scorer), oldest
+    first."""
+    from runs.campaigns.ledger import ResultsError, ResultsLedger
+
+    try:
+        with ResultsLedger.open(campaign.ledger_path) as ledger:
+            return ledger.receipts(scorer)
+    except ResultsError as e:
+        raise BadInput(str(e)) from None
+
+
+def stored_scorers(campaign: Campaign) -> dict[str, int]:
+    """Scorer names with stored receipts -> attempts they cover, by name."""
+    keys: dict[str, set[Any]] = {}
+    for rc in receipts_of(campaign):
+        keys.setdefault(rc.scorer_name, set()).add(rc.key)
+    return {name: len(keys[name]) for name in sorted(keys)}
+
+
+def scorer_name(campaign: Campaign, name: str) -> str:
+    """``name`` as the campaign knows it: ``original``, a stored scorer's name, or the
+    folder given to ``rescore --scorer`` (its name); :class:`BadInput` otherwise."""
+    known = stored_scorers(campaign)
+    if name == ORIGINAL or name in known:
+        return name
+    as_folder = Path(name).expanduser()
+    if as_folder.is_dir() and as_folder.resolve().name in known:
+        return as_folder.resolve().name
+    names = ", ".join([ORIGINAL, *known])
+    raise BadInput(f"--scorer {name!r}: unknown scorer for campaign {campaign.label} "
+                   f"(expected one of: {names}; `erpsim rescore {campaign.label} --scorer "
+                   f"{name}` stores its verdicts first)")
+
+
+def latest_receipts(campaign: Campaign, name: str) -> dict[Any, Any]:
+    """The newest receipt of scorer ``name`` for each attempt key."""
+    return {rc.key: rc for rc in receipts_of(campaign, name)}
+
+
+def needs_receipt(row: AttemptLike) -> bool:
+    """Whether a rescoring must hold a receipt for ``row``: every attempt but one that
+    never finished (an infrastructure error with no verdict, which no scorer can grade)."""
+    return not (row.verdict_status is None and row.status == "infrastructure_error")
+
+
+def with_scorer(campaign: Campaign, name: str) -> Campaign:
+    """The campaign with every row's verdict under scorer ``name`` (the newest receipt of
+    that scorer for each attempt); ``original`` gives it as recorded. An attempt that
+    never finished keeps its row (no verdict under any scorer).
+
+    :class:`BadInput` for an unknown scorer; :class:`~runs.errors.Refused` when the scorer
+    has no receipt for some finished attempt (a subset of rescored verdicts is never mixed
+    into an aggregate of original ones).
+    """
+    from runs.campaigns.metrics import rescored_row
+    from runs.errors import Refused
+
+    name = scorer_name(campaign, name)
+    if name == ORIGINAL:
+        return campaign
+    receipts = latest_receipts(campaign, name)
+    due = [r for r in campaign.rows if needs_receipt(r)]
+    missing = [r.key for r in due if tuple(r.key) not in receipts]
+    if missing:
+        first = " ".join(map(str, missing[0]))
+        raise Refused(f"--scorer {name}: receipts for {len(due) - len(missing)} of "
+                      f"{len(due)} finished attempts (none for {len(missing)}, e.g. {first}; "
+                      f"expected one per finished attempt: `erpsim rescore {campaign.label} "
+                      "--scorer ...` grades them, or says why it cannot)")
+    rows = [rescored_row(r, receipts[tuple(r.key)].verdict) if tuple(r.key) in receipts
+            else r for r in campaign.rows]
+    return Campaign(label=campaign.label, folder=campaign.folder, data=campaign.data,
+                    matrix=campaign.matrix, rows=rows,
+                    completeness=completeness(rows, campaign.matrix))
+
+
+def scorer_manifests(campaign: Campaign, name: str) -> list[str]:
+    """The manifest sha256 values of the newest receipts of ``name`` (one when the
+    scorer's definitions did not change between rescorings)."""
+    return sorted({rc.scorer_definitions_sha256
+                   for rc in latest_receipts(campaign, name).values()})
+
+
+def attempt_usage(campaign: Campaign) -> dict[Any, Any]:
+    """Each attempt's :class:`~runs.campaigns.metrics.Usage` (summed over its turns)
+    from its folder's ``summary.json``; ``None`` when unknown (a built-in agent, an
+    adapter that wrote no usage, a missing or unreadable summary)."""
+    from runs.campaigns.metrics import add_usage, usage_from
+
+    out: dict[Any, Any] = {}
+    for row in campaign.rows:
+        path = campaign.attempt_dir(row) / "summary.json"
+        try:
+            turns = json.loads(path.read_text(encoding="utf-8")).get("turns", [])
+        except (OSError, ValueError, AttributeError):
+            out[tuple(row.key)] = None
+            continue
+        parts = []
+        for t in turns if isinstance(turns, list) else []:
+            usage = ((t.get("process") or {}).get("usage") if isinstance(t, dict) else None)
+            parts.append(usage_from(usage) if isinstance(usage, dict) else None)
+        out[tuple(row.key)] = add_usage(parts)
+    return out
+
+
+def prices(campaign: Campaign) -> dict[str, Any]:
+    """Each system's :class:`~runs.campaigns.metrics.Price`, from the ``price:`` its
+    systems file declared (recorded in campaign.json); systems without one are left out."""
+    from runs.campaigns.metrics import Price
+
+    m = campaign.data.get("matrix")
+    out: dict[str, Any] = {}
+    for s in m.get("systems", []) if isinstance(m, dict) else []:
+        if isinstance(s, dict) and isinstance(s.get("name"), str) and isinstance(
+                s.get("price"), dict):
+            try:
+                out[s["name"]] = Price.from_json(s["price"])
+            except (KeyError, TypeError, ValueError) as e:
+                raise BadInput(f"campaign.json: system {s['name']}: price {s['price']!r} "
+                               f"unreadable ({e}; expected input, cached_input and output "
+                               "in dollars per million tokens)") from None
+    return out
+
+
+def read_weights(text: str) -> str | dict[str, float]:
+    """``task-share``, ``equal``, or the ``category: weight`` mapping of the YAML or JSON
+    file ``text`` names (:class:`BadInput` naming the file for anything else)."""
+    from runs.campaigns.metrics import WEIGHTINGS
+
+    if text in WEIGHTINGS:
+        return text
+    path = Path(text)
+    if not path.is_file():
+        raise BadInput(f"--weights {text!r}: neither a weighting ({', '.join(WEIGHTINGS)}) "
+                       "nor a file (expected a YAML file of category: weight)")
+    from scenarios.loader import parse_yaml
+
+    try:
+        data = parse_yaml(path.read_text(encoding="utf-8"))
+    except Exception as e:  # yaml errors, unreadable bytes
+        raise BadInput(f"--weights {path}: unreadable ({str(e).splitlines()[0]})") from None
+    if not isinstance(data, dict) or not data:
+        raise BadInput(f"--weights {path}: expected a mapping of category: weight (e.g. "
+                       "'cash application: 0.5')")
+    for key, value in data.items():
+        if (not isinstance(value, int | float) or isinstance(value, bool)
+                or not value >= 0):
+            raise BadInput(f"--weights {path}: {key}: {value!r} is not a weight (expected a "
+                           "number >= 0)")
+    return {str(k): float(v) for k, v in data.items()}

@@ -17,6 +17,11 @@ small YAML file (``--systems-file``), one entry per name::
       env:
         ERPSIM_CODEX_MODEL: gpt-5      # a value, passed as given
         OPENAI_API_KEY: null           # null: copied from the sweeping host's environment
+      price:                           # dollars per million tokens (for the report's cost)
+        input: 1.25                    # uncached input (and cache writes, unless given)
+        cached_input: 0.125
+        output: 10.0
+        cache_write: 1.25              # optional (default: the input price)
 
 The file is validated strictly: an unknown field, a bad value or an adapter that is
 not an executable file is a :class:`SystemsError` naming the file, the field path and
@@ -24,7 +29,8 @@ what was expected.
 
 A system's identity (:attr:`System.sha256`) is the sha256 of its canonical declaration
 (values copied from the host are hashed as ``null``: the declaration, never a secret)
-and of the adapter file's bytes; for a built-in agent, of its name and the bytes of the
+and of the adapter file's bytes (its ``price`` is an accounting assumption, recorded
+beside the declaration and never hashed); for a built-in agent, of its name and the bytes of the
 built-in agents' source files. The campaign records it, so that two campaigns that
 name a system alike but ran different ones can be told apart.
 """
@@ -53,6 +59,21 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 
+class PriceSpec(BaseModel):
+    """A system's token prices, in dollars per million tokens (strict)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(ge=0)
+    """Uncached input tokens."""
+    cached_input: float = Field(ge=0)
+    """Input tokens read from the provider's cache."""
+    output: float = Field(ge=0)
+    """Output tokens (reasoning included)."""
+    cache_write: float | None = Field(default=None, ge=0)
+    """Input tokens written to the cache; ``None``: priced as uncached input."""
+
+
 class SystemSpec(BaseModel):
     """One declared system in a systems file (strict: unknown fields are errors)."""
 
@@ -73,6 +94,8 @@ class SystemSpec(BaseModel):
     """Seconds per turn; ``None``: the scenario's own (``turns.timeout_s``)."""
     env: dict[str, str | None] = Field(default_factory=dict)
     """Variables for the adapter: a value, or ``null`` to copy it from the host."""
+    price: PriceSpec | None = None
+    """Token prices that turn the recorded usage into cost (``erpsim report``)."""
 
 
 @dataclass(frozen=True)
@@ -98,11 +121,18 @@ class System:
     network_mode: str = "bridge"
     timeout_s: float | None = None
     env: dict[str, str] = field(default_factory=dict, repr=False)
+    price: dict[str, float | None] | None = None
+    """Dollars per million tokens (``input``, ``cached_input``, ``output``,
+    ``cache_write``), or ``None``: not hashed into the identity."""
 
     def record(self) -> dict[str, Any]:
-        """What campaign.json keeps of the system: name, declaration, identity hash."""
-        return {"name": self.name, "builtin": self.builtin, "declaration": self.declaration,
-                "sha256": self.sha256}
+        """What campaign.json keeps of the system: name, declaration, identity hash and
+        (when declared) its price table."""
+        out = {"name": self.name, "builtin": self.builtin, "declaration": self.declaration,
+               "sha256": self.sha256}
+        if self.price is not None:
+            out["price"] = dict(self.price)
+        return out
 
 
 def _canonical(data: Any) -> bytes:
@@ -250,7 +280,7 @@ def _resolve(label: str, base: Path, name: str, spec: SystemSpec,
                   adapter=adapter.resolve(), mode=spec.mode, image=image, cpus=spec.cpus,
                   memory=spec.memory, network=spec.network,
                   network_mode=spec.network_mode, timeout_s=spec.timeout_s,
-                  env=env)
+                  env=env, price=None if spec.price is None else spec.price.model_dump())
 
 
 def parse_system_names(text: str) -> list[str]:

@@ -158,7 +158,7 @@ ext:
 @pytest.mark.parametrize(("text", "message"), [
     ("ext:\n  adapter: adapters/agent\n  timout_s: 3\n",
      "ext.timout_s: unknown field (allowed: adapter, mode, image, cpus, memory, network, "
-     "network_mode, timeout_s, env)"),
+     "network_mode, timeout_s, env, price)"),
     ("ext:\n  adapter: adapters/agent\n  network_mode: 'a b'\n",
      "ext.network_mode: 'a b' is not valid (String should match pattern "
      "'^[A-Za-z0-9][A-Za-z0-9_.:-]*$')"),
