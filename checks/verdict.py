@@ -4,7 +4,8 @@ Accepted if and only if every required check passes. A check that raises is a
 grader error (kept with its traceback), never a plain failure: the verdict's status
 is then ``grader_error`` and it is not accepted. The verdict binds the results to the
 scorer's identity (name, version, hash of the definitions), the sha256 of every output
-file and the final log head.
+file, the final log head and (``books``) how the books were verified before the checks
+read them.
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ class Verdict:
     outputs: dict[str, str] = field(default_factory=dict)
     final_log_hash: str | None = None
     final_position: int | None = None
+    books: dict[str, Any] | None = None
+    """How the books the checks read were verified before grading (``runs.grading``):
+    ``{"verified": "rebuilt-and-compared", "log_head", "log_position", "tables": {name:
+    {"rows", "sha256"}}}``; ``None`` when the caller verified nothing (per-date checks)."""
 
     @property
     def status(self) -> str:
@@ -91,7 +96,8 @@ class Verdict:
                 "results": [r.to_json() for r in self.results],
                 "grader_errors": [g.to_json() for g in self.grader_errors],
                 "scorer": self.scorer, "outputs": self.outputs,
-                "final_log_hash": self.final_log_hash, "final_position": self.final_position}
+                "final_log_hash": self.final_log_hash, "final_position": self.final_position,
+                "books": self.books}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Verdict:
@@ -101,7 +107,7 @@ class Verdict:
                    grader_errors=[GraderError(**g) for g in data["grader_errors"]],
                    scorer=data["scorer"], outputs=data["outputs"],
                    final_log_hash=data["final_log_hash"],
-                   final_position=data["final_position"])
+                   final_position=data["final_position"], books=data.get("books"))
 
 
 def output_hashes(root: Path | None) -> dict[str, str]:

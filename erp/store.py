@@ -10,6 +10,7 @@ events give the same head hash on any machine and either backend.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -160,10 +161,26 @@ class VerifyReport:
     message: str = ""
 
 
-def _check_sqlite_file(path: Path) -> None:
-    """Refuse, read-only and without leaving files behind, what is not an erpsim store."""
-    import sqlite3
+SQLITE_MAGIC = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
 
+
+def sqlite_damage(error: BaseException) -> str | None:
+    """The SQLite message when ``error`` says the file itself is damaged (a corrupt page,
+    a malformed schema), else ``None`` (a locked database, a missing table, ...)."""
+    orig = getattr(error, "orig", error)
+    if not isinstance(orig, sqlite3.DatabaseError):
+        return None
+    name = getattr(orig, "sqlite_errorname", "") or ""
+    text = str(orig).strip().splitlines()[0] if str(orig).strip() else name
+    if name.startswith("SQLITE_CORRUPT") or "malformed" in text:
+        return text
+    return None
+
+
+def _check_sqlite_file(path: Path) -> None:
+    """Refuse, read-only and without leaving files behind, what is not an erpsim store
+    (``StoreError``) or is one whose file is damaged (``IntegrityError``)."""
     from erp.schema import STORE_FORMAT
 
     try:
@@ -173,12 +190,37 @@ def _check_sqlite_file(path: Path) -> None:
     try:
         row = conn.execute("SELECT value FROM store_meta WHERE key = 'format'").fetchone()
     except sqlite3.DatabaseError as e:
-        raise StoreError(f"{path} is not an erpsim store ({e})") from e
+        damage = sqlite_damage(e)
+        if damage is None and getattr(e, "sqlite_errorname", "") == "SQLITE_NOTADB" \
+                and _has_sqlite_magic(path):  # an SQLite file whose first page is broken
+            damage = str(e)
+        if damage is not None:
+            raise IntegrityError(f"{path}: the file is damaged: {damage} (SQLite could not "
+                                 "read its schema)") from e
+        hint = ("; if it was one, its first page is damaged"
+                if getattr(e, "sqlite_errorname", "") == "SQLITE_NOTADB" else "")
+        raise StoreError(f"{path} is not an erpsim store ({e}{hint})") from e
     finally:
         conn.close()
     if row is None or row[0] != STORE_FORMAT:
         raise StoreError(f"{path} is not an erpsim store (format "
                          f"{row[0] if row else 'missing'!r}, expected {STORE_FORMAT!r})")
+
+
+def _has_sqlite_magic(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            return f.read(16) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+class _NotUtf8(Exception):
+    """A text column of an event row holds bytes that are not UTF-8."""
+
+    def __init__(self, position: object, column: str, error: UnicodeDecodeError) -> None:
+        super().__init__(column)
+        self.position, self.column, self.error = position, column, error
 
 
 def _pg_lock_key(name: str) -> int:
@@ -188,10 +230,16 @@ def _pg_lock_key(name: str) -> int:
 class EventStore:
     """An event log with its read tables, in SQLite or PostgreSQL."""
 
-    def __init__(self, engine: Engine, *, label: str, schema: str | None = None) -> None:
+    def __init__(self, engine: Engine, *, label: str, schema: str | None = None,
+                 url: str | None = None) -> None:
         self.engine = engine
         self.label = label
+        """How the store reads in messages (a path; a PostgreSQL URL without password and
+        its schema)."""
         self.schema = schema
+        self.url = url
+        """PostgreSQL: the URL to open it again with ``schema``, without its password (the
+        server or ``PGPASSWORD`` supplies that); SQLite: ``None`` (the path is the label)."""
         self.dialect = engine.dialect.name
         self._qmark = engine.dialect.paramstyle == "qmark"
         self._lock_key = _pg_lock_key(schema or "public")
@@ -268,7 +316,8 @@ class EventStore:
         engine = sa.create_engine(u, connect_args={"options": f"-c search_path={schema}"},
                                   pool_pre_ping=False)
         store = cls(engine, label=f"{u.render_as_string(hide_password=True)} schema {schema}",
-                    schema=schema)
+                    schema=schema,
+                    url=u.set(password=None).render_as_string(hide_password=False))
         try:
             with engine.connect():
                 pass
@@ -510,29 +559,110 @@ class EventStore:
         with self.engine.connect() as conn:
             return int(conn.exec_driver_sql("SELECT COUNT(*) FROM events").scalar_one())
 
+    def _rows_to_verify(self, page: int = 20_000) -> Iterator[tuple[Any, ...]]:
+        """Every event row in ``EVENT_COLUMNS`` order, in position order, for ``verify``.
+
+        On SQLite the text columns are read as bytes and decoded here, so that a stored
+        byte that is not UTF-8 is found at its row (``_NotUtf8``) instead of failing the
+        whole page inside the driver.
+        """
+        q = self.sql(f"SELECT {','.join(EVENT_COLUMNS)} FROM events WHERE position > ? "
+                     "ORDER BY position LIMIT ?")
+        with self.engine.connect() as conn:
+            raw: Any = conn.connection.driver_connection
+            sqlite = self.dialect == "sqlite"
+            if sqlite:
+                old_factory = raw.text_factory
+                raw.text_factory = bytes
+            cur = raw.cursor()
+            try:
+                last: Any = 0
+                while True:
+                    try:
+                        cur.execute(q, (last, page))
+                        rows = cur.fetchall()
+                    except sqlite3.DatabaseError:
+                        if page == 1 or not sqlite:
+                            raise
+                        page = 1  # a damaged page: go on row by row, to the first unreadable
+                        continue
+                    for r in rows:
+                        if sqlite:
+                            r = _decoded(r)
+                        yield r
+                    if len(rows) < page:
+                        return
+                    last = rows[-1][0]
+            finally:
+                cur.close()
+                if sqlite:
+                    raw.text_factory = old_factory
+
     def verify(self) -> VerifyReport:
-        """Recompute the chain; name the first position whose row does not check out."""
+        """Recompute the chain; name the first position whose row does not check out.
+
+        A text column holding a byte that is not UTF-8 is reported at its position, and
+        an SQLite file whose pages cannot be read as "the file is damaged", after the
+        last position that could be read: never an exception for either.
+        """
         prev, expected_pos, n = GENESIS, 1, 0
-        for e in self.read():
-            if e.position != expected_pos:
-                return VerifyReport(False, n, prev, e.position,
-                                    f"position {e.position}: expected position {expected_pos} "
-                                    "(a row is missing)")
-            if e.prev_hash != prev:
-                return VerifyReport(False, n, prev, e.position,
-                                    f"position {e.position}: prev_hash {e.prev_hash[:12]}... does "
-                                    f"not link to the hash of position {e.position - 1} "
-                                    f"({prev[:12]}...)")
-            h = chain_hash(prev, e.position, e.stream, e.version, e.type, e.schema_version,
-                           e.realm, e.business_date, e.sim_time, e.actor, e.role, e.command,
-                           e.causation_id, e.correlation_id, e.payload)
-            if h != e.hash:
-                return VerifyReport(False, n, prev, e.position,
-                                    f"position {e.position}: stored hash {e.hash[:12]}... does not "
-                                    f"match its content (recomputed {h[:12]}...); the row was "
-                                    "changed after it was written")
-            prev, expected_pos, n = e.hash, expected_pos + 1, n + 1
+        try:
+            for r in self._rows_to_verify():
+                e = StoredEvent(*r)
+                if e.position != expected_pos:
+                    return VerifyReport(False, n, prev, e.position,
+                                        f"position {e.position}: expected position "
+                                        f"{expected_pos} (a row is missing)")
+                if e.prev_hash != prev:
+                    return VerifyReport(False, n, prev, e.position,
+                                        f"position {e.position}: prev_hash {e.prev_hash[:12]}... "
+                                        f"does not link to the hash of position "
+                                        f"{e.position - 1} ({prev[:12]}...)")
+                h = chain_hash(prev, e.position, e.stream, e.version, e.type, e.schema_version,
+                               e.realm, e.business_date, e.sim_time, e.actor, e.role, e.command,
+                               e.causation_id, e.correlation_id, e.payload)
+                if h != e.hash:
+                    return VerifyReport(False, n, prev, e.position,
+                                        f"position {e.position}: stored hash {e.hash[:12]}... "
+                                        f"does not match its content (recomputed {h[:12]}...); "
+                                        "the row was changed after it was written")
+                prev, expected_pos, n = e.hash, expected_pos + 1, n + 1
+        except _NotUtf8 as bad:
+            u = bad.error
+            return VerifyReport(False, n, prev, expected_pos,
+                                f"position {bad.position}: column {bad.column} holds a byte "
+                                f"that is not UTF-8 (0x{u.object[u.start]:02x} at byte "
+                                f"{u.start} of the value); the row was changed after it was "
+                                "written")
+        except (sa.exc.DatabaseError, sqlite3.DatabaseError) as err:
+            damage = sqlite_damage(err)
+            if damage is None:
+                raise StoreError(f"{self.label}: the log cannot be read after position {n}: "
+                                 f"{str(getattr(err, 'orig', err)).strip()}") from err
+            return VerifyReport(False, n, prev, expected_pos,
+                                f"the file is damaged: {damage} (the log reads up to position "
+                                f"{n}; position {expected_pos} on cannot be read)")
         return VerifyReport(True, n, prev)
+
+    def check_file(self) -> str | None:
+        """SQLite: ``PRAGMA quick_check`` over every page of the file (the log, the read
+        tables, their indexes); what it found, or ``None`` when the file is sound.
+        PostgreSQL keeps its own pages: always ``None``."""
+        if self.dialect != "sqlite":
+            return None
+        try:
+            with self.engine.connect() as conn:
+                found = [str(r[0]) for r in conn.exec_driver_sql("PRAGMA quick_check")]
+        except (sa.exc.DatabaseError, sqlite3.DatabaseError) as err:
+            damage = sqlite_damage(err)
+            if damage is None:
+                raise StoreError(f"{self.label}: cannot check the file: "
+                                 f"{str(getattr(err, 'orig', err)).strip()}") from err
+            return f"the file is damaged: {damage}"
+        if found == ["ok"]:
+            return None
+        more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+        return f"the file is damaged: {'; '.join(found[:3])}{more}"
 
     def require_valid(self) -> VerifyReport:
         """``verify()``, raising ``IntegrityError`` when the log does not check out."""
@@ -540,3 +670,21 @@ class EventStore:
         if not report.ok:
             raise IntegrityError(f"{self.label}: {report.message}", report.first_bad_position)
         return report
+
+
+_TEXT_COLUMNS = tuple(i for i, c in enumerate(s.events.columns)
+                      if isinstance(c.type, sa.Text))
+
+
+def _decoded(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """An SQLite row read with bytes for text, its text columns decoded (``_NotUtf8``)."""
+    out = list(row)
+    for i in _TEXT_COLUMNS:
+        v = out[i]
+        if type(v) is bytes:
+            try:
+                out[i] = v.decode()
+            except UnicodeDecodeError as u:
+                raise _NotUtf8(row[0], EVENT_COLUMNS[i], u) from None
+    return tuple(out)
+

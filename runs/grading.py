@@ -2,6 +2,16 @@
 
 Everything a verdict needs is in the attempt folder (``books.db``, the last turn's
 workspace with ``out/``), so grading again later runs nothing (``erpsim check``).
+
+A verdict comes only from state derived from the verified log. Before any check runs,
+:func:`verify_attempt_books` recomputes the log's hash chain, requires its head to be the
+``final_hash`` the attempt recorded (``summary.json``, ``verdict.json``, and the results
+ledger's row when a campaign rescores), checks the file's pages (SQLite), and compares
+every read table the checks read with a fold of the verified log
+(:func:`erp.verification.verify_books`). Anything that does not check out raises
+``IntegrityError`` naming the position, or the table and row, and nothing is graded. The
+verdict records how under ``books`` (``"verified": "rebuilt-and-compared"``, the log head,
+each table's row count and digest).
 """
 
 from __future__ import annotations
@@ -12,15 +22,16 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from checks.context import CheckContext
+from checks.context import CheckContext, Folds
 from checks.registry import CheckSpec
 from checks.verdict import Verdict, evaluate, write_verdict
+from erp.errors import IntegrityError, StoreError
 from erp.store import EventStore
+from erp.verification import BooksReport, verify_books
 from runs.errors import GradingError
 from scenarios.loader import LoadedScenario
 
 VERDICT_FILE = "verdict.json"
-
 
 
 @dataclass(frozen=True)
@@ -52,15 +63,18 @@ def read_summary(out: Path) -> dict[str, Any]:
 def context_for(store: EventStore, loaded: LoadedScenario, *,
                 workspace: Path | None, agent_actors: tuple[str, ...] = (),
                 turn_roles: dict[str, str] | None = None,
-                as_of: date | None = None, position: int | None = None) -> CheckContext:
-    """The check context of an attempt of ``loaded``."""
+                as_of: date | None = None, position: int | None = None,
+                folds: Folds | None = None) -> CheckContext:
+    """The check context of an attempt of ``loaded`` (``folds``: kept across per-date
+    evaluations, see :class:`checks.context.Folds`)."""
     cal = loaded.scenario.calendar.build()
     return CheckContext(store=store, workspace=workspace, reference=loaded.reference_dir,
                         inputs=tuple(sorted(loaded.workspace_files)),
                         start=cal.start, end=cal.end,
                         as_of=as_of, position=position, agent_actors=agent_actors,
                         turn_roles=dict(turn_roles or {}),
-                        control_accounts=dict(loaded.scenario.company.control_accounts))
+                        control_accounts=dict(loaded.scenario.company.control_accounts),
+                        folds=folds)
 
 
 def final_specs(loaded: LoadedScenario) -> list[CheckSpec]:
@@ -73,43 +87,123 @@ def daily_specs(loaded: LoadedScenario) -> list[tuple[int, CheckSpec]]:
     return [(i, s) for i, s in enumerate(loaded.checks) if s.daily]
 
 
+def _recorded_heads(out: Path, summary: dict[str, Any],
+                    expect_head: str | None) -> list[tuple[str, str, Any]]:
+    """The log heads the attempt recorded: ``(where, hash, position)`` each."""
+    heads: list[tuple[str, str, Any]] = []
+    if summary.get("final_hash"):
+        heads.append(("summary.json final_hash", str(summary["final_hash"]),
+                      summary.get("final_position")))
+    try:
+        verdict = json.loads((out / VERDICT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        verdict = None  # none yet (the attempt is being graded) or unreadable: not a record
+    if isinstance(verdict, dict) and verdict.get("final_log_hash"):
+        heads.append(("verdict.json final_log_hash", str(verdict["final_log_hash"]),
+                      verdict.get("final_position")))
+    if expect_head is not None:
+        heads.append(("the results ledger's final_hash", expect_head, None))
+    return heads
+
+
+def verify_attempt_books(out: Path, store: EventStore, summary: dict[str, Any], *,
+                         expect_head: str | None = None) -> BooksReport:
+    """Verify an attempt's books before grading: the chain, the file, every read table
+    against a fold of the log, and the log's head against every head the attempt
+    recorded (``expect_head``: one more, e.g. the results ledger's). ``IntegrityError``
+    when any does not check out; ``GradingError`` when the summary records no head."""
+    heads = _recorded_heads(out, summary, expect_head)
+    if not heads:
+        raise GradingError(f"{out}: summary.json records no final_hash (not a finished "
+                           "attempt folder); the log's head cannot be checked")
+    log = store.verify()
+    if not log.ok:
+        raise IntegrityError(f"{store.label}: {log.message}; not graded",
+                             log.first_bad_position)
+    head, position = log.head_hash, log.events
+    for where, recorded, at in heads:
+        if recorded != head:
+            at_text = f" at position {at}" if at is not None else ""
+            raise IntegrityError(
+                f"{out}: the log's head is {head} at position {position}, but the attempt "
+                f"recorded {recorded}{at_text} ({where}): the log was cut short or "
+                "rewritten at its end; not graded", position + 1)
+    books = verify_books(store, log)
+    if not books.ok:
+        raise IntegrityError(f"{store.label}: {books.message}; not graded")
+    return books
+
+
 def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
-          summary: dict[str, Any]) -> Verdict:
-    """Evaluate the scenario's checks on an attempt's store and final workspace."""
+          summary: dict[str, Any], expect_head: str | None = None) -> Verdict:
+    """Verify the attempt's books (:func:`verify_attempt_books`), then evaluate the
+    scenario's checks on its store and final workspace."""
+    books = verify_attempt_books(out, store, summary, expect_head=expect_head)
     actors = tuple(f"agent:turn-{t['turn']}" for t in summary.get("turns", []))
     roles = {f"agent:turn-{t['turn']}": t["role"] for t in summary.get("turns", [])
              if t.get("role", "clerk") != "clerk"}
-    ctx = context_for(store, loaded, workspace=final_workspace(out), agent_actors=actors,
-                      turn_roles=roles)
     ws = final_workspace(out)
-    return evaluate(final_specs(loaded), ctx, outputs_root=ws / "out" if ws else None)
+    ctx = context_for(store, loaded, workspace=ws, agent_actors=actors, turn_roles=roles)
+    verdict = evaluate(final_specs(loaded), ctx, outputs_root=ws / "out" if ws else None)
+    verdict.books = books.to_json()
+    return verdict
+
+
+def describe_store(store: EventStore) -> dict[str, Any]:
+    """What ``summary.json`` records under ``store`` for books kept outside the attempt
+    folder (PostgreSQL): ``url`` (without its password) and ``schema``, which
+    :func:`open_attempt_store` opens again, and ``label``, for display only."""
+    return {"url": store.url, "schema": store.schema, "label": store.label}
+
+
+def _recorded_url(where: dict[str, Any]) -> str | None:
+    """The URL a summary's ``store`` records; an older summary kept only its label
+    (``URL schema NAME``), whose URL part is taken then."""
+    url = where.get("url")
+    if isinstance(url, str) and url:
+        return url
+    label = where.get("label")
+    if isinstance(label, str) and label.startswith("postgres"):
+        return label.rsplit(" schema ", 1)[0]
+    return None
 
 
 def open_attempt_store(out: Path, summary: dict[str, Any], *,
                        store_url: str | None = None) -> EventStore:
     """The attempt's store: ``books.db`` in its folder, or the PostgreSQL schema its
-    summary names (``store_url`` overrides the URL, e.g. to add a password)."""
+    summary names at the URL it records (``store_url`` replaces that URL, e.g. to give a
+    password or another host)."""
     db = out / "books.db"
     if db.is_file():
         return EventStore.open(db)
     where = summary.get("store")
     if isinstance(where, dict) and where.get("schema"):
-        url = store_url or str(where.get("label", ""))
-        if not url.startswith("postgresql"):
+        url = store_url or _recorded_url(where)
+        if url is None or not url.startswith("postgres"):
             raise GradingError(f"{out}: its books are in PostgreSQL schema {where['schema']!r} "
                                "at a URL summary.json does not hold; give --store-url")
-        return EventStore.open(url, schema=str(where["schema"]))
+        try:
+            return EventStore.open(url, schema=str(where["schema"]))
+        except IntegrityError:
+            raise
+        except StoreError as e:
+            hint = ("" if store_url else " (summary.json records the URL without its "
+                    "password: give --store-url with it, or set PGPASSWORD)")
+            raise GradingError(f"{out}: its books cannot be opened: {e}{hint}") from e
     raise GradingError(f"{out}: no books.db (and summary.json names no other store)")
 
 
 def grade_folder(out: Path, loaded: LoadedScenario, *, write: bool = False,
-                 store_url: str | None = None) -> Verdict:
-    """Open an attempt's store (verified), grade it, optionally write verdict.json."""
+                 store_url: str | None = None, expect_head: str | None = None) -> Verdict:
+    """Open an attempt's store, verify its books, grade it, optionally write verdict.json.
+
+    ``IntegrityError`` (nothing graded, nothing written) when the books do not verify;
+    ``GradingError`` when the folder or its store cannot be read.
+    """
     summary = read_summary(out)
     store = open_attempt_store(out, summary, store_url=store_url)
     try:
-        store.require_valid()
-        verdict = grade(out, loaded, store, summary=summary)
+        verdict = grade(out, loaded, store, summary=summary, expect_head=expect_head)
     finally:
         store.close()
     if write:

@@ -1,6 +1,8 @@
 """Rescoring a campaign: every retained attempt graded again with a named version of the
 checks (``current`` or a folder of ``<scenario-id>.yaml``), one content-hashed receipt per
-attempt binding the new verdict to the outputs and the scorer manifest; nothing else changes."""
+graded attempt binding the new verdict to the outputs and the scorer manifest; nothing
+else changes. An attempt whose books do not verify, or that cannot be read, is reported
+and gets no receipt."""
 
 from __future__ import annotations
 
@@ -140,66 +142,89 @@ def resolve_scorer(name: str, loaded: dict[str, Any]) -> Scorer:
 
 @dataclass(frozen=True)
 class Rescored:
-    """One attempt rescored: its receipt, whether it was new, and what no longer matches."""
+    """One attempt rescored: its receipt (``None``: not graded, nothing stored), whether the
+    receipt was new, what no longer matches, and why it was not graded."""
 
     row: Any
-    receipt: Any
+    receipt: Any | None
     written: bool
     outputs_differ: bool
     """The evaluated outputs or final log hash differ from what the ledger recorded."""
+    problem: str | None = None
+    """Why the attempt was not graded (``None`` when it was)."""
+    outcome: str = "graded"
+    """``graded``; ``skipped`` (the row records no finished attempt: an infrastructure
+    error); ``refused`` (its books do not verify: the log, the file, the read tables or the
+    head); ``error`` (its folder or store cannot be read: a grader error)."""
 
     @property
     def new_status(self) -> str | None:
-        """The new verdict's status (``None``: the attempt could not be graded)."""
+        """The new verdict's status (``None``: the attempt was not graded)."""
+        if self.receipt is None:
+            return None
         status = self.receipt.verdict.get("status")
         return None if status is None else str(status)
 
 
-def rescore_attempt(campaign: Campaign, row: Any, loaded: Any, scorer: Scorer) -> Any:
+def rescore_attempt(campaign: Campaign, row: Any, loaded: Any, scorer: Scorer, *,
+                    store_url: str | None = None) -> Any:
     """A receipt for ``row`` graded again with ``scorer`` (runs nothing, writes nothing).
 
-    Grades the attempt folder's verified ``books.db`` and final workspace with the
-    scorer's checks for its scenario. A folder that cannot be graded (no summary or
-    store, a log that does not verify) gets a receipt whose verdict has status ``None``
-    and the reason under ``error``. The original ``verdict.json`` is only hashed.
+    Grades the attempt folder's books, verified first (the chain, the file, the read
+    tables against the log, and the log's head against the attempt's final hash and the
+    ledger row's), and its final workspace, with the scorer's checks for its scenario.
+    ``store_url`` replaces the PostgreSQL URL the attempt's summary records. Raises
+    ``IntegrityError`` when the books do not verify and ``GradingError`` (or another
+    ``ErpError``, ``OSError``) when the attempt cannot be read: no receipt then. The
+    original ``verdict.json`` is only hashed.
     """
-    from erp.errors import ErpError, StoreError
     from runs.campaigns.ledger import Receipt
-    from runs.grading import VERDICT_FILE, GradingError, grade_folder
+    from runs.grading import VERDICT_FILE, grade_folder
 
     folder = campaign.attempt_dir(row)
     original = folder / VERDICT_FILE
     original_sha = (hashlib.sha256(original.read_bytes()).hexdigest()
                     if original.is_file() else None)
     specs = scorer.checks[row.scenario]
-    try:
-        verdict = grade_folder(folder, replace(loaded, checks=tuple(specs)), write=False)
-        body = verdict.to_json()
-        outputs = dict(verdict.outputs)
-    except (GradingError, StoreError, ErpError, OSError) as e:  # IntegrityError is an ErpError
-        body = {"status": None, "accepted": False,
-                "error": f"not gradable: {type(e).__name__}: {e}"}
-        outputs = {}
+    verdict = grade_folder(folder, replace(loaded, checks=tuple(specs)), write=False,
+                           store_url=store_url, expect_head=row.final_hash or None)
     return Receipt.create(tuple(row.key), scorer_name=scorer.name,
-                          scorer_definitions_sha256=scorer.manifest_sha256, verdict=body,
-                          original_verdict_status=row.verdict_status,
-                          original_verdict_sha256=original_sha, outputs=outputs)
+                          scorer_definitions_sha256=scorer.manifest_sha256,
+                          verdict=verdict.to_json(), original_verdict_status=row.verdict_status,
+                          original_verdict_sha256=original_sha, outputs=dict(verdict.outputs))
 
 
 def rescore_campaign(campaign: Campaign, scorer: Scorer, loaded: dict[str, Any], *,
+                     store_url: str | None = None,
                      progress: Callable[[int], None] | None = None) -> list[Rescored]:
-    """Rescore every attempt of the campaign and store one receipt each (idempotent)."""
+    """Rescore every attempt of the campaign and store one receipt for each attempt graded
+    (idempotent). An attempt that is not graded (:attr:`Rescored.outcome` ``skipped``,
+    ``refused`` or ``error``) gets no receipt: a receipt is always a verdict."""
+    from erp.errors import ErpError, IntegrityError
     from runs.campaigns.ledger import ResultsLedger
+    from runs.errors import GradingError
 
     out: list[Rescored] = []
     with ResultsLedger.open(campaign.ledger_path) as ledger:
         for n, row in enumerate(campaign.rows, 1):
-            receipt = rescore_attempt(campaign, row, loaded[row.scenario], scorer)
-            written = ledger.write_receipt(receipt)
-            differ = receipt.verdict.get("status") is not None and (
-                dict(receipt.outputs) != dict(row.outputs or {})
-                or receipt.verdict.get("final_log_hash") != row.final_hash)
-            out.append(Rescored(row, receipt, written, differ))
+            if row.verdict_status is None and row.status == "infrastructure_error":
+                out.append(Rescored(row, None, False, False,
+                                    f"no finished attempt ({row.status}: {row.error})",
+                                    "skipped"))
+            else:
+                try:
+                    receipt = rescore_attempt(campaign, row, loaded[row.scenario], scorer,
+                                              store_url=store_url)
+                except IntegrityError as e:
+                    out.append(Rescored(row, None, False, False, str(e), "refused"))
+                except (GradingError, ErpError, OSError) as e:
+                    out.append(Rescored(row, None, False, False,
+                                        f"{type(e).__name__}: {e}", "error"))
+                else:
+                    written = ledger.write_receipt(receipt)
+                    differ = (dict(receipt.outputs) != dict(row.outputs or {})
+                              or receipt.verdict.get("final_log_hash") != row.final_hash)
+                    out.append(Rescored(row, receipt, written, differ))
             if progress is not None:
                 progress(n)
     return out

@@ -24,19 +24,41 @@ _schema_opt = click.option("--schema", default=None,
 @click.option("--expect-head", metavar="HASH", default=None,
               help="Also require this head hash (e.g. an attempt's final_hash): a log cut "
                    "short or rewritten from some position on still chains, but not to it.")
+@click.option("--chain-only", is_flag=True,
+              help="Only recompute the hash chain (skip the file check and the read tables' "
+                   "comparison with the log).")
 @_schema_opt
-def verify(store: str, expect_head: str | None, schema: str | None) -> None:
-    """Recompute the log's hash chain; name the first position that does not match."""
+def verify(store: str, expect_head: str | None, chain_only: bool, schema: str | None) -> None:
+    """Recompute the log's hash chain; name the first position that does not match.
+
+    Then check the file's pages (SQLite) and compare every read table (GL lines,
+    subledgers, documents and their history, statement lines, the audit trail) with a
+    fold of the verified log, naming the table and the key of the first rows that differ.
+    A byte that is not UTF-8 is reported at its position, a damaged file as "the file
+    is damaged". Exit 0 when all checks out, 1 when not, 2 when STORE is not a store.
+    """
+    from erp.verification import verify_books
+
     with errors():
         s = EventStore.open(store, schema=schema)
-        report = s.verify()
-        if not report.ok:
-            fail(f"{store}: {report.message}", code=EXIT_FAILED)
-        if expect_head is not None and report.head_hash != expect_head:
-            fail(f"{store}: the head after {report.events} events is {report.head_hash}, "
+        try:
+            if chain_only:
+                log = s.verify()
+                problem = log.message
+                tables = ""
+            else:
+                books = verify_books(s)
+                log, problem = books.log, books.message
+                tables = f", {len(books.tables)} read tables and the audit trail match the log"
+        finally:
+            s.close()
+        if problem:
+            fail(f"{store}: {problem}", code=EXIT_FAILED)
+        if expect_head is not None and log.head_hash != expect_head:
+            fail(f"{store}: the head after {log.events} events is {log.head_hash}, "
                  f"expected {expect_head} (events were removed or replaced at the end of "
                  "the log)", code=EXIT_FAILED)
-        click.echo(f"ok: {report.events} events, head {report.head_hash}")
+        click.echo(f"ok: {log.events} events{tables}, head {log.head_hash}")
 
 
 @ledger.command("trial-balance")

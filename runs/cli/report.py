@@ -79,7 +79,7 @@ from runs.campaigns.rescoring import (
     rescore_campaign,
     resolve_scorer,
 )
-from runs.cli.common import EXIT_FAILED, fail
+from runs.cli.common import EXIT_FAILED, EXIT_GRADER_ERROR, fail
 from runs.errors import BadInput, Refused
 
 LABELS = ("accepted", "rejected", "ungraded", "no verdict")
@@ -672,9 +672,13 @@ def show_receipts(c: Campaign, scorer: str | None) -> None:
               default=None,
               help="Where to find the campaign's scenarios (<id>/scenario.yaml or <id>.yaml)"
                    " when they are not where campaign.json says, nor in the library.")
+@click.option("--store-url", default=None, metavar="URL",
+              help="A campaign swept with --store-url: the PostgreSQL URL of its books "
+                   "(default: the one each attempt's summary.json records, which has no "
+                   "password; give it here, or set PGPASSWORD, when the server wants one).")
 @_RESULTS_DIR
 def rescore(label: str, scorer_name_: str | None, show: bool, scenario_dir: Path | None,
-            results_dir: Path) -> None:
+            store_url: str | None, results_dir: Path) -> None:
     """Grade every retained attempt again with a named version of the check definitions.
 
     Runs no agent and changes no attempt: each attempt folder's verified books.db and
@@ -684,6 +688,14 @@ def rescore(label: str, scorer_name_: str | None, show: bool, scenario_dir: Path
     they are). Running it again with the same scorer adds nothing. Prints the
     transitions (accepted -> rejected, ungraded -> accepted, ...) and the new pass@1.
     With --show, prints those from the stored receipts without grading anything.
+
+    Each attempt's books are verified before its checks run (the log's chain, its head
+    against the recorded final hash, the read tables against the log); an attempt whose
+    books do not verify is refused, one that cannot be read is a grader error, and
+    neither gets a receipt; attempts that never finished (infrastructure errors) are
+    skipped. Exit 0 when every finished attempt was graded and the matrix is complete;
+    1 when an attempt was refused or the matrix is incomplete; 3 when an attempt could
+    not be graded.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -713,21 +725,26 @@ def rescore(label: str, scorer_name_: str | None, show: bool, scenario_dir: Path
     with Progress(TextColumn("rescoring"), BarColumn(), MofNCompleteColumn(), console=con,
                   transient=True) as bar:
         task = bar.add_task("rescore", total=len(c.rows))
-        results = rescore_campaign(c, scorer, loaded,
+        results = rescore_campaign(c, scorer, loaded, store_url=store_url,
                                    progress=lambda n: bar.update(task, completed=n))
     written = sum(r.written for r in results)
-    con.print(f"receipts: {written} written, {len(results) - written} already stored "
+    graded = sum(r.receipt is not None for r in results)
+    con.print(f"receipts: {written} written, {graded - written} already stored "
               "(same scorer, same outputs)", highlight=False)
     print_changes(con, changes_of(results), c.matrix.systems)
-    ungradable = [r for r in results if r.new_status is None]
-    if ungradable:
-        first = ungradable[0]
-        con.print(f"{len(ungradable)} attempt(s) could not be graded ({verdict_label(None)}),"
-                  f" e.g. {' '.join(map(str, first.row.key))}: "
-                  f"{first.receipt.verdict.get('error')}", highlight=False)
+    for outcome, what in (("skipped", "skipped, no finished attempt to grade"),
+                          ("refused", "refused, their books do not verify"),
+                          ("error", "not graded, a grader error")):
+        hit = [r for r in results if r.outcome == outcome]
+        if hit:
+            con.print(f"{len(hit)} attempt(s) {what} (no receipt; {verdict_label(None)} "
+                      f"above), e.g. {' '.join(map(str, hit[0].row.key))}: {hit[0].problem}",
+                      highlight=False)
     differ = sum(r.outputs_differ for r in results)
     if differ:
-        con.print(f"[bold yellow]warning[/]: {differ} attempt(s)' retained outputs or log "
+        con.print(f"[bold yellow]warning[/]: {differ} attempt(s)' retained outputs "
                   "differ from what the ledger recorded when they ran", highlight=False)
-    if not c.completeness.complete:
+    if any(r.outcome == "error" for r in results):
+        sys.exit(EXIT_GRADER_ERROR)
+    if not c.completeness.complete or any(r.outcome == "refused" for r in results):
         sys.exit(EXIT_FAILED)

@@ -1,0 +1,303 @@
+"""Verifying a store of books: its hash chain, its file, and its read tables against the log.
+
+The hash chain (``EventStore.verify``) covers the log only. The read tables (GL lines,
+subledgers, documents, their history, statement lines) are what queries and checks
+read, and nothing in them is chained: one edited ``gl_lines`` amount or one deleted
+subledger row changes a balance while the log still verifies. ``verify_books`` therefore
+folds the verified log again, in memory, with the same projectors the ledger writes
+with (``erp.projections``: a rebuild that writes nothing), and compares every read
+table with that fold, table by table and row by row, by primary key. It also checks
+that the ``audit_trail`` view still shows the log's erp-realm events, and, on SQLite,
+every page of the file (``PRAGMA quick_check``).
+
+The result, :class:`BooksReport`, names the first differences (table, key, column,
+stored value against the value the log gives) and, when everything matches, a sha256
+digest per table of the rows the log gives: what a verdict records as the state it was
+computed from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+
+from erp.errors import IntegrityError, StoreError
+from erp.events import decode_event
+from erp.projections import Projections, Write
+from erp.schema import PROJECTION_TABLES
+from erp.store import EventStore, VerifyReport, sqlite_damage
+
+METHOD = "rebuilt-and-compared"
+"""How a verdict's books were verified: the read tables compared with a fold of the
+verified log (recorded as ``books.verified``)."""
+
+MAX_DIFFERENCES = 20
+"""How many differences a report keeps (it counts them all)."""
+
+_AUDIT_COLUMNS = ("position, business_date, actor, role, command, causation_id, "
+                  "correlation_id, type, stream")
+
+
+@dataclass(frozen=True, slots=True)
+class TableDifference:
+    """One row of a read table that is not what the log gives."""
+
+    table: str
+    key: dict[str, Any]
+    problem: str
+    """``changed`` (the row is there, some column differs), ``missing`` (the log gives a
+    row the table lacks), ``extra`` (a row the log does not give), or ``unreadable``."""
+    detail: str
+
+    def describe(self) -> str:
+        """One line: the table, the key and what differs."""
+        key = ", ".join(f"{k}={v!r}" for k, v in self.key.items())
+        return f"{self.table} ({key}): {self.problem}: {self.detail}"
+
+
+@dataclass(frozen=True, slots=True)
+class TableDigest:
+    """A read table as the log gives it: its row count and the sha256 of its rows."""
+
+    table: str
+    rows: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class BooksReport:
+    """The log's verification and the read tables' comparison with the log."""
+
+    log: VerifyReport
+    tables: tuple[TableDigest, ...] = ()
+    differences: tuple[TableDifference, ...] = ()
+    difference_count: int = 0
+    file_problem: str | None = None
+    seconds: float = 0.0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        """The log verifies, the file is sound and every read table is what the log gives."""
+        return self.log.ok and self.file_problem is None and not self.difference_count
+
+    @property
+    def message(self) -> str:
+        """What is wrong (empty when ``ok``)."""
+        if not self.log.ok:
+            return self.log.message
+        if self.file_problem is not None:
+            return self.file_problem
+        if not self.difference_count:
+            return ""
+        tables = sorted({d.table for d in self.differences})
+        shown = "; ".join(d.describe() for d in self.differences[:3])
+        more = (f" (and {self.difference_count - 3} more)" if self.difference_count > 3
+                else "")
+        return (f"the read tables do not match the log ({self.difference_count} row(s) "
+                f"differ in {', '.join(tables)}): {shown}{more}; the tables were changed "
+                "after they were written")
+
+    def to_json(self) -> dict[str, Any]:
+        """What a verdict records under ``books``: how they were verified, the log head and
+        each table's row count and digest."""
+        return {"verified": METHOD, "log_head": self.log.head_hash,
+                "log_position": self.log.events,
+                "tables": {t.table: {"rows": t.rows, "sha256": t.sha256} for t in self.tables}}
+
+
+def verify_books(store: EventStore, log: VerifyReport | None = None) -> BooksReport:
+    """Verify the log's chain (unless ``log``, the caller's ``store.verify()``, is given),
+    then the file (SQLite), then every read table against a fold of the verified log;
+    never raises for what it finds (see :class:`BooksReport`).
+
+    Costs one more read of the log and one read of every read table; it writes nothing.
+    """
+    started = time.perf_counter()
+    if log is None:
+        log = store.verify()
+    if not log.ok:
+        return BooksReport(log, seconds=time.perf_counter() - started)
+    problem = store.check_file()
+    if problem is not None:
+        return BooksReport(log, file_problem=problem, seconds=time.perf_counter() - started)
+    try:
+        expected = _fold(store, log.events)
+        digests: list[TableDigest] = []
+        found: list[TableDifference] = []
+        count = 0
+        for table in PROJECTION_TABLES:
+            rows = expected.get(table.name, ([], []))
+            with store.engine.connect() as conn:  # one each: an error spoils a PG transaction
+                digest, diffs, n = _compare_readable(store, conn, table, rows)
+            digests.append(digest)
+            found += diffs[:max(0, MAX_DIFFERENCES - len(found))]
+            count += n
+        with store.engine.connect() as conn:
+            audit = _compare_audit(conn)
+    except (sa.exc.DatabaseError, sqlite3.DatabaseError) as err:
+        damage = sqlite_damage(err)
+        if damage is None:
+            raise StoreError(f"{store.label}: cannot read the read tables: "
+                             f"{str(getattr(err, 'orig', err)).strip()}") from err
+        return BooksReport(log, file_problem=f"the file is damaged: {damage}",
+                           seconds=time.perf_counter() - started)
+    if audit is not None:
+        found = [*found, audit][:MAX_DIFFERENCES]
+        count += 1
+    return BooksReport(log, tuple(digests), tuple(found), count,
+                       seconds=time.perf_counter() - started)
+
+
+def require_verified_books(store: EventStore, log: VerifyReport | None = None) -> BooksReport:
+    """:func:`verify_books`, raising ``IntegrityError`` (naming the first bad position, or
+    the table and row) when anything does not check out."""
+    report = verify_books(store, log)
+    if not report.ok:
+        raise IntegrityError(f"{store.label}: {report.message}", report.log.first_bad_position)
+    return report
+
+
+# --- the fold -------------------------------------------------------------------------------
+
+def _fold(store: EventStore, until: int) -> dict[str, tuple[list[str], list[Sequence[Any]]]]:
+    """Every read table's rows as the log up to ``until`` gives them: table -> (columns,
+    rows)."""
+    projections = Projections()
+    apply = projections.apply
+    out: dict[str, tuple[list[str], list[Sequence[Any]]]] = {}
+
+    def keep(writes: Sequence[Write]) -> None:
+        for insert, rows in writes:
+            columns = [c.strip() for c in insert.columns.split(",")]
+            out.setdefault(insert.table, (columns, []))[1].extend(rows)
+
+    with store.engine.connect() as reader:
+        for page in store.scan_pages(reader, realm="erp"):
+            for position, type_, schema_version, business_date, payload in page:
+                if position > until:
+                    break
+                apply(position, business_date, decode_event(type_, schema_version, payload))
+            keep(projections.take_rows())
+            if page[-1][0] > until:
+                break
+    keep(projections.take_states())
+    return out
+
+
+# --- comparing ------------------------------------------------------------------------------
+
+def _rank(v: Any) -> tuple[int, Any]:
+    """A sort key that orders values as SQLite does (NULL, numbers, text, blobs)."""
+    if v is None:
+        return (0, 0)
+    if isinstance(v, int | float):
+        return (1, v)
+    if isinstance(v, str):
+        return (2, v)
+    return (3, bytes(v))
+
+
+def _order_by(store: EventStore, table: sa.Table, keys: Sequence[str]) -> str:
+    """The primary key in code-point order on either backend (SQLite ``BINARY``,
+    PostgreSQL ``"C"``): the order Python sorts strings in, whatever the column's or the
+    database's collation."""
+    collate = "BINARY" if store.dialect == "sqlite" else '"C"'
+    return ", ".join(f"{k} COLLATE {collate}" if isinstance(table.c[k].type, sa.Text) else k
+                     for k in keys)
+
+
+def _compare_readable(store: EventStore, conn: sa.Connection, table: sa.Table,
+                      given: tuple[list[str], list[Sequence[Any]]]
+                      ) -> tuple[TableDigest, list[TableDifference], int]:
+    """:func:`_compare`, with a table that cannot be read at all (dropped, a column
+    renamed) reported as one difference; a damaged file or a lost connection still
+    raises."""
+    try:
+        return _compare(store, conn, table, given)
+    except (sa.exc.DatabaseError, sqlite3.DatabaseError) as err:
+        lost = store.dialect == "postgresql" and isinstance(err, sa.exc.OperationalError)
+        if lost or sqlite_damage(err) is not None:
+            raise
+        reason = str(getattr(err, "orig", err)).strip().splitlines()[0]
+        return (TableDigest(table.name, 0, ""),
+                [TableDifference(table.name, {}, "unreadable", reason)], 1)
+
+
+def _stored(conn: sa.Connection, sql: str) -> Iterator[tuple[Any, ...]]:
+    for row in conn.exec_driver_sql(sql):
+        yield tuple(row)
+
+
+def _compare(store: EventStore, conn: sa.Connection, table: sa.Table,
+             given: tuple[list[str], list[Sequence[Any]]]
+             ) -> tuple[TableDigest, list[TableDifference], int]:
+    """Compare a stored table with the rows the log gives (a merge over the primary key)."""
+    columns = given[0] or [c.name for c in table.columns]
+    keys = [c.name for c in table.primary_key.columns]
+    at = [columns.index(k) for k in keys]
+
+    def key_of(row: Sequence[Any]) -> tuple[tuple[int, Any], ...]:
+        return tuple(_rank(row[i]) for i in at)
+
+    expected = sorted((tuple(r) for r in given[1]), key=key_of)
+    digest = hashlib.sha256()
+    for r in expected:
+        digest.update(orjson.dumps(r))
+        digest.update(b"\n")
+    summary = TableDigest(table.name, len(expected), digest.hexdigest())
+    sql = (f"SELECT {', '.join(columns)} FROM {table.name} "
+           f"ORDER BY {_order_by(store, table, keys)}")
+    diffs: list[TableDifference] = []
+    count = 0
+
+    def note(row: Sequence[Any], problem: str, detail: str) -> None:
+        nonlocal count
+        count += 1
+        if len(diffs) < MAX_DIFFERENCES:
+            key = {k: row[i] for k, i in zip(keys, at, strict=True)}
+            diffs.append(TableDifference(table.name, key, problem, detail))
+
+    i = 0
+    for row in _stored(conn, sql):
+        k = key_of(row)
+        while i < len(expected) and key_of(expected[i]) < k:
+            note(expected[i], "missing", "the log gives this row; the table lacks it")
+            i += 1
+        if i < len(expected) and key_of(expected[i]) == k:
+            want = expected[i]
+            i += 1
+            if row != want:
+                changed = [f"{c}: stored {s!r}, the log gives {w!r}"
+                           for c, s, w in zip(columns, row, want, strict=True) if s != w]
+                note(row, "changed", "; ".join(changed))
+        else:
+            note(row, "extra", "a row the log does not give")
+    for want in expected[i:]:
+        note(want, "missing", "the log gives this row; the table lacks it")
+    return summary, diffs, count
+
+
+def _compare_audit(conn: sa.Connection) -> TableDifference | None:
+    """The ``audit_trail`` view shows exactly the log's erp-realm events."""
+    log = f"SELECT {_AUDIT_COLUMNS} FROM events WHERE realm = 'erp'"
+    view = f"SELECT {_AUDIT_COLUMNS} FROM audit_trail"
+    n_log = conn.exec_driver_sql(f"SELECT COUNT(*) FROM ({log}) a").scalar_one()
+    n_view = conn.exec_driver_sql(f"SELECT COUNT(*) FROM ({view}) v").scalar_one()
+    only_view = conn.exec_driver_sql(
+        f"SELECT COUNT(*) FROM ({view} EXCEPT {log}) x").scalar_one()
+    only_log = conn.exec_driver_sql(
+        f"SELECT COUNT(*) FROM ({log} EXCEPT {view}) x").scalar_one()
+    if n_log == n_view and not only_view and not only_log:
+        return None
+    return TableDifference("audit_trail", {}, "changed",
+                           f"the view shows {n_view} row(s), the log {n_log} erp-realm "
+                           f"event(s); {only_view} row(s) only in the view, {only_log} only "
+                           "in the log (the view was redefined)")
