@@ -51,6 +51,8 @@ from erp.api.wire import (
     UNIX_PATH_MAX,
     CommandResult,
     ErrorBody,
+    allow_header,
+    document_answers,
     error_json,
     is_money_annotation,
     nested_model,
@@ -112,7 +114,11 @@ def create_app(ledger: Ledger, tokens: TokenRegistry, *,
                               f"{request.url.path}; see /openapi.json")
         if exc.status_code == 405:
             return error_json(405, "method_not_allowed", f"{request.method} is not allowed on "
-                              f"{request.url.path}; see /openapi.json")
+                              f"{request.url.path}; see /openapi.json",
+                              headers={"Allow": allow_header(app.routes, request.url.path)})
+        if exc.status_code == 400:  # FastAPI could not read the body (not UTF-8, say)
+            return error_json(422, "invalid_json", "the body is not JSON text in UTF-8 "
+                              f"({exc.detail})")
         return error_json(exc.status_code, "http_error", str(exc.detail))
 
     @app.exception_handler(Exception)
@@ -167,6 +173,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
 
     for cls in COMMANDS.values():
         patch(cls)
+    document_answers(schema)
     app.openapi_schema = schema
     return schema
 

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, BeforeValidator
+from starlette.routing import Match
 
 from erp import money, queries
 from erp.errors import ApiError
@@ -354,3 +355,119 @@ def match_targets(matched_to: str | None) -> list[dict[str, Any]]:
     """A statement line's stored matches as ``[{kind, doc_id, amount}]``."""
     return [{"kind": k, "doc_id": d, "amount": money_text(a)}
             for k, d, a in json.loads(matched_to or "[]")]
+
+
+# --- dates and ids on the wire ----------------------------------------------------------
+
+DATE_TEXT = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+_ID = re.compile(ID_PATTERN)
+ID_EXPECTED = ("expected a letter or digit, then letters, digits and . _ : - (no '/'), at "
+               "most 81 characters, like INV-0000001: an id must be readable at its URL")
+
+
+def _is_date(annotation: Any) -> bool:
+    if annotation is date:
+        return True
+    if typing.get_origin(annotation) is Annotated:
+        return _is_date(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return any(_is_date(a) for a in typing.get_args(annotation))
+    return False
+
+
+def iso_date_text(value: Any) -> Any:
+    """A date as the API takes it: ``YYYY-MM-DD`` text only (no epoch number, no time)."""
+    if value is None or (isinstance(value, date) and type(value) is date):
+        return value
+    if isinstance(value, str) and DATE_TEXT.match(value):
+        return value
+    raise ValueError(f"{value!r} is not a date (expected YYYY-MM-DD)")
+
+
+def body_rules(model: type[BaseModel]) -> dict[str, Any]:
+    """What a command body's fields must look like on the wire: ``{name: rule}``.
+
+    A rule is ``"money"`` (a decimal string), ``"date"`` (``YYYY-MM-DD`` text), ``"id"``
+    (an id field, ``*_id``: it must match ``ID_PATTERN``, or it could never be read back at
+    its URL), ``"ids"`` (a list of them) or ``(nested rules, is_sequence)``.
+    """
+    rules: dict[str, Any] = {}
+    for name, f in model.model_fields.items():
+        if is_money_annotation(f.annotation, f.metadata):
+            rules[name] = "money"
+        elif _is_date(f.annotation):
+            rules[name] = "date"
+        elif name == "id" or name.endswith("_id"):
+            rules[name] = "id"
+        elif name.endswith("_ids"):
+            rules[name] = "ids"
+        else:
+            nested = nested_model(f.annotation)
+            if nested is not None:
+                inner = body_rules(nested[0])
+                if inner:
+                    rules[name] = (inner, nested[1])
+    return rules
+
+
+def check_body(body: Any, rules: Mapping[str, Any], path: str = "") -> None:
+    """Raise ``ApiError`` 422 for a money number, a date not ``YYYY-MM-DD`` or an id that
+    could not be read back (``money_not_a_string``, else ``invalid_body``)."""
+    if not isinstance(body, dict):
+        return
+    for name, rule in rules.items():
+        if name not in body or body[name] is None:
+            continue
+        value, where = body[name], f"{path}.{name}" if path else name
+        if rule == "money":
+            refuse_money_numbers({name: value}, {name: True}, path)
+        elif rule == "date":
+            if not (isinstance(value, str) and DATE_TEXT.match(value)):
+                raise ApiError(422, "invalid_body", f"{where}: {value!r} is not a date "
+                               "(expected a YYYY-MM-DD string)", where)
+        elif rule in ("id", "ids"):
+            for n, item in enumerate(value if rule == "ids" and isinstance(value, list)
+                                     else [value]):
+                if isinstance(item, str) and not _ID.match(item):
+                    at = f"{where}[{n}]" if rule == "ids" else where
+                    raise ApiError(422, "invalid_body", f"{at}: {item!r} cannot be an id "
+                                   f"({ID_EXPECTED})", at)
+        elif rule[1] and isinstance(value, list):
+            for i, item in enumerate(value):
+                check_body(item, rule[0], f"{where}[{i}]")
+        else:
+            check_body(value, rule[0], where)
+
+
+def allow_header(routes: Iterable[Any], path: str) -> str:
+    """The ``Allow`` header of a 405: every method some route fully matches at ``path``."""
+    routes = list(routes)
+    allowed = []
+    for method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"):
+        scope: dict[str, Any] = {"type": "http", "path": path, "method": method,
+                                 "root_path": "", "headers": [], "query_string": b""}
+        if any(route.matches(scope)[0] is Match.FULL for route in routes):
+            allowed.append(method)
+    return ", ".join(allowed)
+
+
+ANSWER_TYPES = {
+    "application/json": {"schema": {"type": "object", "description":
+                                    "a JSON object: one row, or {count, items, ...} for a "
+                                    "listing"}},
+    "text/csv": {"schema": {"type": "string", "description":
+                            "CSV with a header row (with ?format=csv)"}},
+}
+
+
+def document_answers(schema: dict[str, Any]) -> None:
+    """Say in the OpenAPI document what the GET routes answer: a JSON object, and CSV where
+    the route takes ``format``; and that a body that cannot be read is a 422."""
+    for operations in schema.get("paths", {}).values():
+        for method, op in operations.items():
+            if method != "get":
+                continue
+            takes_format = any(p.get("name") == "format" for p in op.get("parameters", []))
+            ok = op.setdefault("responses", {}).setdefault("200", {"description": "the answer"})
+            ok["content"] = {k: v for k, v in ANSWER_TYPES.items()
+                             if takes_format or k == "application/json"}

@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse, Response
 from erp.api.context import ApiContext, api_context
 from erp.api.params import COMMAND_RESPONSES, ERRORS, Auth, Fmt
 from erp.api.tokens import Grant, current_grant
-from erp.api.wire import kebab, listing_response, money_fields, refuse_money_numbers, status_for
+from erp.api.wire import body_rules, check_body, kebab, listing_response, status_for
 from erp.commands import COMMANDS, Command
 from erp.errors import ApiError, CommandRejected, ConcurrencyConflict
 
@@ -27,15 +27,16 @@ COMMAND_PATHS: dict[str, str] = {}
 
 
 def _command_endpoint(name: str, cls: type[Command]) -> Callable[..., Any]:
-    spec = money_fields(cls)
+    rules = body_rules(cls)
 
     async def money_guard(request: Request) -> None:
-        if spec:
+        """Money as decimal strings, dates as YYYY-MM-DD, ids readable at their URL."""
+        if rules:
             try:
                 body = await request.json()
             except ValueError:
                 return  # FastAPI reports the invalid JSON
-            refuse_money_numbers(body, spec)
+            check_body(body, rules)
 
     def run(body: Command, request: Request, grant: Grant, _money_ok: None,
             ctx: ApiContext) -> JSONResponse:
