@@ -82,15 +82,32 @@ class ModelSettings:
                    model=env[model_var] if model_var else None)
 
 
-def endpoint_problem(base_url: str, timeout: float = 5.0) -> str | None:
-    """Why a TCP connection to the endpoint's host and port fails, or None if it opens."""
+def endpoint_problem(base_url: str, timeout: float = 5.0, listen_s: float = 0.3) -> str | None:
+    """Why the endpoint's host and port do not take a request, or None if they do.
+
+    A TCP connection must open and then stay silent for ``listen_s`` (a server waits
+    for the request). One that closes at once, or answers unasked (docker mode's model
+    relay answers ``502`` when the endpoint behind it refuses), is a problem too.
+    """
     parts = urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return f"not an http(s) URL: {base_url!r}"
-    port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        with socket.create_connection((parts.hostname, port), timeout=timeout):
-            return None
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as e:
+        return f"bad port in {base_url!r}: {e}"
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout) as conn:
+            conn.settimeout(listen_s)
+            try:
+                unasked = conn.recv(4096)
+            except TimeoutError:
+                return None
+            if not unasked:
+                return f"{parts.hostname}:{port}: the connection was closed at once"
+            lines = unasked.decode("utf-8", "replace").splitlines()
+            said = " / ".join(x for x in (lines[0], lines[-1]) if x) if lines else ""
+            return f"{parts.hostname}:{port}: answered before any request: {said}"
     except OSError as e:
         return f"{parts.hostname}:{port}: {e.strerror or e}"
 

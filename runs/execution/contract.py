@@ -82,7 +82,9 @@ class DockerOptions:
     ``api_socket`` is the host path of the ERP API's unix socket; the socket file alone
     is bind-mounted at ``/run/erpsim/api.sock`` and ``ERPSIM_API`` points there.
     ``network_mode`` is used only when ``network`` is on (``host`` on an engine started
-    with ``--bridge=none``, such as the one ``.ci/docker-up`` starts).
+    with ``--bridge=none``, such as the one ``.ci/docker-up`` starts). Without a network,
+    ``model_relay`` (on by default) makes the model endpoint named in the turn's
+    environment, and nothing else, reachable (:mod:`runs.execution.model_relay`).
     """
 
     image: str = DEFAULT_IMAGE
@@ -90,6 +92,7 @@ class DockerOptions:
     memory: str = "6g"
     network: bool = False
     network_mode: str = "bridge"
+    model_relay: bool = True
     api_socket: Path | None = None
     base_url: str | None = None
     pids_limit: int | None = 4096

@@ -13,7 +13,9 @@ the ERP API socket file        ``/run/erpsim/api.sock``        ro
 the ``erp`` client file        ``/usr/local/bin/erp``          ro
 =============================  ==============================  =====
 
-(the last two only when given). It runs as the runner's uid:gid, so what the agent
+(the last two only when given), and, for a model endpoint named in the turn's
+environment when the container has no network, that endpoint's relay socket
+(:mod:`runs.execution.model_relay`). It runs as the runner's uid:gid, so what the agent
 writes is owned by the runner; with ``tini`` as PID 1; with CPU, memory and process
 limits; with no network but ``lo`` unless the options turn it on. It carries the label
 ``erpsim=1`` and is removed afterwards, also on timeout and on error.
@@ -47,6 +49,7 @@ from runs.execution.contract import (
     TurnProcess,
     agent_env,
 )
+from runs.execution.model_relay import RelayPlan, plan_relays
 
 WORKSPACE = "/workspace"
 HOME = "/home/agent"
@@ -126,8 +129,11 @@ def run_in_container(proc: TurnProcess) -> TurnOutcome:
     url = engine_url(proc)
     mounts = mounts_for(proc)
     client = connect(url)
+    relays: RelayPlan | None = None
     try:
-        container = _create(proc, client, url, mounts)
+        if not proc.docker.network and proc.docker.model_relay:
+            relays = plan_relays(dict(proc.env))
+        container = _create(proc, client, url, mounts, relays)
         try:
             outcome = _run(proc, container)
         except (DockerException, requests.exceptions.RequestException) as e:
@@ -139,11 +145,13 @@ def run_in_container(proc: TurnProcess) -> TurnOutcome:
             outcome = replace(outcome, notes=(*outcome.notes, removal_error))
         return outcome
     finally:
+        if relays is not None:
+            relays.close()
         client.close()
 
 
 def _create(proc: TurnProcess, client: docker.DockerClient, url: str,
-            mounts: list[Mount]) -> Container:
+            mounts: list[Mount], relays: RelayPlan | None) -> Container:
     opts = proc.docker
     try:
         client.images.get(opts.image)
@@ -156,14 +164,25 @@ def _create(proc: TurnProcess, client: docker.DockerClient, url: str,
     argv = [f"{ADAPTER_DIR}/{proc.adapter.name}", "--workspace", WORKSPACE,
             "--prompt-file", container_path(proc.prompt_file, proc.workspace),
             "--output-dir", container_path(proc.output_dir, proc.workspace)]
+    env = container_env(proc)
+    extra: dict[str, Any] = {}
+    if relays is not None and relays.relays:
+        argv = relays.command(argv)
+        env.update(relays.env)
+        mounts = [*mounts, *(Mount(inner, host, type="bind", read_only=True)
+                             for host, inner in relays.mounts())]
+        if relays.extra_hosts:
+            extra["extra_hosts"] = relays.extra_hosts
+        if relays.sysctls:
+            extra["sysctls"] = relays.sysctls
     try:
         return client.containers.create(
             opts.image, command=argv, working_dir=WORKSPACE,
-            user=f"{os.getuid()}:{os.getgid()}", environment=container_env(proc),
+            user=f"{os.getuid()}:{os.getgid()}", environment=env,
             mounts=mounts, network_mode=opts.network_mode if opts.network else "none",
             nano_cpus=round(opts.cpus * 1e9), mem_limit=opts.memory,
             memswap_limit=opts.memory, pids_limit=opts.pids_limit, init=True,
-            labels={LABEL: "1", **opts.labels}, detach=True)
+            labels={LABEL: "1", **opts.labels}, detach=True, **extra)
     except (DockerException, requests.exceptions.RequestException) as e:
         raise InfrastructureError(f"could not create the container on {url}: {e}") from e
 

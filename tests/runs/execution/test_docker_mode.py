@@ -348,3 +348,100 @@ def test_a_wait_timeout_raises_what_docker_mode_catches(engine: docker.DockerCli
             container.wait(timeout=0.5)
     finally:
         container.remove(force=True)
+
+
+# --- the model relay: the model endpoint, and nothing else, without a network ----------
+
+PROBE = r'''#!/usr/bin/env python3
+import json, os, socket, sys, urllib.parse, urllib.request
+out = {}
+url = os.environ["ERPSIM_MODEL_BASE_URL"]
+out["url"] = url
+try:
+    out["reply"] = urllib.request.urlopen(url + "/ping", timeout=10).read().decode()
+except Exception as e:  # a 502 from the relay, say
+    out["reply"] = f"{type(e).__name__}: {getattr(e, 'code', '')} " + (
+        e.read().decode() if hasattr(e, "read") else str(e))
+other = int(os.environ["OTHER_PORT"])
+try:
+    socket.create_connection(("127.0.0.1", other), timeout=3).close()
+    out["other"] = "reachable"
+except OSError as e:
+    out["other"] = f"refused: {e.strerror}"
+out["hosts"] = open("/etc/hosts").read()
+open(os.path.join(sys.argv[6], "probe.json"), "w").write(json.dumps(out))
+'''
+
+
+class _Hello(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        line = self.rfile.readline().decode()
+        while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+            pass
+        body = f"hello from the host: {line.split()[1]}".encode()
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: " + str(len(body)).encode()
+                         + b"\r\nConnection: close\r\n\r\n" + body)
+
+
+@pytest.fixture
+def host_server() -> Iterator[int]:
+    """An HTTP server on the host's loopback (the model endpoint), by its port."""
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Hello)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def relay_turn(tmp: Path, url: str, other_port: int, **options: Any) -> TurnProcess:
+    return docker_turn(tmp, PROBE, label=uuid.uuid4().hex, options=options,
+                       env={"ERPSIM_MODEL_BASE_URL": url, "OTHER_PORT": str(other_port)})
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_the_model_endpoint_is_reachable_without_a_network(
+        engine: docker.DockerClient, tmp_path: Path, host_server: int, host: str) -> None:
+    with socketserver.TCPServer(("127.0.0.1", 0), _Hello) as other:  # not the model's
+        proc = relay_turn(tmp_path, f"http://{host}:{host_server}/v1",
+                          int(other.server_address[1]))
+        run_checked(proc)
+    probe = json.loads((proc.output_dir / "probe.json").read_text())
+    assert probe["reply"] == "hello from the host: /v1/ping"
+    assert probe["other"].startswith("refused")  # another host port: not reachable
+    assert probe["url"] == f"http://{host}:{host_server}/v1"
+
+
+def test_a_model_endpoint_that_refuses_answers_502_at_once(
+        engine: docker.DockerClient, tmp_path: Path) -> None:
+    with socketserver.TCPServer(("127.0.0.1", 0), _Hello) as gone:
+        port = int(gone.server_address[1])
+    proc = relay_turn(tmp_path, f"http://127.0.0.1:{port}/v1", port)
+    started = time.monotonic()
+    run_checked(proc)
+    assert time.monotonic() - started < 20
+    reply = json.loads((proc.output_dir / "probe.json").read_text())["reply"]
+    assert reply.startswith("HTTPError: 502 erpsim model relay: 127.0.0.1:")
+    assert "Connection refused" in reply
+
+
+def test_with_a_network_there_is_no_relay(engine: docker.DockerClient, tmp_path: Path,
+                                          host_server: int) -> None:
+    proc = relay_turn(tmp_path, f"http://127.0.0.1:{host_server}/v1", host_server,
+                      network=True, network_mode="host")
+    run_checked(proc)
+    probe = json.loads((proc.output_dir / "probe.json").read_text())
+    assert probe["reply"] == "hello from the host: /v1/ping"
+    assert probe["other"] == "reachable"  # the host's network: everything is
+
+
+def test_a_bad_model_url_is_an_infrastructure_error_naming_it(
+        engine: docker.DockerClient, tmp_path: Path) -> None:
+    proc = relay_turn(tmp_path, "ftp://example/v1", 1)
+    outcome = run_turn(proc)
+    assert outcome.status == "error"
+    assert outcome.infrastructure_error == (
+        "ERPSIM_MODEL_BASE_URL='ftp://example/v1' is not an http(s) URL with a host "
+        "(expected e.g. http://127.0.0.1:8000/v1)")
