@@ -40,8 +40,15 @@ _DOC_FIELDS = (("invoice_id", "invoice"), ("bill_id", "bill"), ("credit_id", "ve
 _PARTY_FIELDS = ("customer_id", "vendor_id")
 
 
+MAX_SEEDS = 10_000
+"""The most seeds one ``--seeds`` may name (a campaign's matrix must fit in memory)."""
+
+
 def parse_seeds(text: str) -> list[int]:
-    """``0-19``, ``3``, ``1,4,7`` or ``0-4,10`` into a sorted list of distinct seeds."""
+    """``0-19``, ``3``, ``1,4,7`` or ``0-4,10`` into a sorted list of distinct seeds.
+
+    At most :data:`MAX_SEEDS` seeds; the size of a range is checked before it is made.
+    """
     seeds: set[int] = set()
     for part in text.split(","):
         part = part.strip()
@@ -51,12 +58,21 @@ def parse_seeds(text: str) -> list[int]:
                 a, b = int(lo), int(hi)
                 if b < a:
                     raise ValueError
+                if b - a + 1 + len(seeds) > MAX_SEEDS:
+                    raise OverflowError(f"--seeds: {text!r} names more than {MAX_SEEDS:,} "
+                                        f"seeds ({part} alone is {b - a + 1:,}; expected at "
+                                        f"most {MAX_SEEDS:,}: split the campaign into labels)")
                 seeds.update(range(a, b + 1))
             else:
                 seeds.add(int(part))
+        except OverflowError as e:
+            raise ValueError(str(e)) from None
         except ValueError:
             raise ValueError(f"--seeds: {part!r} is not a seed or a range "
                              "(expected e.g. 0-19, 7 or 1,4,7)") from None
+        if len(seeds) > MAX_SEEDS:
+            raise ValueError(f"--seeds: {text!r} names more than {MAX_SEEDS:,} seeds "
+                             "(split the campaign into labels)")
     if not seeds:
         raise ValueError("--seeds: no seed given (expected e.g. 0-19)")
     return sorted(seeds)

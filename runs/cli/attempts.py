@@ -27,6 +27,7 @@ from runs.cli.common import (
     EXIT_FAILED,
     EXIT_GRADER_ERROR,
     EXIT_OK,
+    SEED,
     VERDICT_EXIT,
     errors,
     fail,
@@ -37,7 +38,7 @@ from runs.files import atomic_path
 
 @click.command()
 @click.argument("scenario")
-@click.option("--seed", type=int, default=1, show_default=True, help="Scenario seed.")
+@click.option("--seed", type=SEED, default=1, show_default=True, help="Scenario seed.")
 @click.option("--agent", "agent_name", type=click.Choice(["reference", "oracle", "null"]),
               default="reference", show_default=True, help="Built-in agent to run.")
 @click.option("--agent-cmd", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -395,7 +396,7 @@ def reconcile_command(attempt: Path, as_of: date | None, csv_out: Path | None, a
 @click.option("--mutants", is_flag=True,
               help="Replay the reference agent with one mutation at a time; list the mutants "
                    "the checks still accept.")
-@click.option("--seed", type=int, default=1, show_default=True,
+@click.option("--seed", type=SEED, default=1, show_default=True,
               help="The seed of the mutation run.")
 @click.option("--per-operator", type=click.IntRange(1, 1000), default=6, show_default=True,
               help="Mutants drawn per mutation operator.")

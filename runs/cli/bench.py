@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from runs.cli.campaign import command_line, plan_from_options
-from runs.cli.common import errors
+from runs.cli.common import SEED, errors
 
 
 @click.group()
@@ -18,7 +18,7 @@ def bench() -> None:
               help="Events pushed through the command path.")
 @click.option("--single", type=click.IntRange(min=100), default=20_000, show_default=True,
               help="Commands run each in its own transaction.")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=SEED, default=1, show_default=True)
 def bench_ledger(events: int, single: int, seed: int) -> None:
     """The books' command path, rebuild and single-command transactions against raw sqlite3."""
     from runs.bench.benchmarks import run_ledger_bench
@@ -37,7 +37,7 @@ def bench_ledger(events: int, single: int, seed: int) -> None:
 @click.option("--vendors", type=click.IntRange(min=0), default=200, show_default=True)
 @click.option("--agent", "agent_name", type=click.Choice(["oracle", "reference", "null"]),
               default="oracle", show_default=True)
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=SEED, default=1, show_default=True)
 def bench_engine(scenario: str, customers: int, vendors: int, agent_name: str,
                  seed: int) -> None:
     """Events of both realms per second: engine, counterparties and books together."""
@@ -54,7 +54,7 @@ def bench_engine(scenario: str, customers: int, vendors: int, agent_name: str,
 
 @bench.command("turn")
 @click.option("--turns", type=click.IntRange(2, 200), default=20, show_default=True)
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=SEED, default=1, show_default=True)
 def bench_turn(turns: int, seed: int) -> None:
     """What the runner adds to an external agent's turn, with an agent that exits at once.
 

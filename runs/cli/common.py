@@ -96,6 +96,10 @@ class _Date(click.ParamType):
 DATE = _Date()
 """A ``YYYY-MM-DD`` option value."""
 
+SEED = click.IntRange(min=0)
+"""A ``--seed`` value: a whole number, 0 or more (as ``--seeds`` ranges are), for every
+command that takes one."""
+
 
 def open_verified(target: str, schema: str | None) -> EventStore:
     """Open a store and verify its hash chain (``IntegrityError`` when it does not)."""

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import click
 
-from runs.cli.common import errors
+from runs.cli.common import SEED, errors
 
 
 @click.command()
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("demo-books.db"), show_default=True,
               help="SQLite file to write the books to (an earlier demo store there is replaced).")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the generated business.")
 @click.option("--days", type=click.IntRange(1, 2000), default=40, show_default=True,
               help="Business days of activity to generate.")
