@@ -244,7 +244,7 @@ def repetition_table(rows: Sequence[AttemptLike], k: int, systems: Sequence[str]
     return t
 
 
-def tokens(n: int | None) -> str:
+def _tokens(n: int | None) -> str:
     """A token count with thousands separators (``-`` when unknown)."""
     return "-" if n is None else f"{n:,}"
 
@@ -259,9 +259,9 @@ def resources_table(per_system: dict[str, Resources]) -> Any:
         cpa = per_accepted(r.cost_per_accepted, r.accepted)
         if r.accepted and r.unknown_usage:
             cpa += f" ({r.unknown_usage}/{r.attempts} unknown)"
-        t.add_row(name, f"{r.usage_known}/{r.attempts}", tokens(r.input), tokens(r.uncached),
-                  tokens(r.cached), tokens(r.cache_write), tokens(r.output),
-                  tokens(r.reasoning), pct(r.cache_fraction), money(r.known_cost_usd),
+        t.add_row(name, f"{r.usage_known}/{r.attempts}", _tokens(r.input),
+                  _tokens(r.uncached), _tokens(r.cached), _tokens(r.cache_write), _tokens(r.output),
+                  _tokens(r.reasoning), pct(r.cache_fraction), money(r.known_cost_usd),
                   r.cost_source, cpa, per_accepted(r.strict_cost_per_accepted, r.accepted))
     return t
 
