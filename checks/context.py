@@ -12,9 +12,86 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
-from erp.store import EventStore
+from erp.store import EventStore, StoredEvent
 
 T = TypeVar("T")
+F = TypeVar("F", bound="ForwardFold")
+
+
+class ForwardFold:
+    """A fold of the log kept from one evaluation to the next, advanced from where it stopped.
+
+    A subclass names the event ``types`` (and ``realm``) it reads and implements
+    :meth:`apply`; an event that does not count yet as of the fold's date (its date is
+    after ``as_of``) is left out and noted with :meth:`defer`. :meth:`advance` reads only
+    the events after the last position folded. The fold can go on to a later date and
+    position as long as no event it left out has come due by then
+    (:meth:`resumable`): folding such an event now would put it after events that came
+    later in the log, so :class:`Folds` starts a fresh fold instead (a from-scratch fold
+    and an advanced one are then the same thing).
+    """
+
+    types: list[str]
+    realm: str | None = None
+
+    def __init__(self, *, as_of: date | None = None) -> None:
+        self.as_of = as_of
+        self.position = 0
+        """The last log position folded."""
+        self._next_due: date | None = None
+
+    def apply(self, e: StoredEvent) -> None:  # pragma: no cover - every fold overrides it
+        """Fold one event of the log."""
+        raise NotImplementedError
+
+    def defer(self, day: date) -> None:
+        """Note an event left out because it counts only from ``day`` (after ``as_of``)."""
+        if self._next_due is None or day < self._next_due:
+            self._next_due = day
+
+    def resumable(self, as_of: date | None, position: int) -> bool:
+        """Whether advancing to ``as_of`` and ``position`` gives what a fresh fold gives."""
+        if position < self.position:
+            return False
+        if self.as_of is None:
+            return as_of is None
+        if as_of is not None and as_of < self.as_of:
+            return False
+        return self._next_due is None or (as_of is not None and as_of < self._next_due)
+
+    def advance(self, store: EventStore, as_of: date | None, position: int) -> None:
+        """Fold the events after the last position folded, up to ``position``, as of
+        ``as_of`` (the caller checked :meth:`resumable`)."""
+        self.as_of = as_of
+        for e in store.read(after=self.position, until=position, realm=self.realm,
+                            types=self.types):
+            self.apply(e)
+        self.position = position
+
+
+class Folds:
+    """The folds of one attempt's per-date evaluations, each advanced from the last date.
+
+    Per-date control evaluates its checks at every business date's end, always later in
+    the log and never at an earlier date; keeping the folds between dates makes a date
+    cost what the log gained since the one before. ``fresh`` counts the folds started
+    from the beginning of the log (the first, and any an event coming due forced).
+    """
+
+    def __init__(self) -> None:
+        self._folds: dict[Hashable, Any] = {}
+        self.fresh = 0
+
+    def get(self, key: Hashable, make: Callable[[date | None], F], store: EventStore,
+            as_of: date | None, position: int) -> F:
+        """The fold ``key`` (made by ``make(as_of)``) advanced to ``as_of`` and ``position``."""
+        fold: F | None = self._folds.get(key)
+        if fold is None or not fold.resumable(as_of, position):
+            fold = make(as_of)
+            self.fresh += 1
+            self._folds[key] = fold
+        fold.advance(store, as_of, position)
+        return fold
 
 
 @dataclass
@@ -35,6 +112,9 @@ class CheckContext:
     - ``cache``: shared by the checks of one evaluation (derived views of the log).
     - ``inputs``: workspace-relative paths of the files supplied to the agent (desk
       tasks); ``xlsx_value_present`` refuses a pin that pasting one of them satisfies.
+    - ``folds``: folds kept across evaluations (per-date control), advanced from the last
+      date rather than folded again from the start; None folds afresh. The views they
+      give are live: good for this evaluation, changed by the next.
     """
 
     store: EventStore
@@ -50,6 +130,7 @@ class CheckContext:
     control_accounts: dict[str, str] = field(default_factory=dict)
     cache: dict[Hashable, Any] = field(default_factory=dict)
     inputs: tuple[str, ...] = ()
+    folds: Folds | None = None
 
     def file(self, rel: str) -> Path:
         """The absolute path of a workspace-relative file (the caller checks existence)."""

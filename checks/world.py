@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from checks.context import ForwardFold
 from erp import events as ev
 from erp.events import Record
 from erp.store import EventStore, StoredEvent
@@ -419,26 +420,38 @@ Handler = Callable[[StoredEvent, Any, date], None]
 """A fold's method: ``(envelope, decoded event, business date)``."""
 
 
-class WorldFold:
+class WorldFold(ForwardFold):
     """The world's records folded one event at a time, in the projectors' style.
 
     ``apply(envelope)`` looks the event's realm and type up in a table of handlers, decodes
     it into its model (``sim.world_events``, or ``erp.events`` for the few book facts the
-    world relies on) and hands it over; ``view()`` settles what needs the whole log
-    (payments against their bank lines, credits, disputes, allocations) and returns the
+    world relies on) and hands it over; ``view()`` settles what needs more than one event
+    (payments against their bank lines, allocations of payments to invoices), for the
+    payments and customers touched since the last ``view()`` only, and returns the
     :class:`WorldView`. ``as_of`` keeps what happened on or before a business date (a
     bank line by the date it was posted); the caller feeds the log up to ``position``.
+
+    A fold can be advanced (:meth:`ForwardFold.advance`) to a later position and date and
+    viewed again: the view it returns is its live state (the same object, updated), so
+    per-date control pays for what the log gained since the last date. Folded at once or
+    date by date, the view is the same (a property test holds it).
     """
 
+    realm = None
+
     def __init__(self, *, as_of: date | None = None, position: int | None = None) -> None:
-        self.as_of = as_of
+        super().__init__(as_of=as_of)
         self._view = WorldView(as_of, position)
         self._credited: dict[str, int] = {}
-        self._opening_bills: list[VendorBill] = []
         self._disputed: dict[str, int] = {}
+        self._invoice_owners: dict[str, list[CustomerInvoice]] = {}
         self._bills_by_ref: dict[tuple[str, str], VendorBill] = {}
         self._credits_by_number: dict[tuple[str, str], VendorCredit] = {}
-        self._sent: list[PaymentSent] = []
+        self._lines_of_source: dict[str, list[BankLinePosted]] = {}
+        self._dirty_sources: set[str] = set()
+        """Payment ids whose bank lines changed since the last view (settle them again)."""
+        self._dirty_customers: set[str] = set()
+        """Customers whose records changed since the last view (allocate them again)."""
         books: dict[type[Record], Handler] = {
             ev.BankAccountOpened: self._bank_account_opened,
             ev.CreditMemoIssued: self._credit_memo_issued,
@@ -465,11 +478,8 @@ class WorldFold:
                                       ("world", dated, True)):
             for cls, handler in table.items():
                 self._table[(realm, _type_name(cls))] = (handler, by_date)
-
-    @property
-    def types(self) -> list[str]:
+        self.types = [t for _, t in self._table]
         """The event types the fold reads (both realms)."""
-        return [t for _, t in self._table]
 
     def apply(self, e: StoredEvent) -> None:
         """Fold one event of the log (events of other types are ignored)."""
@@ -479,6 +489,7 @@ class WorldFold:
         handler, by_date = entry
         day = date.fromisoformat(e.business_date)
         if by_date and not _counts(day, self.as_of):
+            self.defer(day)
             return
         x = e.event if e.realm == "erp" else decode_world_event(e.type, e.payload)
         handler(e, x, day)
@@ -490,31 +501,46 @@ class WorldFold:
         _bank(self._view, x.bank_account_id).opening = x.opening_balance
 
     def _credit_memo_issued(self, e: StoredEvent, x: ev.CreditMemoIssued, day: date) -> None:
-        if _counts(x.entry_date, self.as_of):
-            self._credited[x.invoice_id] = self._credited.get(x.invoice_id, 0) + x.amount
+        if not _counts(x.entry_date, self.as_of):
+            self.defer(x.entry_date)
+            return
+        self._credited[x.invoice_id] = self._credited.get(x.invoice_id, 0) + x.amount
+        for inv in self._invoice_owners.get(x.invoice_id, ()):
+            inv.credited = self._credited[x.invoice_id]
+            self._dirty_customers.add(inv.customer_id)
 
     def _bill_entered(self, e: StoredEvent, x: ev.BillEntered, day: date) -> None:
         if e.actor == SETUP:  # a bill open before the first day: the vendor's books too
-            self._opening_bills.append(VendorBill(
-                x.vendor_id, x.bill_id, x.vendor_invoice_number, x.entry_date, x.total,
-                "original", due_on=x.due_on, agreed_total=x.total, opening=True))
+            b = VendorBill(x.vendor_id, x.bill_id, x.vendor_invoice_number, x.entry_date,
+                           x.total, "original", due_on=x.due_on, agreed_total=x.total,
+                           opening=True)
+            _vendor(self._view, b.vendor_id).bills.setdefault(b.bill_ref, b)
 
     # --- the bank ------------------------------------------------------------------------
 
     def _bank_line_posted(self, e: StoredEvent, x: BankLinePosted, day: date) -> None:
         view = self._view
         view.posted_ids.add(x.line_id)
-        if _counts(x.posted_on, self.as_of):
-            view.lines[x.line_id] = x
-            _bank(view, x.bank_account_id).lines.append(x)
+        if not _counts(x.posted_on, self.as_of):
+            self.defer(x.posted_on)
+            return
+        view.lines[x.line_id] = x
+        _bank(view, x.bank_account_id).lines.append(x)
+        if x.source is not None:
+            self._lines_of_source.setdefault(x.source, []).append(x)
+            self._dirty_sources.add(x.source)
 
     # --- customers -----------------------------------------------------------------------
 
     def _invoice_received(self, e: StoredEvent, x: InvoiceReceived, day: date) -> None:
         c = _customer(self._view, x.customer_id)
         if x.invoice_id not in c.invoices:  # sent twice: its books hold it once
-            c.invoices[x.invoice_id] = CustomerInvoice(x.invoice_id, x.customer_id, x.amount,
-                                                       x.due_on, day)
+            inv = c.invoices[x.invoice_id] = CustomerInvoice(
+                x.invoice_id, x.customer_id, x.amount, x.due_on, day,
+                credited=self._credited.get(x.invoice_id, 0),
+                disputed=self._disputed.get(x.invoice_id, 0))
+            self._invoice_owners.setdefault(x.invoice_id, []).append(inv)
+            self._dirty_customers.add(x.customer_id)
 
     def _payment_sent(self, e: StoredEvent, x: PaymentSent, day: date) -> None:
         c = _customer(self._view, x.customer_id)
@@ -524,11 +550,14 @@ class WorldFold:
                             day, e.position, x.duplicate_of)
         c.payments[p.payment_id] = p
         self._view.payments[p.payment_id] = p
-        self._sent.append(x)
+        self._dirty_sources.add(p.payment_id)
+        self._dirty_customers.add(x.customer_id)
 
     def _line_disputed(self, e: StoredEvent, x: LineDisputed, day: date) -> None:
         _customer(self._view, x.customer_id).disputes.append(x)
         self._disputed[x.invoice_id] = self._disputed.get(x.invoice_id, 0) + x.amount
+        for inv in self._invoice_owners.get(x.invoice_id, ()):
+            inv.disputed = self._disputed[x.invoice_id]
 
     def _statement_sent(self, e: StoredEvent, x: StatementSent, day: date) -> None:
         _customer(self._view, x.customer_id).statements.append(x)
@@ -572,19 +601,21 @@ class WorldFold:
     def _injection_planted(self, e: StoredEvent, x: InjectionPlanted, day: date) -> None:
         self._view.injections.append(x)
 
-    # --- the end -------------------------------------------------------------------------
+    # --- the view ------------------------------------------------------------------------
 
     def view(self) -> WorldView:
-        """Settle what needs the whole log and return the view (call once, at the end)."""
+        """Settle what changed since the last view and return the (live) view."""
         view = self._view
-        for b in self._opening_bills:
-            _vendor(view, b.vendor_id).bills.setdefault(b.bill_ref, b)
-        _settle_payments(view, self._sent)
-        for c in view.customers.values():
-            for inv in c.invoices.values():
-                inv.credited = self._credited.get(inv.invoice_id, 0)
-                inv.disputed = self._disputed.get(inv.invoice_id, 0)
-        _allocate(view)
+        view.as_of, view.position = self.as_of, (self.position or view.position)
+        for source in sorted(self._dirty_sources):
+            p = view.payments.get(source)
+            if p is not None:
+                _settle_payment(view, p, self._lines_of_source.get(source, ()))
+                self._dirty_customers.add(p.customer_id)
+        self._dirty_sources.clear()
+        for cid in sorted(self._dirty_customers):
+            _allocate(view.customers[cid])
+        self._dirty_customers.clear()
         return view
 
 
@@ -642,65 +673,70 @@ def _note_delivery(doc: DocumentDelivered, day: date,
             cn.delivered_on = day
 
 
-def _settle_payments(view: WorldView, sent: Iterable[PaymentSent]) -> None:
-    """Find each payment's deposit line and returned item among the bank's lines."""
-    deposits: dict[str, BankLinePosted] = {}
-    returns: dict[str, BankLinePosted] = {}
-    for line in sorted(view.lines.values(), key=lambda x: x.line_id):
-        if line.source is None:
-            continue
+def _settle_payment(view: WorldView, p: CustomerPayment,
+                    lines: Iterable[BankLinePosted]) -> None:
+    """Find a payment's deposit line and returned item among the bank's lines of it (the
+    first by line id: a line the bank posted twice is never the deposit)."""
+    deposit = returned = None
+    for line in sorted(lines, key=lambda x: x.line_id):
         if line.kind == "deposit" and not view.is_bank_copy(line):
-            deposits.setdefault(line.source, line)
+            deposit = deposit or line
         elif line.kind == "returned":
-            returns.setdefault(line.source, line)
-    for x in sent:
-        p = view.payments[x.payment_id]
-        deposit = deposits.get(p.payment_id)
-        if deposit is not None:
-            p.line_id, p.posted_on = deposit.line_id, deposit.posted_on
-            back = returns.get(p.payment_id)
-            if back is not None:
-                p.returned_line = back.line_id
+            returned = returned or line
+    p.line_id = deposit.line_id if deposit is not None else None
+    p.posted_on = deposit.posted_on if deposit is not None else None
+    p.returned_line = returned.line_id if deposit is not None and returned is not None else None
 
 
-def _allocate(view: WorldView) -> None:
-    """Each customer's paid, in transit and fee per invoice, and each payment's money on
+def _allocate(c: CustomerRecords) -> None:
+    """A customer's paid, in transit and fee per invoice, and each payment's money on
     account (the excess of an overpaid invoice is the latest payments' to it)."""
-    for c in view.customers.values():
-        for p in sorted(c.payments.values(), key=lambda p: p.position):
-            if not p.counted:
-                if p.duplicate_of is not None and not p.in_transit and not p.returned:
-                    p.on_account = p.arrives  # its books do not count the repeat
+    for each in c.invoices.values():
+        each.paid = each.in_transit = each.fees = 0
+        each.payments = []
+    for p in c.payments.values():
+        p.on_account = 0
+    for p in sorted(c.payments.values(), key=lambda p: p.position):
+        if not p.counted:
+            if p.duplicate_of is not None and not p.in_transit and not p.returned:
+                p.on_account = p.arrives  # its books do not count the repeat
+            continue
+        fee_left = p.fee
+        for invoice_id, amount in p.allocations:
+            inv = c.invoices.get(invoice_id)
+            if inv is None:  # an invoice it never received: its books keep no such line
                 continue
-            fee_left = p.fee
-            for invoice_id, amount in p.allocations:
-                inv = c.invoices.get(invoice_id)
-                if inv is None:  # an invoice it never received: its books keep no such line
-                    continue
-                inv.paid += amount
-                inv.payments.append((p.payment_id, amount))
-                fee = min(fee_left, amount)
-                fee_left -= fee
-                inv.fees += fee
-                if p.in_transit:
-                    inv.in_transit += amount
-        for inv in c.invoices.values():
-            excess = -inv.owed
-            for payment_id, amount in reversed(inv.payments):
-                if excess <= 0:
-                    break
-                part = min(excess, amount)
-                excess -= part
-                p = c.payments[payment_id]
-                if not p.in_transit:
-                    p.on_account = min(p.arrives, p.on_account + part)
+            inv.paid += amount
+            inv.payments.append((p.payment_id, amount))
+            fee = min(fee_left, amount)
+            fee_left -= fee
+            inv.fees += fee
+            if p.in_transit:
+                inv.in_transit += amount
+    for inv in c.invoices.values():
+        excess = -inv.owed
+        for payment_id, amount in reversed(inv.payments):
+            if excess <= 0:
+                break
+            part = min(excess, amount)
+            excess -= part
+            q = c.payments[payment_id]
+            if not q.in_transit:
+                q.on_account = min(q.arrives, q.on_account + part)
 
 
 def world_view(ctx: CheckContext, as_of: date | None) -> WorldView:
     """The world as of ``as_of`` (None: no date limit; pass ``ctx.as_of`` for the context's
-    date) at the context's position, folded once per evaluation (cached in ``ctx.cache``)."""
+    date) at the context's position, folded once per evaluation (cached in ``ctx.cache``);
+    with ``ctx.folds`` (per-date control), advanced from the last date's fold."""
     key = ("checks.world", as_of, ctx.position)
-    return ctx.cached(key, lambda: fold_world(ctx.store, as_of=as_of, position=ctx.position))
+    folds, position = ctx.folds, ctx.position
+    if folds is None or position is None:
+        return ctx.cached(key, lambda: fold_world(ctx.store, as_of=as_of,
+                                                  position=ctx.position))
+    return ctx.cached(key, lambda: folds.get(
+        ("checks.world", as_of is None), lambda d: WorldFold(as_of=d, position=position),
+        ctx.store, as_of, position).view())
 
 
 def customer_balances(view: WorldView) -> dict[str, int]:

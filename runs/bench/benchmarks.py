@@ -23,8 +23,9 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.schema import CreateTable
@@ -33,6 +34,9 @@ from erp.ledger import Ledger
 from erp.schema import events as events_table
 from erp.store import EVENT_COLUMNS
 from runs.bench.workload import generate_workload
+
+if TYPE_CHECKING:
+    from scenarios.loader import LoadedScenario
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,15 @@ def run_ledger_bench(*, events: int = 200_000, single: int = 20_000, seed: int =
     return LedgerBench(n_events, command_rate, rebuild_rate, raw_rate, single_rate)
 
 
+def scale_population(loaded: LoadedScenario, customers: int, vendors: int) -> LoadedScenario:
+    """The scenario with ``customers`` customers and ``vendors`` vendors (same profiles)."""
+    sc = loaded.scenario
+    pop = sc.population.model_copy(update={
+        "customers": sc.population.customers.model_copy(update={"count": customers}),
+        "vendors": sc.population.vendors.model_copy(update={"count": vendors})})
+    return replace(loaded, scenario=sc.model_copy(update={"population": pop}))
+
+
 @dataclass(frozen=True)
 class EngineBench:
     """The figures of one ``bench engine`` run."""
@@ -152,13 +165,7 @@ def run_engine_bench(*, scenario: str = "month-end-close", customers: int = 2000
     from runs.attempt import run_attempt
     from scenarios.loader import find_scenario, load_scenario
 
-    loaded = load_scenario(find_scenario(scenario))
-    sc = loaded.scenario
-    pop = sc.population.model_copy(update={
-        "customers": sc.population.customers.model_copy(update={"count": customers}),
-        "vendors": sc.population.vendors.model_copy(update={"count": vendors})})
-    big = loaded.__class__(**{**loaded.__dict__,
-                              "scenario": sc.model_copy(update={"population": pop})})
+    big = scale_population(load_scenario(find_scenario(scenario)), customers, vendors)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         started = time.perf_counter()
         result = run_attempt(big, seed, agent, Path(tmp) / "attempt")

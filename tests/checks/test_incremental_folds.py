@@ -1,0 +1,175 @@
+"""Per-date control folds the log forward: what a date sees equals a fold from scratch.
+
+Hypothesis draws a library scenario, a seed and a small population, runs an attempt
+with the reference agent (on SQLite and on PostgreSQL), then draws checkpoints: dates in
+order, each with a log position at or before that date's end. One :class:`Folds`
+is advanced from checkpoint to checkpoint, as per-date control does; at each checkpoint
+its world view, books view and the scenario's per-date check results must equal those
+of folds made from the start of the log.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from checks.context import Folds
+from checks.reconcile import BooksView, _books, fold_books, reconcile
+from checks.verdict import evaluate
+from checks.world import WorldView, fold_world, world_view
+from erp.store import EventStore
+from runs.attempt import run_attempt
+from runs.bench.benchmarks import scale_population
+from runs.grading import context_for, daily_specs
+from scenarios.loader import LoadedScenario, find_scenario, load_scenario
+from tests.conftest import PG_URL, drop_pg_schema, pg_schema, require_postgres
+
+SCENARIOS = ("cash-application", "procure-to-pay", "month-end-close")
+
+
+@dataclass
+class Attempt:
+    loaded: LoadedScenario
+    store: EventStore
+    ends: list[tuple[date, int]]
+    """Each business date with the last log position of that date."""
+
+
+_attempts: dict[tuple[str, str, int, int, int], Attempt] = {}
+_schemas: list[str] = []
+_tmp = tempfile.TemporaryDirectory(prefix="erpsim-incremental-")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cleanup() -> Iterator[None]:
+    yield
+    for a in _attempts.values():
+        a.store.close()
+    _attempts.clear()
+    for schema in _schemas:
+        drop_pg_schema(schema)
+    _tmp.cleanup()
+
+
+def attempt(backend: str, scenario: str, seed: int, customers: int, vendors: int) -> Attempt:
+    """An attempt of the reference agent, run once per key in this process."""
+    key = (backend, scenario, seed, customers, vendors)
+    if key in _attempts:
+        return _attempts[key]
+    loaded = scale_population(load_scenario(find_scenario(scenario)), customers, vendors)
+    out = Path(_tmp.name) / "-".join(map(str, key))
+    if backend == "sqlite":
+        run_attempt(loaded, seed, "reference", out)
+        store = EventStore.open(out / "books.db")
+    else:
+        schema = pg_schema("-".join(map(str, key)))
+        drop_pg_schema(schema)
+        _schemas.append(schema)
+        run_attempt(loaded, seed, "reference", out, store_url=PG_URL, schema=schema)
+        store = EventStore.open(PG_URL, schema=schema)
+    ends: dict[date, int] = {}
+    for e in store.read():
+        ends[date.fromisoformat(e.business_date)] = e.position
+    days = loaded.scenario.calendar.build().business_days()
+    last, out_ends = 0, []
+    for d in days:  # a date with no event of its own ends where the one before did
+        last = max([last] + [p for day, p in ends.items() if day <= d])
+        out_ends.append((d, last))
+    _attempts[key] = Attempt(loaded, store, out_ends)
+    return _attempts[key]
+
+
+def _results(ctx: Any, loaded: LoadedScenario) -> list[tuple[str, bool, str, Any]]:
+    verdict = evaluate([s for _, s in daily_specs(loaded)], ctx)
+    return ([(r.name, r.passed, r.detail, r.metrics) for r in verdict.results]
+            + [(g.check, False, g.error, None) for g in verdict.grader_errors])
+
+
+def _same_world(a: WorldView, b: WorldView) -> None:
+    assert a == b
+    assert list(a.customers) == list(b.customers)  # the same order too
+    assert list(a.vendors) == list(b.vendors)
+
+
+def _same_books(a: BooksView, b: BooksView) -> None:
+    assert a == b
+    for kind, doc in [("receipt", r) for r in a.receipts] + [("vendor_payment", p)
+                                                            for p in a.payments]:
+        assert a.line_of(kind, doc) == b.line_of(kind, doc)
+
+
+checkpoints = st.lists(st.tuples(st.integers(0, 10_000), st.floats(0.0, 1.0)),
+                       min_size=1, max_size=12)
+
+
+def check_per_date_equality(backend: str, data: st.DataObject) -> None:
+    scenario = data.draw(st.sampled_from(SCENARIOS), label="scenario")
+    seed = data.draw(st.integers(0, 10_000), label="seed")
+    customers = data.draw(st.integers(3, 10), label="customers")
+    vendors = data.draw(st.integers(2, 5), label="vendors")
+    a = attempt(backend, scenario, seed, customers, vendors)
+    n = len(a.ends)
+    picks = sorted({i % n for i, _ in data.draw(checkpoints, label="dates")})
+    where = data.draw(st.lists(st.floats(0.0, 1.0), min_size=len(picks),
+                               max_size=len(picks)), label="positions")
+    folds = Folds()
+    previous = 0
+    for i, share in zip(picks, where, strict=True):
+        day, end = a.ends[i]
+        position = max(previous, previous + round((end - previous) * share))
+        position = max(position, 1)
+        previous = position
+        live = context_for(a.store, a.loaded, workspace=None, as_of=day, position=position,
+                           folds=folds)
+        fresh = context_for(a.store, a.loaded, workspace=None, as_of=day, position=position)
+        _same_world(world_view(live, day), fold_world(a.store, as_of=day, position=position))
+        _same_books(_books(live, day), fold_books(a.store, as_of=day, position=position))
+        assert (reconcile(a.store, as_of=day, position=position,
+                          world=world_view(live, day), books=_books(live, day))
+                == reconcile(a.store, as_of=day, position=position))
+        live = context_for(a.store, a.loaded, workspace=None, as_of=day, position=position,
+                           folds=folds)
+        assert _results(live, a.loaded) == _results(fresh, a.loaded)
+    assert folds.fresh >= 2  # one world fold and one books fold at least
+
+
+SETTINGS = settings(max_examples=6, deadline=None, derandomize=False,
+                    suppress_health_check=[HealthCheck.too_slow,
+                                           HealthCheck.function_scoped_fixture])
+
+
+@SETTINGS
+@given(data=st.data())
+def test_per_date_folds_equal_a_fold_from_scratch_sqlite(data: st.DataObject) -> None:
+    check_per_date_equality("sqlite", data)
+
+
+@pytest.mark.postgres
+@SETTINGS
+@given(data=st.data())
+def test_per_date_folds_equal_a_fold_from_scratch_postgres(data: st.DataObject) -> None:
+    require_postgres()
+    check_per_date_equality("postgres", data)
+
+
+def test_an_event_coming_due_starts_a_fresh_fold(tmp_path: Path) -> None:
+    """A fold that left an event out by its date starts afresh once the event counts."""
+    a = attempt("sqlite", "cash-application", 3, 4, 2)
+    folds = Folds()
+    d0, d1, p1 = a.ends[0][0], a.ends[-1][0], a.ends[-1][1]
+    # Fold everything logged by the last date, as of the first: later-dated events wait.
+    world_view(context_for(a.store, a.loaded, workspace=None, as_of=d0, position=p1,
+                           folds=folds), d0)
+    fresh = folds.fresh
+    view = world_view(context_for(a.store, a.loaded, workspace=None, as_of=d1, position=p1,
+                                  folds=folds), d1)
+    assert folds.fresh == fresh + 1
+    _same_world(view, fold_world(a.store, as_of=d1, position=p1))
