@@ -53,7 +53,7 @@ class DuplicateKey(yaml.MarkedYAMLError):
     """A mapping names the same key twice."""
 
 
-class Refused(yaml.MarkedYAMLError):
+class NotAccepted(yaml.MarkedYAMLError):
     """YAML that is well-formed but outside what the strict loader accepts (an alias, too
     deep a nesting, a tag for something that is not plain data, too long a text)."""
 
@@ -67,11 +67,11 @@ class StrictYamlLoader(yaml.SafeLoader):
         """A node, refusing an alias (``*name``) and nesting deeper than ``MAX_DEPTH``."""
         if self.check_event(yaml.AliasEvent):
             event = self.get_event()
-            raise Refused(None, None, f"alias *{event.anchor} is not allowed (aliases and "
+            raise NotAccepted(None, None, f"alias *{event.anchor} is not allowed (aliases and "
                           "anchors are refused: write the value out)", event.start_mark)
         if self.check_event(yaml.MappingStartEvent, yaml.SequenceStartEvent):
             if self._depth >= MAX_DEPTH:
-                raise Refused(None, None, f"nested more than {MAX_DEPTH} levels deep",
+                raise NotAccepted(None, None, f"nested more than {MAX_DEPTH} levels deep",
                               self.peek_event().start_mark)
             self._depth += 1
             try:
@@ -129,7 +129,7 @@ StrictYamlLoader.add_constructor(_TIMESTAMP, _timestamp_as_string)
 
 
 def _not_plain(loader: StrictYamlLoader, node: yaml.Node) -> Any:
-    raise Refused(None, None, f"the tag {node.tag} is not allowed (expected plain data: "
+    raise NotAccepted(None, None, f"the tag {node.tag} is not allowed (expected plain data: "
                   "mappings, lists, strings, numbers, true/false, null)", node.start_mark)
 
 
@@ -140,7 +140,7 @@ for _tag in ("binary", "set", "omap", "pairs"):
 def parse_yaml(text: str) -> Any:
     """Parse YAML text with ``StrictYamlLoader`` (raises ``yaml.YAMLError``)."""
     if len(text) > MAX_CHARS:
-        raise Refused(None, None, f"the text is {len(text):,} characters long (expected at "
+        raise NotAccepted(None, None, f"the text is {len(text):,} characters long (expected at "
                       f"most {MAX_CHARS:,})", None)
     loader = StrictYamlLoader(text)
     try:
