@@ -20,6 +20,7 @@ from runs.cli.desk import desk
 from runs.cli.export import export
 from runs.cli.ledger import ledger
 from runs.cli.report import compare, report, rescore
+from runs.cli.view import bench_view, view_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -48,7 +49,8 @@ def tune_gc() -> None:
 
 
 for _command in (bench, check_command, compare, demo, desk, export, ledger, reconcile_command,
-                 report, rescore, run, sweep, validate):
+                 report, rescore, run, sweep, validate, view_command):
     main.add_command(_command)
+bench.add_command(bench_view)
 
 __all__ = ["main", "tune_gc"]

@@ -1,0 +1,1 @@
+"""The viewer: `erpsim view` pages of an attempt or a campaign (see README.md)."""
