@@ -62,19 +62,25 @@ def codex_bin() -> Path:
     return cli_bin("codex")
 
 
-def apply_command() -> str:
-    """The shell command that applies one receipt (apply_one.py inline, via a heredoc)."""
-    source = (Path(__file__).with_name("apply_one.py")).read_text()
+def inline(script: str) -> str:
+    """The shell command that runs ``tests/agents/SCRIPT`` inline, via a heredoc."""
+    source = (Path(__file__).with_name(script)).read_text()
     return f"python3 - <<'PY'\n{source}PY"
 
 
+def apply_command() -> str:
+    """The shell command that applies one receipt (apply_one.py)."""
+    return inline("apply_one.py")
+
+
 def cash_script(*extra: Any) -> Script:
-    """Each turn: list unapplied receipts, apply one, write out/unapplied.csv."""
+    """Each turn: list unapplied receipts, apply one, write out/unapplied.csv (with the
+    scenario's line_id and reason columns)."""
     return Script(model=MAIN_MODEL, commands=(
         "erp receipts list --unapplied",
         apply_command(),
         *extra,
-        "erp receipts list --unapplied --format csv > out/unapplied.csv",
+        inline("list_unapplied.py"),
     ), final="Applied what I could; out/unapplied.csv lists the rest.")
 
 
@@ -109,12 +115,15 @@ class Attempt:
 
 def run_attempt(scenario: str, adapter: Path, out: Path, env: dict[str, str], *,
                 turn_timeout: float = 120, user: str | None = None,
-                timeout: float = 900) -> Attempt:
-    """``erpsim run SCENARIO --agent-cmd ADAPTER`` with ``env`` passed to each turn."""
+                timeout: float = 900, docker: str | None = None) -> Attempt:
+    """``erpsim run SCENARIO --agent-cmd ADAPTER`` with ``env`` passed to each turn
+    (in a container of image ``docker`` when given)."""
     import time
 
     cmd = [sys.executable, "-m", "runs.cli", "run", scenario, "--out", str(out),
            "--agent-cmd", str(adapter), "--turn-timeout", str(turn_timeout), "--quiet"]
+    if docker is not None:
+        cmd += ["--docker", docker]
     for k, v in env.items():
         cmd += ["--agent-env", f"{k}={v}"]
     if user is not None:
@@ -131,8 +140,36 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def transcript_of(turn: Path) -> list[dict[str, Any]]:
-    """A turn's normalized transcript (agent/ once the runner keeps it, else outputs/)."""
-    for path in (turn / "agent" / "transcript.jsonl", turn / "outputs" / "transcript.jsonl"):
-        if path.exists():
-            return read_jsonl(path)
-    raise AssertionError(f"no transcript in {turn}")
+    """A turn's normalized transcript, kept by the runner in ``turns/NN/agent/`` (never
+    among the agent's outputs)."""
+    assert not list(turn.rglob("outputs/transcript.jsonl")), f"a transcript in {turn}/outputs"
+    path = turn / "agent" / "transcript.jsonl"
+    assert path.is_file(), f"no transcript at {path}"
+    return read_jsonl(path)
+
+
+@pytest.fixture
+def agent_image() -> str:
+    """The agent image with the pinned CLIs on the engine at DOCKER_HOST (skip; CI: fail)."""
+    import docker as docker_sdk
+
+    from runs.execution.contract import DEFAULT_IMAGE
+
+    image = os.environ.get("ERPSIM_AGENT_IMAGE", DEFAULT_IMAGE)
+    host = os.environ.get("DOCKER_HOST")
+    problem = None if host else "DOCKER_HOST is not set"
+    if host:
+        try:
+            client = docker_sdk.DockerClient(base_url=host)
+            labels = client.images.get(image).labels or {}
+            client.close()
+            if "erpsim.recipe" not in labels:
+                problem = f"image {image} has no agent CLIs (built by an older .ci/docker-up)"
+        except docker_sdk.errors.DockerException as e:
+            problem = f"image {image} on {host}: {e}"
+    if problem is not None:
+        msg = f'{problem}: eval "$(.ci/docker-up)" builds the agent image with the CLIs'
+        if IN_CI:
+            pytest.fail(msg + " (CI=true: the docker-mode CLI tests must run)", pytrace=False)
+        pytest.skip(msg)
+    return image

@@ -176,6 +176,80 @@ def test_codex_attempt_writes_books_and_counts_every_token(
         assert [r["exit_code"] for r in results] == [0, 0, 0]
 
 
+# --- docker mode: the CLIs in the agent image, the endpoint through the model relay -------
+
+def check_usage_served(name: str, attempt: Attempt, served: list[Served]) -> None:
+    """Each turn's usage.json equals what the server served that turn, class by class."""
+    by_session: dict[str, list[Served]] = defaultdict(list)
+    for s in served:
+        by_session[s.session].append(s)
+    sessions = iter(by_session.values())
+    for turn in attempt.turn_dirs():
+        usage = turn_usage(turn)
+        if name == "claude":
+            total = summed(by_session[usage["session_id"]])
+            assert (usage["input_tokens"], usage["cache_read_input_tokens"],
+                    usage["cache_creation_input_tokens"], usage["output_tokens"]) == (
+                total["input"], total["cache_read"], total["cache_write"], total["output"])
+            assert usage["cli_version"].startswith(PINS["@anthropic-ai/claude-code"])
+        else:
+            mine = next(sessions)
+            total = summed(mine)
+            assert usage["input_tokens"] == total["input"] + total["cache_read"] + \
+                total["cache_write"]
+            assert (usage["cached_input_tokens"], usage["cache_write_input_tokens"],
+                    usage["output_tokens"], usage["reasoning_output_tokens"]) == (
+                total["cache_read"], total["cache_write"],
+                total["output"] + total["reasoning"], total["reasoning"])
+            assert usage["model_calls"] == len(mine)
+            assert usage["cli_version"].endswith(PINS["@openai/codex"])
+
+
+@pytest.mark.slow
+def test_a_whole_attempt_in_docker_mode(cli: tuple[str, Path], agent_image: str,
+                                        tmp_path: Path) -> None:
+    """A cash-application attempt with the real CLI inside the agent image, no network:
+    the model endpoint on the host's loopback reached through the relay; writes by turn,
+    transcripts kept in turns/NN/agent/, usage equal to what the server served."""
+    name, binary = cli
+    with ModelServer(cash_script()) as server:
+        env = env_for(name, server, binary)
+        del env["ERPSIM_CLAUDE_BIN" if name == "claude" else "ERPSIM_CODEX_BIN"]  # image's
+        attempt = run_attempt("cash-application", adapter_for(name), tmp_path / "attempt",
+                              env, docker=agent_image)
+        served = server.served
+    check_attempt(attempt)
+    for turn in attempt.summary["turns"]:
+        assert turn["process"]["mode"] == "docker"
+        assert turn["process"]["transcript"] == f"turns/{turn['turn']:02d}/agent/transcript.jsonl"
+    check_usage_served(name, attempt, served)
+
+
+def test_docker_mode_with_the_endpoint_down_stops_with_an_infrastructure_error(
+        cli: tuple[str, Path], agent_image: str, tmp_path: Path) -> None:
+    """The server is gone: the first turn is an infrastructure error within 60 s, the
+    relay's 502 caught before the CLI runs; erpsim run exits 3 and prints the cause."""
+    name, binary = cli
+    server = ModelServer(cash_script()).start()
+    env = env_for(name, server, binary)
+    del env["ERPSIM_CLAUDE_BIN" if name == "claude" else "ERPSIM_CODEX_BIN"]
+    server.stop()
+    attempt = run_attempt("cash-application", adapter_for(name), tmp_path / "attempt", env,
+                          docker=agent_image)
+    assert attempt.code == 3, attempt.output[-3000:]
+    assert attempt.wall_s < 60 + 30  # the turn, and the attempt's set-up
+    said = " ".join(attempt.output.split())
+    adapter = "claude-code" if name == "claude" else "codex"
+    assert f"turn 1 (2026-03-02): error: {adapter} adapter: model endpoint" in said, said
+    assert "answered before any request: HTTP/1.1 502 Bad Gateway / erpsim model relay" \
+        in said and "(exit 75," in said
+    error = (attempt.folder / "error.txt").read_text()
+    assert "infrastructure error" in error and "502 Bad Gateway" in error
+    stderr = (attempt.folder / "turns" / "01" / "agent" / "stderr.log").read_text()
+    assert f"{adapter} adapter: infrastructure error: model endpoint" in stderr
+    assert not (attempt.folder / "turns" / "02").exists()  # the attempt stopped there
+
+
 # --- a dead or failing endpoint ----------------------------------------------------------
 
 def run_adapter(adapter: Path, env: dict[str, str], folder: Path,
