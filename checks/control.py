@@ -193,9 +193,10 @@ class BankReconciles(ControlSpec):
     statement balance as of ``statement_as_of`` adjusted by reconciling items: deposits in
     transit and outstanding payments (timing), a line the bank posted twice (its error),
     and lines posted after the clerk's last turn are explained; a bank charge, interest, a
-    returned (NSF) deposit or a deposit the books have not recorded, a book entry the bank never saw, a journal entry
-    to the bank account or an amount recorded wrongly are not. Passes when the unexplained
-    items total at most ``tolerance``. Every item is listed in the metrics."""
+    returned (NSF) deposit or a deposit the books have not recorded, a book entry the bank
+    never saw, a journal entry to the bank account or an amount recorded wrongly are not.
+    Passes when the unexplained items total at most ``tolerance``. Every item is listed in
+    the metrics."""
 
     type: Literal["bank_reconciles"]
     account: str | None = Field(default=None, min_length=1, max_length=32)

@@ -868,8 +868,9 @@ def run_payments(cmd: c.RunPayments, books: Books, ctx: Context) -> list[ev.Even
                                         applications=by_vendor[vendor_id], run_id=run_id))
     refs = tuple(ev.PaymentRef(payment_id=p.payment_id, vendor_id=p.vendor_id,
                                amount=p.amount) for p in payments)
+    vendors = f"{len(refs)} vendor{'' if len(refs) == 1 else 's'}"
     require_cash_policy(books, cmd.bank_account_id, sum(r.amount for r in refs),
-                        f"payment run {run_id} to {len(refs)} vendor{'' if len(refs) == 1 else 's'}")
+                        f"payment run {run_id} to {vendors}")
     run = ev.PaymentRunCreated(run_id=run_id, bank_account_id=cmd.bank_account_id,
                                entry_date=day, payments=refs, total=sum(r.amount for r in refs))
     return [run, *payments]

@@ -46,6 +46,7 @@ from runs.files import write_text_atomic
 from runs.grading import VERDICT_FILE, context_for, daily_specs, describe_store, grade
 from scenarios.agents import Agent, built_in_agent
 from scenarios.errors import SolverError
+from scenarios.facts import prompt_facts
 from scenarios.instance import Instance, build_instance
 from scenarios.loader import LoadedScenario
 from scenarios.turn import TurnContext
@@ -265,7 +266,10 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
                               on_turn, stop_on_error)
         except AttemptAborted as e:
             e.error_file = str(out / ERROR_FILE)
-            write_text_atomic(out / ERROR_FILE, f"{e}\n")
+            logs = sorted(str(p.relative_to(out)) for p in
+                          (out / "turns" / f"{e.turn:02d}" / "agent").glob("*.log"))
+            write_text_atomic(out / ERROR_FILE, f"{e}\n" + "".join(
+                f"log: {rel} (in the attempt folder)\n" for rel in logs))
             raise
         finally:
             stop = getattr(agent, "stop", None)
@@ -377,7 +381,7 @@ def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
             if on_turn is not None:
                 on_turn(turns[-1])
             if turns[-1]["status"] == "error" and stop_on_error:
-                raise _aborted(out, turns[-1])
+                raise _aborted(turns[-1])
             shown = shown + new
             previous_out = out / "turns" / f"{n:02d}" / "workspace" / "out"
             if daily is not None:
@@ -391,13 +395,11 @@ def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
     return turns
 
 
-def _aborted(out: Path, turn: dict[str, Any]) -> AttemptAborted:
+def _aborted(turn: dict[str, Any]) -> AttemptAborted:
     """The error that ends an attempt at a turn the harness could not run."""
     process = turn.get("process") or {}
     cause = process.get("infrastructure_error") or "the turn could not be run"
-    logs = [str(out / process[k]) for k in ("stderr_log", "stdout_log") if process.get(k)]
-    return AttemptAborted(f"turn {turn['turn']} ({turn['date']}): infrastructure error: {cause}"
-                          + (f" (logs: {', '.join(logs)})" if logs else ""),
+    return AttemptAborted(f"turn {turn['turn']} ({turn['date']}): infrastructure error: {cause}",
                           turn=int(turn["turn"]), cause=str(cause))
 
 
@@ -422,13 +424,15 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
         dest = ws / "inbox" / (Path(rel).name if n == 1 else f"archive/{Path(rel).name}")
         dest.write_bytes(data)
     outputs = "\n".join(f"- `{p}`" for p in sc.turns.outputs) or "- (no files this turn)"
+    role = sc.turns.roles.get(day, "clerk")
     values = {"company": instance.setup.name, "date": day.isoformat(), "turn": str(n),
               "turns": str(len(instance.turn_dates)), "outputs": outputs,
-              "inbox_count": str(len(new)), "title": sc.title,
-              "weekday": day.strftime("%A")}
+              "inbox_count": str(len(new) + (len(loaded.files) if n == 1 else 0)),
+              "title": sc.title,
+              "weekday": day.strftime("%A"),
+              **prompt_facts(engine.ledger.store, day, role)}  # what the books hold now
     prompt = ws / "prompt.md"
     prompt.write_text(render_prompt(loaded.prompt_template, values), encoding="utf-8")
-    role = sc.turns.roles.get(day, "clerk")
     (ws / "ERP_GUIDE.md").write_text(GUIDE.format(
         company=instance.setup.name, date=day.isoformat(), role=role,
         title={"clerk": "clerk", "controller": "controller"}[role]), encoding="utf-8")

@@ -248,7 +248,8 @@ def mask_bank(bank: Mapping[str, Any] | None) -> str | None:
 
 
 _PARTY_NAME = {"invoice": "customer", "receipt": "customer", "credit_memo": "customer",
-               "refund": "customer", "return": "customer", "bill": "vendor", "vendor_credit": "vendor",
+               "refund": "customer", "return": "customer", "bill": "vendor",
+               "vendor_credit": "vendor",
                "payment": "vendor", "bank_change": "vendor", "statement_line": "counterparty"}
 _REFERENCE_NAME = {"bill": "vendor_invoice_number", "vendor_credit": "vendor_credit_number",
                    "credit_memo": "invoice", "refund": "receipt", "return": "receipt",

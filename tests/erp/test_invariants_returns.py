@@ -158,7 +158,7 @@ def test_a_payment_run_below_the_minimum_balance_is_refused(ledger: Ledger) -> N
         c.BillPayment(bill_id="B2", amount="3000.00"))), "cash_policy",
         match="payment PAY-000001 of 9,000.00 would take bank account B-OPER from 10,000.00 "
               "to 1,000.00")
-    [r, paid] = run(ledger, c.RunPayments(bank_account_id=BANK, due_by=date(2026, 3, 20),
+    [_run, paid] = run(ledger, c.RunPayments(bank_account_id=BANK, due_by=date(2026, 3, 20),
                                           entry_date=MAR), who=CLERK)
     assert isinstance(paid, ev.VendorPaid) and paid.amount == 600_000
     assert ledger.books.bank_accounts[BANK].balance == 400_000

@@ -18,14 +18,14 @@ import pytest
 GOLDEN: dict[tuple[str, int | None], str] = {
     ("cash-application", 1): "0a54848c2087d7979e43a6a4d6bd456796c6c83b7dce0d4413fc0edc24468d8b",
     ("cash-application", 2): "10a5b0708810115d5f39f017ac85bb3bce26062f86e77bf98c27364f442d6306",
-    ("procure-to-pay", 1): "07581d2a20519b0aaa922cef660677be0db136269c8610e8b7707b7bd0af4082",
-    ("procure-to-pay", 2): "9fde3dc0e97abab2c5240c4f86b0528a625a4b42cb1b5011fd81297fa4790ca4",
-    ("month-end-close", 1): "1e1677519d38e26a67b0f4ebba9d0e7e6c7d7dfd7f994394f18653de951951cd",
-    ("month-end-close", 2): "b235b8e48119578325a331ed158f41724504a1d2bf7b73eb8e767f1dcc3bfa39",
+    ("procure-to-pay", 1): "74b4f03984d3165c7e95dfe2d5967276e516ce0b5346f4a7537cea8813caf66b",
+    ("procure-to-pay", 2): "01d3e9f5e787f5df896d82aad3fc6c156dc25f8e28d512cc967393ccf93f0eef",
+    ("month-end-close", 1): "e32d6fcaab2afa6add3c506e5cd8a4f63036cd4dc9387350c2ad1b388ec4ed97",
+    ("month-end-close", 2): "9d6f4ed0eff04de2fe77ad44d242ebb54f49440096a630caf22e18d2e738520d",
     # desk tasks run at their own seed
     ("ar-aging-workbook", None): "7c4953520f7764b575eaefc5ecbbc45300e8a927001a05c4ab39158391396c62",
     ("contractor-accrual", None):
-        "b6b6adb540935852aa35b37f28a78920b7745ab39ba39cdd342d9545542f0c5f",
+        "48bc0b318ad07f8bff6b92f9fa10bced3a556ef3bd69f786bdf1cbb719749c05",
     ("demand-forecast", None): "7c4953520f7764b575eaefc5ecbbc45300e8a927001a05c4ab39158391396c62",
     ("payments-match", None): "e19b18dacf74ede24b67718c1e35f3824347df64de40c0d3bedc3fb1cee28e08",
     ("vendor-statement-recon", None):

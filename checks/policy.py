@@ -1,0 +1,625 @@
+"""Policy checks: the rules a scenario's prompt and policy state, one check each.
+
+Each reads the books (read tables and the log), the world realm's truth where the rule
+depends on it, and the agent's output files, and fails on the one plausible mistake it
+names. They are what makes a wrong row, a wrong account or a payment made too early
+fail, where the other checks look at totals only.
+
+| type | passes when |
+| --- | --- |
+| ``payments_due_by`` | every bill the agent paid was due by the cutoff the policy gives |
+| ``bank_minimum_balance`` | no write of the agent left a bank account below the minimum |
+| ``bills_coded_to_default`` | every line of the agent's bills is on its vendor's account |
+| ``documents_listed`` | the exceptions file lists exactly the documents not acted on |
+| ``unapplied_listed`` | the unapplied list names every receipt left unapplied, and only those |
+| ``reconciliation_ties`` | a bank reconciliation file ties the statement to the books |
+| ``aging_matches_books`` | an aging file holds the books' aging, row by row, to the cent |
+| ``csv_ties`` | opening balances less what was applied equal the closing balances, per key |
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable
+from datetime import date, timedelta
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from checks.context import CheckContext
+from checks.errors import Unusable
+from checks.files import Table, agent_csv, file_path
+from checks.registry import CheckResult, CheckSpec, FileCheckSpec, check_type
+from checks.state import listing, plural, rows
+from checks.world import world_view
+from erp import queries as q
+from erp.books import document_number_key
+from erp.errors import MoneyError
+from erp.money import display_cents, parse_cents
+from sim.world_events import BankChangeAsked, BillIssued, DocumentDelivered, decode_world_event
+
+
+def _fails_on_unusable(fn: Callable[[Any, CheckContext], CheckResult]
+                       ) -> Callable[[Any, CheckContext], CheckResult]:
+    """A problem with the agent's file (:class:`Unusable`) is a failed result, not an error."""
+
+    @functools.wraps(fn)
+    def wrapper(spec: Any, ctx: CheckContext) -> CheckResult:
+        try:
+            return fn(spec, ctx)
+        except Unusable as e:
+            return CheckResult("", False, str(e))
+
+    return wrapper
+
+
+def _agent(ctx: CheckContext, actor: str) -> bool:
+    return actor in ctx.agent_actors if ctx.agent_actors else actor.startswith("agent:")
+
+
+def _until(ctx: CheckContext) -> int | None:
+    return ctx.position
+
+
+def _cents(cell: str, what: str) -> int:
+    try:
+        return parse_cents(cell.strip().replace(",", ""))
+    except MoneyError:
+        raise Unusable(f"{what}: {cell!r} is not an amount (expected e.g. 1234.56)") from None
+
+
+def _column(table: Table, name: str, rel: str) -> int:
+    if name not in table.header:
+        raise Unusable(f"{rel}: no column {name!r} (header: {', '.join(table.header)})")
+    return table.header.index(name)
+
+
+def _twice(values: Iterable[str]) -> list[str]:
+    return sorted(v for v, n in Counter(values).items() if n > 1)
+
+
+# --- payments_due_by ------------------------------------------------------------------------
+
+
+class PaymentsDueBy(CheckSpec):
+    """Every bill the agent paid was due by the cutoff: ``due_by`` (a date), the end
+    (Sunday) of the week ``weeks_after`` weeks after the week of the payment (``1``: "due by
+    the end of the following week"), or ``days_after`` days after the payment. Fails naming
+    each bill paid early, with its due date."""
+
+    family: ClassVar[str] = "audit"
+    type: Literal["payments_due_by"]
+    due_by: date | None = None
+    weeks_after: int | None = Field(default=None, ge=0, le=52)
+    days_after: int | None = Field(default=None, ge=0, le=366)
+
+    @model_validator(mode="after")
+    def _one_cutoff(self) -> PaymentsDueBy:
+        if sum(x is not None for x in (self.due_by, self.weeks_after, self.days_after)) != 1:
+            raise ValueError("give exactly one of due_by (a date), weeks_after (weeks after "
+                             "the payment's week) or days_after (days after the payment)")
+        return self
+
+    def cutoff(self, paid_on: date) -> date:
+        """The last due date a bill paid on ``paid_on`` may have."""
+        if self.due_by is not None:
+            return self.due_by
+        if self.weeks_after is not None:
+            return week_end_cutoff(paid_on, self.weeks_after)
+        return paid_on + timedelta(days=self.days_after or 0)
+
+
+def week_end_cutoff(day: date, weeks_after: int) -> date:
+    """The end (Sunday) of the week ``weeks_after`` weeks after ``day``'s week."""
+    return day + timedelta(days=6 - day.weekday() + 7 * weeks_after)
+
+
+@check_type(PaymentsDueBy)
+def payments_due_by(spec: PaymentsDueBy, ctx: CheckContext) -> CheckResult:
+    """List bills the agent's payments paid before the policy let them be paid."""
+    due: dict[str, str] = {}
+    early: list[str] = []
+    paid = 0
+    for e in ctx.store.read(realm="erp", types=["bill_entered", "vendor_paid"],
+                            until=_until(ctx)):
+        d = e.data
+        if e.type == "bill_entered":
+            due[d["bill_id"]] = d["due_on"]
+            continue
+        if not _agent(ctx, e.actor):
+            continue
+        day = date.fromisoformat(d["entry_date"])
+        cutoff = spec.cutoff(day)
+        for a in d["applications"]:
+            paid += 1
+            on = date.fromisoformat(due.get(a["bill_id"], d["entry_date"]))
+            if on > cutoff:
+                early.append(f"{a['bill_id']} (due {on}, paid {day} by {d['payment_id']}; "
+                             f"cutoff {cutoff})")
+    metrics = {"bills_paid": paid, "paid_early": len(early)}
+    if early:
+        return CheckResult("", False, f"{plural(len(early), 'bill')} paid before the policy "
+                                      f"allows: {listing(early)}", metrics)
+    return CheckResult("", True, f"{plural(paid, 'bill payment')} by the agent, each due by "
+                                 "its cutoff", metrics)
+
+
+# --- bank_minimum_balance -------------------------------------------------------------------
+
+
+class BankMinimumBalance(CheckSpec):
+    """After every write of the agent that moved it, the bank GL ``account`` holds at
+    least ``minimum`` (``"0.00"``: no overdraft)."""
+
+    family: ClassVar[str] = "control"
+    type: Literal["bank_minimum_balance"]
+    account: str = Field(default="1000", min_length=1)
+    minimum: str = "0.00"
+
+    @field_validator("minimum")
+    @classmethod
+    def _money(cls, v: str) -> str:
+        parse_cents(v)
+        return v
+
+
+@check_type(BankMinimumBalance)
+def bank_minimum_balance(spec: BankMinimumBalance, ctx: CheckContext) -> CheckResult:
+    """Walk the account's GL balance position by position; name the agent's writes that
+    left it below the minimum."""
+    floor = parse_cents(spec.minimum)
+    limit = "" if ctx.position is None else " AND g.position <= ?"
+    params: list[object] = [spec.account] + ([] if ctx.position is None else [ctx.position])
+    moved = rows(ctx.store, "SELECT g.position, SUM(g.amount), e.actor, e.command FROM gl_lines g"
+                            " JOIN events e ON e.position = g.position WHERE g.account = ?"
+                            f"{limit} GROUP BY g.position, e.actor, e.command ORDER BY g.position",
+                 params)
+    balance, lowest, below = 0, None, []
+    for position, amount, actor, command in moved:
+        balance += int(amount)
+        if _agent(ctx, actor):
+            lowest = balance if lowest is None else min(lowest, balance)
+            if balance < floor:
+                below.append(f"{command} at position {position} by {actor}: "
+                             f"{display_cents(balance)}")
+    metrics = {"lowest_after_agent_cents": lowest, "writes_below": len(below)}
+    if below:
+        return CheckResult("", False, f"account {spec.account} went below "
+                                      f"{display_cents(floor)} after "
+                                      f"{plural(len(below), 'write')} of the agent: "
+                                      f"{listing(below)}", metrics)
+    return CheckResult("", True, f"account {spec.account} stayed at or above "
+                                 f"{display_cents(floor)} after every write of the agent",
+                       metrics)
+
+
+# --- bills_coded_to_default -----------------------------------------------------------------
+
+
+class BillsCodedToDefault(CheckSpec):
+    """Every line of every bill the agent entered is coded to its vendor's default expense
+    account: ``accounts[vendor]`` when given, else ``default`` (absent: the company's default
+    expense account, the one the books use when a line names none)."""
+
+    family: ClassVar[str] = "state"
+    type: Literal["bills_coded_to_default"]
+    default: str | None = Field(default=None, min_length=1)
+    accounts: dict[str, str] = Field(default_factory=dict)
+
+
+@check_type(BillsCodedToDefault)
+def bills_coded_to_default(spec: BillsCodedToDefault, ctx: CheckContext) -> CheckResult:
+    """List bill lines on another account than their vendor's."""
+    default = spec.default
+    if default is None:
+        setup = next(iter(ctx.store.read(realm="erp", types=["company_set_up"])), None)
+        default = setup.data["accounts"]["expense"] if setup is not None else "6000"
+    wrong: list[str] = []
+    lines = 0
+    for e in ctx.store.read(realm="erp", types=["bill_entered"], until=_until(ctx)):
+        if not _agent(ctx, e.actor):
+            continue
+        d = e.data
+        want = spec.accounts.get(d["vendor_id"], default)
+        for n, line in enumerate(d["lines"]):
+            lines += 1
+            if line["account"] != want:
+                wrong.append(f"{d['bill_id']} line {n + 1} ({d['vendor_id']}, "
+                             f"{display_cents(line['amount'])}) on {line['account']}, "
+                             f"not {want}")
+    metrics = {"bill_lines": lines, "miscoded": len(wrong)}
+    if wrong:
+        return CheckResult("", False, f"{plural(len(wrong), 'bill line')} coded to another "
+                                      f"account than the vendor's: {listing(wrong)}", metrics)
+    return CheckResult("", True, f"{plural(lines, 'bill line')} of the agent, each on its "
+                                 "vendor's account", metrics)
+
+
+# --- documents_listed -----------------------------------------------------------------------
+
+
+class DocumentsListed(FileCheckSpec):
+    """The exceptions file (``path``, one row per document named in ``column`` by its file
+    name) lists exactly the vendor documents the agent saw (in ``inbox/`` and
+    ``inbox/archive/``) and did not act on: a second copy of an invoice (same or reformatted
+    number), a bill above its quote, a bank-detail change that is not genuine, and any
+    owed invoice, credit note or genuine change the books do not have. A document the books
+    did act on must not be listed; none may be listed twice."""
+
+    type: Literal["documents_listed"]
+    column: str = Field(default="document", min_length=1)
+
+    @field_validator("path")
+    @classmethod
+    def _one_file(cls, v: str) -> str:
+        return file_path(v)
+
+
+def _seen(ctx: CheckContext) -> set[str]:
+    if ctx.workspace is None:
+        return set()
+    out: set[str] = set()
+    for folder in ("inbox", "inbox/archive"):
+        d = ctx.workspace / folder
+        if d.is_dir():
+            out.update(p.name for p in d.iterdir() if p.is_file())
+    return out
+
+
+def expected_exceptions(ctx: CheckContext) -> tuple[set[str], set[str]]:
+    """``(documents to list, documents acted on)`` among those the agent saw."""
+    seen = _seen(ctx)
+    bills: dict[str, BillIssued] = {}
+    asked: dict[str, BankChangeAsked] = {}
+    docs: list[DocumentDelivered] = []
+    for e in ctx.store.read(realm="world", types=["bill_issued", "bank_change_asked",
+                                                  "document_delivered"]):
+        w = decode_world_event(e.type, e.payload)
+        if isinstance(w, BillIssued):
+            bills[w.bill_ref] = w
+        elif isinstance(w, BankChangeAsked):
+            asked[w.request_ref] = w
+        elif isinstance(w, DocumentDelivered) and w.filename in seen:
+            docs.append(w)
+    entered: set[tuple[str, str]] = set()
+    credited: set[tuple[str, str]] = set()
+    requested: set[tuple[str, str, str]] = set()
+    for e in ctx.store.read(realm="erp", types=["bill_entered", "vendor_credit_recorded",
+                                                "vendor_bank_change_requested"],
+                            until=_until(ctx)):
+        d = e.data
+        if e.type == "bill_entered":
+            entered.add((d["vendor_id"], document_number_key(d["vendor_invoice_number"])))
+        elif e.type == "vendor_credit_recorded":
+            credited.add((d["vendor_id"], document_number_key(d["vendor_credit_number"])))
+        else:
+            b = d["new_bank"]
+            requested.add((d["vendor_id"], b["routing"], b["account_number"]))
+    listed: set[str] = set()
+    acted: set[str] = set()
+    for doc in docs:
+        t = doc.truth
+        vendor = str(t.get("vendor_id", ""))
+        if "request_ref" in t and t["request_ref"] in asked:
+            ch = asked[t["request_ref"]]
+            done = (ch.vendor_id, ch.new_bank.routing, ch.new_bank.account_number) in requested
+            (acted if ch.genuine and done else listed).add(doc.filename)
+        elif "credit_number" in t:
+            key = (vendor, document_number_key(str(t["credit_number"])))
+            (acted if key in credited else listed).add(doc.filename)
+        elif "bill_ref" in t and t.get("kind") != "quote" and t["bill_ref"] in bills:
+            bill = bills[t["bill_ref"]]
+            key = (bill.vendor_id, document_number_key(bill.invoice_number))
+            ok = bill.kind == "original" and key in entered
+            (acted if ok else listed).add(doc.filename)
+    return listed, acted
+
+
+@check_type(DocumentsListed)
+@_fails_on_unusable
+def documents_listed(spec: DocumentsListed, ctx: CheckContext) -> CheckResult:
+    """Compare the file's documents with those the truth and the books say to list."""
+    table = agent_csv(ctx, spec.path)
+    col = _column(table, spec.column, spec.path)
+    names = [r[col].strip() for r in table.rows]
+    want, acted = expected_exceptions(ctx)
+    got = set(names)
+    missing = sorted(want - got)
+    wrong = sorted(got & acted)
+    twice = _twice(names)
+    metrics = {"expected": len(want), "listed": len(names), "missing": len(missing),
+               "listed_but_acted_on": len(wrong), "twice": len(twice)}
+    problems = []
+    if missing:
+        problems.append(f"{plural(len(missing), 'document')} not acted on but not listed: "
+                        f"{listing(missing)}")
+    if wrong:
+        problems.append(f"{plural(len(wrong), 'document')} listed though the books acted on "
+                        f"{'it' if len(wrong) == 1 else 'them'}: {listing(wrong)}")
+    if twice:
+        problems.append(f"listed twice: {listing(twice)}")
+    if problems:
+        return CheckResult("", False, f"{spec.path}: " + "; ".join(problems), metrics)
+    return CheckResult("", True, f"{spec.path} lists the {plural(len(want), 'document')} not "
+                                 "acted on, and only those", metrics)
+
+
+# --- unapplied_listed -----------------------------------------------------------------------
+
+
+class UnappliedListed(FileCheckSpec):
+    """The unapplied list (``path``: one row per statement line left unapplied, ``column``
+    naming the line (or the receipt), ``reason_column`` not blank) names every receipt that
+    holds unapplied cash at the end and that the clerk could see on its last turn (recorded
+    before the last turn's date: the bank feed records a day's deposits at its end, after
+    the turn), however recent; and it names no receipt that is applied, no line twice."""
+
+    type: Literal["unapplied_listed"]
+    column: str = Field(default="line_id", min_length=1)
+    reason_column: str = Field(default="reason", min_length=1)
+
+    @field_validator("path")
+    @classmethod
+    def _one_file(cls, v: str) -> str:
+        return file_path(v)
+
+
+@check_type(UnappliedListed)
+@_fails_on_unusable
+def unapplied_listed(spec: UnappliedListed, ctx: CheckContext) -> CheckResult:
+    """Compare the listed lines with the receipts the books hold unapplied."""
+    table = agent_csv(ctx, spec.path)
+    col = _column(table, spec.column, spec.path)
+    why = _column(table, spec.reason_column, spec.path)
+    names = [r[col].strip() for r in table.rows]
+    blank = [r[col].strip() for r in table.rows if not r[why].strip()]
+    lines_of: dict[str, set[str]] = {}
+    for line_id, matched in rows(ctx.store, "SELECT line_id, matched_to FROM statement_lines"):
+        for kind, doc_id, *_ in json.loads(matched or "[]"):
+            if kind == "receipt":
+                lines_of.setdefault(doc_id, set()).add(line_id)
+    last = ctx.end
+    open_ = {i.doc_id: i for i in q.open_items(ctx.store, "unapplied_cash",
+                                               position=ctx.position) if i.open_amount > 0}
+    receipts = {d["doc_id"]: d for d in q.documents(ctx.store, "receipt")}
+    got = set(names)
+    missing = []
+    for rid, item in sorted(open_.items()):
+        if last is not None and item.doc_date is not None and item.doc_date >= last.isoformat():
+            continue  # recorded after the last turn
+        if not ({rid} | lines_of.get(rid, set())) & got:
+            line = ", ".join(sorted(lines_of.get(rid, ()))) or "no line"
+            missing.append(f"{rid} ({line}, {item.doc_date}, {display_cents(item.open_amount)})")
+    by_name = {n: r for r, ls in lines_of.items() for n in ls} | {r: r for r in receipts}
+    applied = sorted(n for n in got if n in by_name and by_name[n] not in open_)
+    unknown = sorted(n for n in got if n not in by_name)
+    twice = _twice(names)
+    metrics = {"listed": len(names), "missing": len(missing), "applied_listed": len(applied),
+               "unknown": len(unknown), "twice": len(twice), "no_reason": len(blank)}
+    problems = []
+    if missing:
+        problems.append(f"{plural(len(missing), 'receipt')} left unapplied but not listed: "
+                        f"{listing(missing)}")
+    if applied:
+        problems.append(f"listed though applied: {listing(applied)}")
+    if unknown:
+        problems.append(f"no such statement line or receipt: {listing(unknown)}")
+    if twice:
+        problems.append(f"listed twice: {listing(twice)}")
+    if blank:
+        problems.append(f"listed without a reason: {listing(blank)}")
+    if problems:
+        return CheckResult("", False, f"{spec.path}: " + "; ".join(problems), metrics)
+    return CheckResult("", True, f"{spec.path} lists every receipt left unapplied "
+                                 f"({len(names)}), each with a reason", metrics)
+
+
+# --- reconciliation_ties --------------------------------------------------------------------
+
+
+def end_of_turn(ctx: CheckContext, day: date) -> int | None:
+    """The log position when the agent's turn of ``day`` ended: its last write that day,
+    or (it wrote nothing) the last event before that day."""
+    found = rows(ctx.store, "SELECT MAX(position) FROM events WHERE business_date = ? AND "
+                            "actor LIKE 'agent:%'", [day.isoformat()])
+    if found and found[0][0] is not None:
+        return int(found[0][0])
+    before = rows(ctx.store, "SELECT MAX(position) FROM events WHERE business_date < ?",
+                  [day.isoformat()])
+    return int(before[0][0]) if before and before[0][0] is not None else None
+
+
+class ReconciliationTies(FileCheckSpec):
+    """A bank reconciliation file (``path``, columns ``item``, ``amount``) made on
+    ``as_of``: its first row is the bank's statement balance of the account as of that
+    date, its last row the book balance of GL ``account`` when the turn ended, and the first
+    row plus every reconciling item equals the last, to the cent; no item is an
+    unexplained difference."""
+
+    type: Literal["reconciliation_ties"]
+    as_of: date
+    account: str = Field(default="1000", min_length=1)
+    bank_account: str = Field(default="B-OPER", min_length=1)
+
+    @field_validator("path")
+    @classmethod
+    def _one_file(cls, v: str) -> str:
+        return file_path(v)
+
+
+@check_type(ReconciliationTies)
+@_fails_on_unusable
+def reconciliation_ties(spec: ReconciliationTies, ctx: CheckContext) -> CheckResult:
+    """Read the file's amounts and set them against the bank and the books."""
+    table = agent_csv(ctx, spec.path)
+    item, amount = _column(table, "item", spec.path), _column(table, "amount", spec.path)
+    if len(table.rows) < 2:
+        raise Unusable(f"{spec.path}: expected the statement balance, the items and the book "
+                       "balance (fewer than two rows)")
+    amounts = [_cents(r[amount], f"{spec.path} row {n + 2}") for n, r in enumerate(table.rows)]
+    world = world_view(ctx, spec.as_of)
+    bank = world.banks.get(spec.bank_account)
+    statement = None
+    if bank is not None:
+        statement = bank.opening + sum(x.amount for x in bank.lines
+                                       if x.posted_on <= spec.as_of)
+    book = q.account_balance(ctx.store, spec.account, as_of=spec.as_of,
+                             position=end_of_turn(ctx, spec.as_of))
+    problems = []
+    if statement is not None and amounts[0] != statement:
+        problems.append(f"the first row says {display_cents(amounts[0])}, the bank's statement "
+                        f"balance as of {spec.as_of} is {display_cents(statement)}")
+    if amounts[-1] != book:
+        problems.append(f"the last row says {display_cents(amounts[-1])}, the books' balance of "
+                        f"{spec.account} at the end of the turn is {display_cents(book)}")
+    total = sum(amounts[:-1])
+    if total != amounts[-1]:
+        problems.append(f"the statement balance plus the items is {display_cents(total)}, not "
+                        f"the book balance {display_cents(amounts[-1])} (off by "
+                        f"{display_cents(amounts[-1] - total)})")
+    loose = [f"{display_cents(a)}" for r, a in zip(table.rows, amounts, strict=True)
+             if "unexplained" in r[item].casefold() and a]
+    if loose:
+        problems.append(f"unexplained differences: {listing(loose)}")
+    metrics = {"rows": len(amounts), "statement_cents": statement, "book_cents": book}
+    if problems:
+        return CheckResult("", False, f"{spec.path}: " + "; ".join(problems), metrics)
+    return CheckResult("", True, f"{spec.path}: statement {display_cents(amounts[0])} + "
+                                 f"{plural(len(amounts) - 2, 'item')} = book "
+                                 f"{display_cents(book)}", metrics)
+
+
+# --- aging_matches_books --------------------------------------------------------------------
+
+
+AGING_BUCKETS = ("current", "1-30", "31-60", "61-90", "over_90")
+
+
+class AgingMatchesBooks(FileCheckSpec):
+    """An aging file (``path``: ``customer``, the five buckets, ``total``) made on ``as_of``
+    holds, customer by customer and to the cent, the books' open receivables by days past
+    due as of that date when the turn ended; every customer with an open balance once."""
+
+    type: Literal["aging_matches_books"]
+    as_of: date
+    ledger: Literal["ar", "ap"] = "ar"
+    party_column: str = Field(default="customer", min_length=1)
+
+    @field_validator("path")
+    @classmethod
+    def _one_file(cls, v: str) -> str:
+        return file_path(v)
+
+
+@check_type(AgingMatchesBooks)
+@_fails_on_unusable
+def aging_matches_books(spec: AgingMatchesBooks, ctx: CheckContext) -> CheckResult:
+    """Compare every row with the books' aging."""
+    table = agent_csv(ctx, spec.path)
+    party = _column(table, spec.party_column, spec.path)
+    cols = [_column(table, c, spec.path) for c in (*AGING_BUCKETS, "total")]
+    want = {a.party: (*a.buckets, a.total) for a in q.aging(
+        ctx.store, spec.ledger, as_of=spec.as_of, position=end_of_turn(ctx, spec.as_of))}
+    got: dict[str, tuple[int, ...]] = {}
+    names = []
+    for n, r in enumerate(table.rows):
+        who = r[party].strip()
+        names.append(who)
+        got[who] = tuple(_cents(r[c], f"{spec.path} row {n + 2}") for c in cols)
+    missing = sorted(set(want) - set(got))
+    extra = sorted(set(got) - set(want))
+    differ = [f"{p} ({', '.join(display_cents(x) for x in got[p])} vs the books "
+              f"{', '.join(display_cents(x) for x in want[p])})"
+              for p in sorted(set(got) & set(want)) if got[p] != want[p]]
+    twice = _twice(names)
+    metrics = {"rows": len(names), "parties": len(want), "missing": len(missing),
+               "extra": len(extra), "differ": len(differ), "twice": len(twice)}
+    problems = []
+    if missing:
+        problems.append(f"missing {listing(missing)}")
+    if extra:
+        problems.append(f"not open in the books: {listing(extra)}")
+    if differ:
+        problems.append(f"figures differ: {listing(differ)}")
+    if twice:
+        problems.append(f"listed twice: {listing(twice)}")
+    if problems:
+        return CheckResult("", False, f"{spec.path} against the books' aging as of "
+                                      f"{spec.as_of}: " + "; ".join(problems), metrics)
+    who = "customer" if spec.ledger == "ar" else "vendor"
+    return CheckResult("", True, f"{spec.path} is the books' aging as of {spec.as_of} "
+                                 f"({plural(len(want), who)})", metrics)
+
+
+# --- csv_ties -------------------------------------------------------------------------------
+
+
+class CsvTies(FileCheckSpec):
+    """For every key: the opening balance (``opening``, a supplied workspace file) less the
+    amounts applied to it (``applied`` = ``path``, summed over its rows) equals the closing
+    balance (``closing``; a key absent there is closed at zero), to the cent (``tolerance``
+    in cents); applications to a key that was not open fail. Ties each output's figures to
+    the others, so a single wrong row fails even when the totals elsewhere agree."""
+
+    type: Literal["csv_ties"]
+    key: str = Field(min_length=1)
+    opening: str
+    opening_column: str = Field(default="balance", min_length=1)
+    applied_column: str = Field(default="amount_applied", min_length=1)
+    closing: str
+    closing_column: str = Field(default="balance", min_length=1)
+    tolerance: int = Field(default=0, ge=0, le=100)
+
+    @field_validator("path", "opening", "closing")
+    @classmethod
+    def _one_file(cls, v: str) -> str:
+        return file_path(v)
+
+
+def _sums(table: Table, key: int, amount: int, rel: str, *, unique: bool) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for n, r in enumerate(table.rows):
+        k = r[key].strip()
+        if unique and k in out:
+            raise Unusable(f"{rel}: {k} appears twice (one row per key)")
+        out[k] = out.get(k, 0) + _cents(r[amount], f"{rel} row {n + 2}")
+    return out
+
+
+@check_type(CsvTies)
+@_fails_on_unusable
+def csv_ties(spec: CsvTies, ctx: CheckContext) -> CheckResult:
+    """opening - applied == closing, key by key."""
+    opening_t = agent_csv(ctx, spec.opening)
+    applied_t = agent_csv(ctx, spec.path)
+    closing_t = agent_csv(ctx, spec.closing)
+    opening = _sums(opening_t, _column(opening_t, spec.key, spec.opening),
+                    _column(opening_t, spec.opening_column, spec.opening), spec.opening,
+                    unique=True)
+    applied = _sums(applied_t, _column(applied_t, spec.key, spec.path),
+                    _column(applied_t, spec.applied_column, spec.path), spec.path, unique=False)
+    closing = _sums(closing_t, _column(closing_t, spec.key, spec.closing),
+                    _column(closing_t, spec.closing_column, spec.closing), spec.closing,
+                    unique=True)
+    off = []
+    for k in sorted(set(opening) | set(applied) | set(closing)):
+        if k not in opening:
+            off.append(f"{k}: not open at the start")
+            continue
+        want = opening[k] - applied.get(k, 0)
+        have = closing.get(k, 0)
+        if abs(want - have) > spec.tolerance:
+            off.append(f"{k}: {display_cents(opening[k])} - {display_cents(applied.get(k, 0))} "
+                       f"applied = {display_cents(want)}, {spec.closing} says "
+                       f"{display_cents(have)}")
+    metrics = {"keys": len(opening), "off": len(off)}
+    if off:
+        return CheckResult("", False, f"{plural(len(off), 'key')} where {spec.opening} less "
+                                      f"{spec.path} is not {spec.closing}: {listing(off)}",
+                           metrics)
+    return CheckResult("", True, f"{spec.opening} less {spec.path} is {spec.closing} for every "
+                                 f"{spec.key} ({len(opening)})", metrics)
+
+
