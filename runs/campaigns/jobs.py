@@ -91,7 +91,8 @@ def _agent_for(job: AttemptJob, loaded: Any, solution: Path | None) -> tuple[Any
                            memory=sy.memory, network=sy.network,
                            network_mode=sy.network_mode)
     return ExternalAgent(sy.adapter, mode=sy.mode, timeout_s=timeout, docker=docker,
-                         env=dict(sy.env), name=sy.name), sy.name
+                         env=dict(sy.env), name=sy.name,
+                         home_template=sy.home_template), sy.name
 
 
 def _remove(path: Path) -> None:

@@ -354,18 +354,26 @@ def run_campaign(plan: Plan, folder: Path, *, parallel: int = 1,
                  dask_address: str | None = None, store_url: str | None = None,
                  resume: bool = False, command: Sequence[str] | None = None,
                  on_start: Callable[[int, int], None] | None = None,
-                 on_row: Callable[[AttemptRow], None] | None = None) -> CampaignRun:
+                 on_row: Callable[[AttemptRow], None] | None = None,
+                 check_first: bool = True) -> CampaignRun:
     """Run a campaign's matrix (or, with ``resume``, what is missing) into ``folder``.
 
     ``on_start(pending, total)`` is called once the workers are ready; ``on_row(row)``
     after each row is written. Rows are written here, in this process, one transaction
-    each, as attempts finish.
+    each, as attempts finish. With ``check_first`` the preflight
+    (:func:`runs.campaigns.preflight.preflight`: the store, the docker engine and images,
+    the adapters, the model endpoints) runs before anything is created and raises
+    :class:`~runs.errors.PreflightFailed` listing every problem.
     """
     if parallel < 1:
         raise CampaignError(f"--parallel must be at least 1 (got {parallel})")
     if store_url is not None and not store_url.startswith(("postgresql", "postgres:")):
         raise CampaignError(f"--store-url {redact_url(store_url)}: expected a PostgreSQL URL "
                             "(postgresql://user@host:port/db)")
+    if check_first:
+        from runs.campaigns.preflight import preflight
+
+        preflight(plan, store_url=store_url)
     pending, lock = prepare_campaign(plan, folder, resume=resume, command=command,
                                      parallel=parallel, dask_address=dask_address,
                                      store_url=store_url)
@@ -381,8 +389,35 @@ def run_campaign(plan: Plan, folder: Path, *, parallel: int = 1,
                 run.recorded.append(row)
                 if on_row is not None:
                     on_row(row)
+        record_cli_versions(folder, run.recorded)
     run.wall_s = time.perf_counter() - started
     return run
+
+
+def record_cli_versions(folder: Path, rows: Iterable[AttemptRow]) -> dict[str, list[str]]:
+    """Add the agent CLI versions the attempts' turns recorded (``cli_version`` in each
+    turn of summary.json, from the adapters' usage.json) to campaign.json's
+    ``cli_versions`` (system -> sorted versions, merged over runs); returns them."""
+    found: dict[str, set[str]] = {}
+    for row in rows:
+        try:
+            summary = json.loads((folder / row.attempt_dir / "summary.json")
+                                 .read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # an attempt that stopped has no summary
+        for turn in summary.get("turns", []):
+            version = turn.get("cli_version")
+            if isinstance(version, str) and version:
+                found.setdefault(row.system, set()).add(version)
+    if not found:
+        return {}
+    record = read_campaign(folder)
+    versions: dict[str, list[str]] = dict(record.get("cli_versions") or {})
+    for system, seen in found.items():
+        versions[system] = sorted(set(versions.get(system, [])) | seen)
+    record["cli_versions"] = dict(sorted(versions.items()))
+    _write_json(folder / CAMPAIGN_FILE, record)
+    return versions
 
 
 # --- summaries -------------------------------------------------------------------------

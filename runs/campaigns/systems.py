@@ -14,6 +14,8 @@ small YAML file (``--systems-file``), one entry per name::
       memory: 6g
       network: true
       timeout_s: 1200                  # per turn (default: the scenario's)
+      home: homes/codex                # copied into each turn's HOME (relative to this
+                                       # file): ~/.codex/config.toml and the like
       env:
         ERPSIM_CODEX_MODEL: gpt-5      # a value, passed as given
         OPENAI_API_KEY: null           # null: copied from the sweeping host's environment
@@ -28,10 +30,13 @@ not an executable file is a :class:`SystemsError` naming the file, the field pat
 what was expected.
 
 A system's identity (:attr:`System.sha256`) is the sha256 of its canonical declaration
-(values copied from the host are hashed as ``null``: the declaration, never a secret)
-and of the adapter file's bytes (its ``price`` is an accounting assumption, recorded
-beside the declaration and never hashed); for a built-in agent, of its name and the bytes of the
-built-in agents' source files. The campaign records it, so that two campaigns that
+(values copied from the host are hashed as ``null``: the declaration, never a secret),
+of the adapter's whole folder (every file's path, bytes and executable bit, links as
+their targets; ``__pycache__`` and ``.git`` left out: what docker mode mounts and what an
+adapter such as ``script`` reads beside itself) and of the home template's folder, if any
+(its ``price`` is an accounting assumption, recorded beside the declaration and never
+hashed); for a built-in agent, of its name and the bytes of the built-in agents' source
+files. The campaign records it, so that two campaigns that
 name a system alike but ran different ones can be told apart.
 """
 
@@ -94,6 +99,8 @@ class SystemSpec(BaseModel):
     """Seconds per turn; ``None``: the scenario's own (``turns.timeout_s``)."""
     env: dict[str, str | None] = Field(default_factory=dict)
     """Variables for the adapter: a value, or ``null`` to copy it from the host."""
+    home: str | None = Field(default=None, min_length=1)
+    """A folder copied into each turn's fresh HOME (relative to the file, or absolute)."""
     price: PriceSpec | None = None
     """Token prices that turn the recorded usage into cost (``erpsim report``)."""
 
@@ -121,6 +128,8 @@ class System:
     network_mode: str = "bridge"
     timeout_s: float | None = None
     env: dict[str, str] = field(default_factory=dict, repr=False)
+    home_template: Path | None = None
+    """The folder copied into each turn's HOME (absolute), or None."""
     price: dict[str, float | None] | None = None
     """Dollars per million tokens (``input``, ``cached_input``, ``output``,
     ``cache_write``), or ``None``: not hashed into the identity."""
@@ -166,6 +175,47 @@ def builtin_system(name: str) -> System:
         _BUILTIN_HASH[name] = h.hexdigest()
     return System(name=name, builtin=True, sha256=_BUILTIN_HASH[name],
                   declaration={"builtin": name})
+
+
+TREE_MAX_FILES = 5000
+TREE_MAX_BYTES = 256 * 1024 * 1024
+_TREE_SKIP = frozenset({"__pycache__", ".git"})
+
+
+def tree_sha256(folder: Path, *, where: str) -> str:
+    """The sha256 of a folder's contents: each entry's relative path, kind, executable bit
+    and bytes (a link: its target, never followed), in sorted order; ``__pycache__`` and
+    ``.git`` are left out. ``where`` names the setting in the :class:`SystemsError` raised
+    for a folder too big to be an adapter's or a home template's (or unreadable)."""
+    h = hashlib.sha256()
+    files = total = 0
+    try:
+        entries = sorted(p for p in folder.rglob("*")
+                         if not _TREE_SKIP.intersection(p.relative_to(folder).parts))
+        for path in entries:
+            rel = path.relative_to(folder).as_posix().encode()
+            if path.is_symlink():
+                kind, data = b"l", os.readlink(path).encode()
+            elif path.is_dir():
+                kind, data = b"d", b""
+            elif path.is_file():
+                files += 1
+                total += path.stat().st_size
+                if files > TREE_MAX_FILES or total > TREE_MAX_BYTES:
+                    raise SystemsError(
+                        f"{where}: {folder} holds more than {TREE_MAX_FILES} files or "
+                        f"{TREE_MAX_BYTES // 2**20} MiB; an adapter or home template lives "
+                        "in a folder of its own (its whole folder is the system's identity)")
+                kind = b"x" if os.access(path, os.X_OK) else b"f"
+                data = path.read_bytes()
+            else:
+                continue  # sockets, fifos: nothing an adapter reads
+            for part in (rel, kind, data):
+                h.update(len(part).to_bytes(8, "big"))
+                h.update(part)
+    except OSError as e:
+        raise SystemsError(f"{where}: {folder} cannot be read ({e})") from None
+    return h.hexdigest()
 
 
 def _problem(label: str, path: str, what: str) -> SystemsError:
@@ -246,6 +296,14 @@ def _resolve(label: str, base: Path, name: str, spec: SystemSpec,
                        f"(chmod +x {adapter})")
     if spec.mode == "local" and (spec.image is not None):
         raise _problem(label, f"{name}.image", "only for mode: docker")
+    home: Path | None = None
+    if spec.home is not None:
+        home = Path(spec.home)
+        if not home.is_absolute():
+            home = base / home
+        if not home.is_dir():
+            raise _problem(label, f"{name}.home", f"{home} is not a directory (expected a "
+                           "folder copied into each turn's HOME)")
     env: dict[str, str] = {}
     for var, value in spec.env.items():
         if not _ENV_NAME.fullmatch(var):
@@ -270,17 +328,25 @@ def _resolve(label: str, base: Path, name: str, spec: SystemSpec,
         "timeout_s": spec.timeout_s,
         # a copied value is declared as null: the hash never depends on a secret
         "env": {k: spec.env[k] for k in sorted(spec.env)},
+        "home": home is not None,
     }
     data = adapter.read_bytes()
+    folder_hash = tree_sha256(adapter.parent, where=f"systems file {label}: {name}.adapter")
+    home_hash = (tree_sha256(home, where=f"systems file {label}: {name}.home")
+                 if home is not None else "")
     h = hashlib.sha256(_canonical(declaration))
-    h.update(len(data).to_bytes(8, "big"))
-    h.update(data)
+    for part in (data, folder_hash.encode(), home_hash.encode()):
+        h.update(len(part).to_bytes(8, "big"))
+        h.update(part)
     declaration["adapter_sha256"] = hashlib.sha256(data).hexdigest()
+    declaration["adapter_folder_sha256"] = folder_hash
+    declaration["home_sha256"] = home_hash or None
     return System(name=name, builtin=False, sha256=h.hexdigest(), declaration=declaration,
                   adapter=adapter.resolve(), mode=spec.mode, image=image, cpus=spec.cpus,
                   memory=spec.memory, network=spec.network,
                   network_mode=spec.network_mode, timeout_s=spec.timeout_s,
-                  env=env, price=None if spec.price is None else spec.price.model_dump())
+                  env=env, home_template=None if home is None else home.resolve(),
+                  price=None if spec.price is None else spec.price.model_dump())
 
 
 def parse_system_names(text: str) -> list[str]:

@@ -123,7 +123,11 @@ def sweep(scenarios: tuple[str, ...], desk: str | None, seeds_text: str, systems
     Writes RESULTS_DIR/LABEL/: campaign.json (the matrix and the environment),
     results.db (one row per attempt) and attempts/<scenario>/<system>/seed-<s>/rep-<r>/.
     A label is never overwritten; --resume runs what is missing and what ended in an
-    infrastructure error. Prints a table per system at the end.
+    infrastructure error. Before the label is created, a preflight checks that the
+    --store-url connects, the docker engine and images answer for docker systems, the
+    adapters are executable and each system's model endpoint (ERPSIM_MODEL_BASE_URL in
+    its env) answers; each problem names the setting (exit 2, nothing written). Prints a
+    table per system at the end, and the first infrastructure error with its error file.
     """
     from rich.progress import (
         BarColumn,
@@ -189,6 +193,12 @@ def sweep(scenarios: tuple[str, ...], desk: str | None, seeds_text: str, systems
     for r in errors[:10]:
         con.print(f"infrastructure error: {r.scenario} seed {r.seed} {r.system} rep "
                   f"{r.repetition}: {r.error}", highlight=False, markup=False)
+    if errors:
+        first = errors[0]
+        error_file = folder / first.attempt_dir / "error.txt"
+        con.print(f"first infrastructure error: {first.error}"
+                  + (f" (error file: {error_file})" if error_file.is_file() else ""),
+                  highlight=False, markup=False, style="bold red")
     con.print(f"results: {folder}", highlight=False)
     if errors:
         again = command_line() + ([] if resume else ["--resume"])

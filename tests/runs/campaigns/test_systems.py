@@ -114,10 +114,16 @@ def test_a_turn_that_cannot_run_is_an_infrastructure_error(tmp_path: Path) -> No
     (tmp_path / "adapters" / "agent").unlink()  # vanishes after planning
     sc = small_scenario(tmp_path, days=2)
     plan = plan_campaign("g", scenarios=[str(sc)], seeds=[0], systems=resolved)
-    [row] = run_campaign(plan, tmp_path / "g").recorded
+    # (the preflight would refuse the sweep: this is what an adapter gone mid-sweep gives)
+    [row] = run_campaign(plan, tmp_path / "g", check_first=False).recorded
     assert row.status == "infrastructure_error" and not row.accepted
-    assert row.error is not None and row.error.startswith("turn 1: adapter ")
+    assert row.error is not None
+    assert row.error.startswith("AttemptAborted: turn 1 (2026-03-02): infrastructure error: "
+                                "adapter ")
     assert "does not exist" in row.error
+    folder = tmp_path / "g" / row.attempt_dir
+    assert "does not exist" in (folder / "error.txt").read_text()
+    assert not (folder / "turns" / "02").exists()  # the attempt stopped at its first turn
 
 
 def test_campaign_json_records_external_systems_without_secrets(
@@ -143,8 +149,10 @@ ext:
     assert record == {"name": "ext", "builtin": False, "sha256": ext.sha256, "declaration": {
         "adapter": "agent", "mode": "local", "image": None, "cpus": None, "memory": None,
         "network": None, "timeout_s": 30.0,
-        "env": {"ERPSIM_TEST_SECRET": None, "USAGE": "always"},
-        "adapter_sha256": hashlib.sha256(adapter.read_bytes()).hexdigest()}}
+        "env": {"ERPSIM_TEST_SECRET": None, "USAGE": "always"}, "home": False,
+        "adapter_sha256": hashlib.sha256(adapter.read_bytes()).hexdigest(),
+        "adapter_folder_sha256": ext.declaration["adapter_folder_sha256"],
+        "home_sha256": None}}
     monkeypatch.setenv("ERPSIM_TEST_SECRET", "other")  # a copied value is not hashed
     assert resolve_systems(["ext"], systems)[0].sha256 == ext.sha256
     # the identity changes with the adapter's bytes, and with the declaration
@@ -158,7 +166,7 @@ ext:
 @pytest.mark.parametrize(("text", "message"), [
     ("ext:\n  adapter: adapters/agent\n  timout_s: 3\n",
      "ext.timout_s: unknown field (allowed: adapter, mode, image, cpus, memory, network, "
-     "network_mode, timeout_s, env, price)"),
+     "network_mode, timeout_s, env, home, price)"),
     ("ext:\n  adapter: adapters/agent\n  network_mode: 'a b'\n",
      "ext.network_mode: 'a b' is not valid (String should match pattern "
      "'^[A-Za-z0-9][A-Za-z0-9_.:-]*$')"),
@@ -170,6 +178,9 @@ ext:
     ("ext:\n  adapter: adapters/nothing\n",
      "ext.adapter: {tmp}/adapters/nothing is not a file (expected an adapter executable)"),
     ("ext:\n  adapter: adapters/agent\n  image: x\n", "ext.image: only for mode: docker"),
+    ("ext:\n  adapter: adapters/agent\n  home: homes/none\n",
+     "ext.home: {tmp}/homes/none is not a directory (expected a folder copied into each "
+     "turn's HOME)"),
     ("ext:\n  adapter: adapters/agent\n  env: {ERPSIM_NOT_SET_ANYWHERE: null}\n",
      "ext.env.ERPSIM_NOT_SET_ANYWHERE: null copies it from this environment, where it is "
      "not set"),
