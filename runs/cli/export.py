@@ -30,8 +30,8 @@ def open_books(target: str, schema: str | None) -> EventStore:
     return store
 
 
-@click.group()
-def export() -> None:
+@click.group("export")
+def export_group() -> None:
     """The books of an attempt or a store in other tools' formats (beancount, Parquet)."""
 
 
@@ -39,7 +39,7 @@ _schema_opt = click.option("--schema", default=None,
                            help="PostgreSQL schema of the store (PostgreSQL URLs only).")
 
 
-@export.command("beancount")
+@export_group.command("beancount")
 @click.argument("target", metavar="ATTEMPT|STORE")
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the ledger here (default: print it).")
@@ -73,7 +73,7 @@ PARQUET_TABLES = ("events", "gl_lines", "subledger", "documents", "doc_history",
 """What ``export parquet`` writes, one file each."""
 
 
-@export.command("parquet")
+@export_group.command("parquet")
 @click.argument("target", metavar="ATTEMPT|STORE")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="A folder for the Parquet files (created; existing files are replaced).")

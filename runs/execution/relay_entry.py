@@ -73,7 +73,7 @@ def _serve(listener: socket.socket, target: str) -> None:
         threading.Thread(target=_connection, args=(client, target), daemon=True).start()
 
 
-def main(argv: list[str]) -> int:
+def relay_main(argv: list[str]) -> int:
     """Bind the listeners, fork a server for them, exec the adapter."""
     if "--" not in argv:
         return _fail("usage: relay.py --listen HOST:PORT=SOCKET ... -- ADAPTER ARGS...")
@@ -116,4 +116,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(relay_main(sys.argv[1:]))
