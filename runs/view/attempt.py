@@ -200,7 +200,7 @@ def _is_refusal(call: dict[str, Any]) -> bool:
     status = call.get("status")
     if isinstance(status, int) and status >= 400:
         return True
-    return any(call.get(k) for k in ("refusal", "refusal_code", "rejected", "code"))
+    return any(call.get(k) for k in ("error", "refusal", "refusal_code"))
 
 
 def _store_data(data: AttemptData, store: EventStore, declared: dict[str, str] | None,
