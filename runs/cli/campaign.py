@@ -94,7 +94,7 @@ def tally_table(rows: list[Any], systems: list[str], title: str) -> Any:
                    "declared in --systems-file.")
 @click.option("--systems-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="YAML declaring external systems (name: {adapter, mode, image, cpus, "
-                   "memory, network, timeout_s, env}).")
+                   "memory, network, timeout_s, env, home, price}).")
 @click.option("--runs", type=click.IntRange(1, 1000), default=1, show_default=True,
               help="Repetitions of each (scenario, seed, system).")
 @click.option("--label", required=True, help="The campaign's name (its results folder).")
