@@ -39,7 +39,8 @@ METHOD = "rebuilt-and-compared"
 verified log (recorded as ``books.verified``)."""
 
 MAX_DIFFERENCES = 20
-"""How many differences a report keeps (it counts them all)."""
+"""How many differences a report keeps (it counts them all; the first of every table that
+differs is always kept)."""
 
 _AUDIT_COLUMNS = ("position, business_date, actor, role, command, causation_id, "
                   "correlation_id, type, stream")
@@ -81,7 +82,8 @@ class BooksReport:
     difference_count: int = 0
     file_problem: str | None = None
     seconds: float = 0.0
-    notes: tuple[str, ...] = field(default=())
+    per_table: tuple[tuple[str, int], ...] = field(default=())
+    """How many rows differ in each table that differs, in table order."""
 
     @property
     def ok(self) -> bool:
@@ -97,13 +99,14 @@ class BooksReport:
             return self.file_problem
         if not self.difference_count:
             return ""
-        tables = sorted({d.table for d in self.differences})
-        shown = "; ".join(d.describe() for d in self.differences[:3])
-        more = (f" (and {self.difference_count - 3} more)" if self.difference_count > 3
-                else "")
+        parts = []
+        for table, n in self.per_table:
+            first = next((d for d in self.differences if d.table == table), None)
+            shown = f"; first {first.describe()}" if first is not None else ""
+            parts.append(f"{table}: {n} row(s){shown}")
         return (f"the read tables do not match the log ({self.difference_count} row(s) "
-                f"differ in {', '.join(tables)}): {shown}{more}; the tables were changed "
-                "after they were written")
+                f"differ in {', '.join(t for t, _ in self.per_table)}): {' | '.join(parts)}; "
+                "the tables were changed after they were written")
 
     def to_json(self) -> dict[str, Any]:
         """What a verdict records under ``books``: how they were verified, the log head and
@@ -132,14 +135,16 @@ def verify_books(store: EventStore, log: VerifyReport | None = None) -> BooksRep
         expected = _fold(store, log.events)
         digests: list[TableDigest] = []
         found: list[TableDifference] = []
-        count = 0
+        per_table: list[tuple[str, int]] = []
         for table in PROJECTION_TABLES:
             rows = expected.get(table.name, ([], []))
             with store.engine.connect() as conn:  # one each: an error spoils a PG transaction
                 digest, diffs, n = _compare_readable(store, conn, table, rows)
             digests.append(digest)
-            found += diffs[:max(0, MAX_DIFFERENCES - len(found))]
-            count += n
+            if n:
+                per_table.append((table.name, n))
+                # each table's first difference is kept, then the others in order
+                found += diffs[:max(1, MAX_DIFFERENCES - len(found))]
         with store.engine.connect() as conn:
             audit = _compare_audit(conn)
     except (sa.exc.DatabaseError, sqlite3.DatabaseError) as err:
@@ -150,10 +155,10 @@ def verify_books(store: EventStore, log: VerifyReport | None = None) -> BooksRep
         return BooksReport(log, file_problem=f"the file is damaged: {damage}",
                            seconds=time.perf_counter() - started)
     if audit is not None:
-        found = [*found, audit][:MAX_DIFFERENCES]
-        count += 1
-    return BooksReport(log, tuple(digests), tuple(found), count,
-                       seconds=time.perf_counter() - started)
+        found.append(audit)
+        per_table.append(("audit_trail", 1))
+    return BooksReport(log, tuple(digests), tuple(found), sum(n for _, n in per_table),
+                       seconds=time.perf_counter() - started, per_table=tuple(per_table))
 
 
 def require_verified_books(store: EventStore, log: VerifyReport | None = None) -> BooksReport:
