@@ -9,8 +9,8 @@
   (``NAME.image``);
 - each system's model endpoint answers HTTP when one is configured
   (``NAME.env.ERPSIM_MODEL_BASE_URL``; any HTTP answer counts, a 404 included: only a
-  refused, reset or silent connection is a problem), and a docker system that has one is
-  given a network (``NAME.network``), without which the container cannot reach it.
+  refused, reset or silent connection is a problem); a docker system without a network
+  reaches it through docker mode's model relay.
 
 Every problem is one line naming the setting and the value; all are raised together as
 :class:`runs.errors.PreflightFailed`, so one run of the sweep shows every one of them.
@@ -157,11 +157,7 @@ def _model_endpoint(system: System, timeout_s: float) -> list[str]:
         return []
     where = f"system {system.name}.env.{MODEL_URL_VAR}"
     problems = []
-    if system.mode == "docker" and not system.network:
-        problems.append(f"system {system.name}.network: false, but {MODEL_URL_VAR} is set: "
-                        "a container without a network cannot reach the model endpoint "
-                        "(network: true, and network_mode: host for one on this machine's "
-                        "loopback)")
+    # docker without a network reaches it through the model relay (runs/execution/model_relay.py)
     if not url.startswith(("http://", "https://")):
         return [*problems, f"{where}: {url!r} is not an http(s) URL"]
     try:
