@@ -215,8 +215,12 @@ def run_turn_bench(*, turns: int = 20, seed: int = 1) -> TurnBench:
     loaded = load_scenario(find_scenario("month-end-close"))
     sc = loaded.scenario
     cal = sc.calendar.model_copy(update={"end": None, "business_days": turns})
+    # one turn on each of the first ``turns`` business days and no other: the scenario's
+    # own fixed turn dates (its closing turn on June 1, as the controller) lie outside a
+    # calendar cut to ``turns`` days, and would make the count differ from ``turns``
     loaded = replace(loaded, scenario=sc.model_copy(update={
-        "calendar": cal, "turns": sc.turns.model_copy(update={"every": "business_day"})}))
+        "calendar": cal, "turns": sc.turns.model_copy(update={
+            "every": "business_day", "dates": [], "roles": {}, "month_end": False})}))
     with tempfile.TemporaryDirectory(prefix="erpsim-bench-turn-") as tmp:
         adapter = Path(tmp) / "adapter"
         adapter.write_text("#!/bin/sh\nexit 0\n")
