@@ -10,6 +10,7 @@ fail, where the other checks look at totals only.
 | ``payments_due_by`` | every bill the agent paid was due by the cutoff the policy gives |
 | ``bank_minimum_balance`` | no write of the agent left a bank account below the minimum |
 | ``bills_coded_to_default`` | every line of the agent's bills is on its vendor's account |
+| ``event_accounts`` | the agent's fees, charges, interest... are on the accounts the policy gives |
 | ``documents_listed`` | the exceptions file lists exactly the documents not acted on |
 | ``unapplied_listed`` | the unapplied list names every receipt left unapplied, and only those |
 | ``reconciliation_ties`` | a bank reconciliation file ties the statement to the books |
@@ -235,6 +236,44 @@ def bills_coded_to_default(spec: BillsCodedToDefault, ctx: CheckContext) -> Chec
                                       f"account than the vendor's: {listing(wrong)}", metrics)
     return CheckResult("", True, f"{plural(lines, 'bill line')} of the agent, each on its "
                                  "vendor's account", metrics)
+
+
+# --- event_accounts -------------------------------------------------------------------------
+
+
+class EventAccounts(CheckSpec):
+    """Every event of the agent of a type in ``accounts`` posts its counter-account (the
+    payload's ``account``, or each line's) only to one of the accounts ``by_event`` lists for
+    that type (``{fee_allowance_granted: ["6810"], bank_fee_recorded: ["6800"]}``): the policy's coding
+    of card fees, bank charges, interest, credit notes and journal entries."""
+
+    family: ClassVar[str] = "audit"
+    type: Literal["event_accounts"]
+    by_event: dict[str, list[str]] = Field(min_length=1)
+
+
+@check_type(EventAccounts)
+def event_accounts(spec: EventAccounts, ctx: CheckContext) -> CheckResult:
+    """List the agent's postings on an account the policy does not give their kind."""
+    wrong: list[str] = []
+    seen = 0
+    for e in ctx.store.read(realm="erp", types=sorted(spec.by_event), until=_until(ctx)):
+        if not _agent(ctx, e.actor):
+            continue
+        d = e.data
+        allowed = spec.by_event[e.type]
+        codes = [d["account"]] if "account" in d else [x["account"] for x in d.get("lines", ())]
+        for code in codes:
+            seen += 1
+            if code not in allowed:
+                wrong.append(f"{e.type} at position {e.position} on {code} (expected "
+                             f"{' or '.join(allowed)})")
+    metrics = {"postings": seen, "miscoded": len(wrong)}
+    if wrong:
+        return CheckResult("", False, f"{plural(len(wrong), 'posting')} on an account the "
+                                      f"policy does not give: {listing(wrong)}", metrics)
+    return CheckResult("", True, f"{plural(seen, 'posting')} of the agent, each on its "
+                                 "account", metrics)
 
 
 # --- documents_listed -----------------------------------------------------------------------

@@ -1,28 +1,48 @@
 """Validation of the instrument: controls over seeds, and mutants of the reference agent.
 
 - :func:`validate_seeds`: ``reference`` and ``oracle`` must be accepted and ``null``
-  rejected on every seed (positive and negative controls).
+  rejected on every seed (positive and negative controls). A desk task's positive control
+  is its solution (``solution/solve``, an external local agent; it has no oracle); a desk
+  task with books runs every seed at the task's own seed (its supplied files are that
+  company's).
 - :func:`validate_mutants`: the reference agent's commands are replayed with one
-  mutation at a time (drop a command, submit it twice, aim it at another document of
-  the same party or of another party, move an amount by one cent, submit a command the
-  agent deliberately declined); every mutant the checks still accept is a blind spot of
-  the check suite. A mutant whose log ends exactly like the reference's (the books
-  refused the mutated command, so nothing changed) is *equivalent*: no check could tell
-  it apart, so it is reported apart and not counted.
+  mutation at a time. Each operator has a class (:data:`CLASSES`): ``command`` (drop a
+  command, submit it twice, aim it at another document of the same or another party, move
+  an amount by one cent, submit a command the agent deliberately declined) and the policy
+  classes: ``output`` (drop a row of an output file, change a cell, add a row), ``coding``
+  (a posting to another account of the same type), ``date`` (a later ``due_by``, a date
+  in the previous period), ``amount_limit`` (an amount past its limit), ``role`` (the
+  command as another role), ``approval`` (skip a required approval) and
+  ``same_amount_doc`` (apply to another document of the same amount). Every mutant the
+  checks still accept is a blind spot of the check suite. A mutant that leaves the log
+  and the output files exactly as the reference left them (the books refused the mutated
+  command, or the change made no difference) is *equivalent*: no check could tell it
+  apart, so it is reported apart and not counted.
 """
 
 from __future__ import annotations
 
+import calendar
+import contextlib
+import csv
+import hashlib
+import io
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from erp import commands as c
 from erp import queries as q
 from erp.commands import Command
+from erp.errors import CommandRejected
+from erp.events import Role
+from erp.money import format_cents, parse_cents
 from runs.attempt import AttemptResult, Recording, run_attempt
 from runs.errors import ValidationAborted
 from scenarios.loader import LoadedScenario, load_scenario
@@ -32,8 +52,20 @@ from sim.rng import text_random
 CONTROLS = ("reference", "oracle", "null")
 EXPECTED = {"reference": True, "oracle": True, "null": False}
 
-OPERATORS = ("drop", "twice", "same_party_doc", "other_party_doc", "cent_up", "cent_down",
-             "submit_declined")
+CLASSES: dict[str, str] = {
+    "drop": "command", "twice": "command", "same_party_doc": "command",
+    "other_party_doc": "command", "cent_up": "command", "cent_down": "command",
+    "submit_declined": "command",
+    "output_drop_row": "output", "output_change_cell": "output", "output_add_row": "output",
+    "other_account": "coding",
+    "due_by_later": "date", "wrong_period": "date",
+    "exceed_limit": "amount_limit",
+    "other_role": "role",
+    "skip_approval": "approval",
+    "same_amount_doc": "same_amount_doc",
+}
+"""Every mutation operator and the class of mistake it stands for."""
+OPERATORS = tuple(CLASSES)
 
 _DOC_FIELDS = (("invoice_id", "invoice"), ("bill_id", "bill"), ("credit_id", "vendor_credit"),
                ("receipt_id", "receipt"))
@@ -99,10 +131,53 @@ class ControlOutcome:
         return (self.status == "accepted") == EXPECTED[self.agent]
 
 
+def _load_any(path: str) -> LoadedScenario:
+    """A scenario YAML, or a desk task's ``task.yaml``."""
+    if Path(path).name == "task.yaml":
+        from desk.tasks import load_task
+
+        return load_task(Path(path).parent).loaded
+    return load_scenario(path)
+
+
+def is_desk(loaded: LoadedScenario) -> bool:
+    """Whether the scenario is a desk task."""
+    return loaded.kind == "desk"
+
+
+def controls_for(loaded: LoadedScenario) -> tuple[str, ...]:
+    """The controls a scenario has: a desk task has no oracle (its solution is the one
+    positive control)."""
+    return ("reference", "null") if is_desk(loaded) else CONTROLS
+
+
+def control_seed(loaded: LoadedScenario, seed: int) -> int:
+    """The seed a control runs at: a desk task with books runs at the task's own seed."""
+    if not is_desk(loaded):
+        return seed
+    from desk.tasks import load_task
+
+    task = load_task(loaded.base_dir)
+    return task.seed if task.spec.books is not None else seed
+
+
+def _agent_for(loaded: LoadedScenario, agent: str) -> Any:
+    """The agent object for a control (``None``: a built-in agent by name)."""
+    if not is_desk(loaded) or agent == "null":
+        return None
+    from desk.tasks import load_task
+    from runs.execution.external import ExternalAgent
+
+    task = load_task(loaded.base_dir)
+    return ExternalAgent(task.solution, mode="local", timeout_s=task.timeout_s,
+                         name="solution")
+
+
 def _control(args: tuple[str, int, str, str]) -> ControlOutcome:
     path, seed, agent, out = args
-    loaded = load_scenario(path)
-    res = run_attempt(loaded, seed, agent, Path(out), replace=True)
+    loaded = _load_any(path)
+    res = run_attempt(loaded, control_seed(loaded, seed), agent, Path(out), replace=True,
+                      agent=_agent_for(loaded, agent))
     v = res.summary["verdict"]
     return ControlOutcome(seed, agent, v["status"], tuple(v["failed"]),
                           tuple(v["grader_errors"]))
@@ -112,15 +187,16 @@ def validate_seeds(loaded: LoadedScenario, seeds: list[int], work: Path, *,
                    parallel: int = 1,
                    on_done: Callable[[ControlOutcome], None] | None = None
                    ) -> list[ControlOutcome]:
-    """Run the three controls on every seed; attempts go under ``work/seed-N/AGENT``."""
+    """Run the controls on every seed; attempts go under ``work/seed-N/AGENT``."""
+    controls = controls_for(loaded)
     jobs = [(str(loaded.path), seed, agent, str(work / f"seed-{seed}" / agent))
-            for seed in seeds for agent in CONTROLS]
+            for seed in seeds for agent in controls]
     results: list[ControlOutcome] = []
     for outcome in _map(_control, jobs, parallel):
         results.append(outcome)
         if on_done is not None:
             on_done(outcome)
-    return sorted(results, key=lambda o: (o.seed, CONTROLS.index(o.agent)))
+    return sorted(results, key=lambda o: (o.seed, controls.index(o.agent)))
 
 
 def _map(fn: Callable[[Any], Any], jobs: list[Any], parallel: int) -> Iterator[Any]:
@@ -136,16 +212,44 @@ def _map(fn: Callable[[Any], Any], jobs: list[Any], parallel: int) -> Iterator[A
 
 @dataclass(frozen=True)
 class Mutation:
-    """One change to the reference's recorded commands."""
+    """One change to the reference's recorded commands (or to a file it left)."""
 
     op: str
     turn: int
     index: int
     command: str
+    path: str = ""
+    """An output operator's file (relative to ``out/``); ``index`` is then its data row."""
+
+    @property
+    def klass(self) -> str:
+        """The class of mistake the operator stands for (:data:`CLASSES`)."""
+        return CLASSES[self.op]
 
     def describe(self) -> str:
-        """``cent_up turn 3 #12 ApplyReceipt``."""
+        """``cent_up turn 3 #12 ApplyReceipt`` or ``output_drop_row turn 6 x.csv row 4``."""
+        if self.path:
+            return f"{self.op} turn {self.turn} {self.path} row {self.index + 1}"
         return f"{self.op} turn {self.turn} #{self.index} {self.command}"
+
+
+_APPROVALS = (c.ApproveBill, c.ApproveVendorBankChange)
+_ACCOUNT_COMMANDS = (c.EnterBill, c.RecordBankFee, c.RecordInterest, c.GrantFeeAllowance,
+                     c.WriteOffInvoice, c.IssueCreditMemo, c.RecordVendorCredit,
+                     c.PostJournalEntry, c.IssueInvoice)
+_DEFAULT_ACCOUNT = {"EnterBill": "expense", "RecordBankFee": "bank_fees",
+                    "RecordInterest": "interest_income", "GrantFeeAllowance": "card_fees",
+                    "WriteOffInvoice": "bad_debt", "IssueCreditMemo": "sales_returns",
+                    "RecordVendorCredit": "expense", "IssueInvoice": "revenue"}
+
+
+def _shift_month(day: date, months: int) -> date:
+    y, m = divmod(day.year * 12 + day.month - 1 + months, 12)
+    return date(y, m + 1, min(day.day, calendar.monthrange(y, m + 1)[1]))
+
+
+def _dated(cmd: Command) -> bool:
+    return isinstance(getattr(cmd, "entry_date", None), date)
 
 
 class ReplayAgent:
@@ -167,19 +271,29 @@ class ReplayAgent:
             self.applied = f"submitted a declined {type(cmd).__name__} ({why})"
             desk.execute(cmd)
         for i, cmd in enumerate(self.recording.commands.get(desk.turn, [])):
-            if m is None or m.op == "submit_declined" or m.turn != desk.turn or m.index != i:
+            if (m is None or m.op == "submit_declined" or m.path or m.turn != desk.turn
+                    or m.index != i):
                 desk.execute(cmd)
+                continue
+            if m.op == "other_role":
+                other: Role = "controller" if desk.role == "clerk" else "clerk"
+                self.applied = f"submitted as {other} (the turn is {desk.role})"
+                with contextlib.suppress(CommandRejected):
+                    desk.ledger.execute(cmd, actor=desk.actor, role=other,
+                                        business_date=desk.day, sim_time=desk.sim_time)
                 continue
             for mutated in self._mutate(cmd, desk):
                 desk.execute(mutated)
         src = self.outputs / f"{desk.turn:02d}" / "outputs"
         if src.is_dir():
             shutil.copytree(src, desk.output_dir, dirs_exist_ok=True)
+        if m is not None and m.path and m.turn == desk.turn:
+            self.applied = _mutate_output(desk.output_dir / m.path, m)
 
     def _mutate(self, cmd: Command, desk: TurnContext) -> list[Command]:
         op = self.mutation.op if self.mutation else ""
-        if op == "drop":
-            self.applied = "dropped"
+        if op in ("drop", "skip_approval"):
+            self.applied = "dropped" if op == "drop" else f"{type(cmd).__name__} skipped"
             return []
         if op == "twice":
             self.applied = "submitted twice"
@@ -193,16 +307,147 @@ class ReplayAgent:
             if other is None:
                 self.applied = "no other document to aim at: submitted unchanged"
                 return [cmd]
-            field, value = other
-            self.applied = f"{field} {getattr(cmd, field)} -> {value}"
-            return [cmd.model_copy(update={field: value})]
+            f, value = other
+            self.applied = f"{f} {getattr(cmd, f)} -> {value}"
+            return [cmd.model_copy(update={f: value})]
+        if op == "same_amount_doc":
+            twin = _same_amount_doc(cmd, desk)
+            if twin is None:
+                self.applied = "no other document of the same amount: submitted unchanged"
+                return [cmd]
+            f, value = twin
+            self.applied = f"{f} {getattr(cmd, f)} -> {value} (same amount)"
+            return [cmd.model_copy(update={f: value})]
+        if op == "other_account":
+            mutated, what = _other_account(cmd, desk)
+            self.applied = what
+            return [mutated]
+        if op == "due_by_later":
+            assert isinstance(cmd, c.RunPayments)
+            later = (cmd.due_by or cmd.entry_date or desk.day) + timedelta(days=21)
+            self.applied = f"due_by {cmd.due_by or cmd.bill_ids} -> {later}"
+            return [cmd.model_copy(update={"due_by": later, "bill_ids": None})]
+        if op == "wrong_period":
+            day: date = cmd.entry_date  # type: ignore[attr-defined]
+            earlier = _shift_month(day, -1)
+            self.applied = f"entry_date {day} -> {earlier} (the previous period)"
+            return [cmd.model_copy(update={"entry_date": earlier})]
+        if op == "exceed_limit":
+            if isinstance(cmd, c.PostJournalEntry):
+                lines = tuple(x.model_copy(update={k: v * 10 for k, v in
+                                                   (("debit", x.debit), ("credit", x.credit))
+                                                   if v is not None}) for x in cmd.lines)
+                self.applied = "every line x10"
+                return [cmd.model_copy(update={"lines": lines})]
+            if isinstance(cmd, c.RunPayments):
+                self.applied = "every approved open bill, whatever its due date"
+                return [cmd.model_copy(update={"due_by": date(9999, 12, 31), "bill_ids": None})]
+            amount: int = cmd.amount  # type: ignore[attr-defined]
+            self.applied = f"amount {amount} -> {amount * 10}"
+            return [cmd.model_copy(update={"amount": amount * 10})]
         raise ValueError(f"unknown mutation {op!r}")
+
+
+def _same_amount_doc(cmd: Command, desk: TurnContext) -> tuple[str, str] | None:
+    """Another open document of the kind the command names, of the same open amount."""
+    for f, kind in _DOC_FIELDS:
+        doc_id = getattr(cmd, f, None)
+        if doc_id is None or kind == "receipt":
+            continue
+        doc = q.document(desk.store, kind, doc_id)
+        if doc is None:
+            continue
+        twins = sorted((d for d in q.documents(desk.store, kind)
+                        if d["doc_id"] != doc_id and d["open_amount"] == doc["open_amount"]
+                        and d["open_amount"] > 0),
+                       key=lambda d: (d["party"] != doc["party"], d["doc_id"]))
+        if twins:
+            return f, twins[0]["doc_id"]
+    return None
+
+
+def _other_account(cmd: Command, desk: TurnContext) -> tuple[Command, str]:
+    """The command with one posting on another account of the same type (not a control)."""
+    chart = q.chart(desk.store)
+    company = desk.ledger.books.require_company()
+
+    def other(code: str) -> str:
+        kind = chart[code].account_type
+        same = sorted(a for a, x in chart.items()
+                      if x.account_type == kind and x.control is None and a != code)
+        return same[0] if same else code
+
+    if isinstance(cmd, c.PostJournalEntry):
+        for n, x in enumerate(cmd.lines):
+            if chart[x.account].control is None:
+                to = other(x.account)
+                moved = list(cmd.lines)
+                moved[n] = x.model_copy(update={"account": to})
+                return (cmd.model_copy(update={"lines": tuple(moved)}),
+                        f"lines[{n}].account {x.account} -> {to}")
+        return cmd, "no line off a control account: submitted unchanged"
+    if isinstance(cmd, c.EnterBill | c.IssueInvoice):
+        first = cmd.lines[0]
+        code = first.account or getattr(company.accounts,
+                                        _DEFAULT_ACCOUNT[type(cmd).__name__])
+        to = other(code)
+        recoded = (first.model_copy(update={"account": to}), *cmd.lines[1:])
+        return cmd.model_copy(update={"lines": recoded}), f"lines[0].account {code} -> {to}"
+    code = getattr(cmd, "account", None) or getattr(company.accounts,
+                                                    _DEFAULT_ACCOUNT[type(cmd).__name__])
+    to = other(code)
+    return cmd.model_copy(update={"account": to}), f"account {code} -> {to}"
+
+
+_NUMBER = re.compile(r"^-?\d[\d,]*\.\d{2}$")
+
+
+def _mutate_output(path: Path, m: Mutation) -> str:
+    """Drop, change or add one data row of an output CSV (or change a figure of a text file)."""
+    if not path.is_file():
+        return f"{m.path} not written this turn: unchanged"
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".csv":
+        figures = list(re.finditer(r"-?\d[\d,]*\.\d{2}", text))
+        if not figures:
+            return f"{m.path}: no figure to change"
+        f = figures[m.index % len(figures)]
+        new = format_cents(parse_cents(f.group().replace(",", "")) + 1)
+        path.write_text(text[:f.start()] + new + text[f.end():], encoding="utf-8")
+        return f"{m.path}: figure {f.group()} -> {new}"
+    rows = list(csv.reader(io.StringIO(text)))
+    header, data = rows[0], rows[1:]
+    if m.index >= len(data):
+        return f"{m.path} has no row {m.index + 1}: unchanged"
+    row = data[m.index]
+    what: str
+    if m.op == "output_drop_row":
+        del data[m.index]
+        what = f"dropped row {m.index + 1} ({', '.join(row[:2])})"
+    elif m.op == "output_add_row":
+        data.insert(m.index + 1, list(row))
+        what = f"row {m.index + 1} ({', '.join(row[:2])}) added again"
+    else:
+        cells = [k for k, v in enumerate(row) if _NUMBER.match(v.strip())]
+        if cells:
+            k = cells[-1]
+            new = format_cents(parse_cents(row[k].strip().replace(",", "")) + 1)
+        else:
+            k, new = 0, row[0] + "-X"
+        what = f"row {m.index + 1} {header[k]}: {row[k]} -> {new}"
+        row = list(row)
+        row[k] = new
+        data[m.index] = row
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows([header, *data])
+    path.write_text(buf.getvalue(), encoding="utf-8")
+    return f"{m.path}: {what}"
 
 
 def _retarget(cmd: Command, desk: TurnContext, *, same: bool) -> tuple[str, str] | None:
     """Another document (or party) for a command, chosen deterministically from the books."""
-    for field, kind in _DOC_FIELDS:
-        doc_id = getattr(cmd, field, None)
+    for f, kind in _DOC_FIELDS:
+        doc_id = getattr(cmd, f, None)
         if doc_id is None:
             continue
         doc = q.document(desk.store, kind, doc_id)
@@ -212,52 +457,97 @@ def _retarget(cmd: Command, desk: TurnContext, *, same: bool) -> tuple[str, str]
                       if d["doc_id"] != doc_id and d["open_amount"] > 0
                       and (d["party"] == doc["party"]) == same]
         if candidates:
-            return field, candidates[0]["doc_id"]
+            return f, candidates[0]["doc_id"]
     if same:
         return None
-    for field in _PARTY_FIELDS:
-        party = getattr(cmd, field, None)
+    for f in _PARTY_FIELDS:
+        party = getattr(cmd, f, None)
         if party is None:
             continue
-        kind = "customer" if field == "customer_id" else "vendor"
+        kind = "customer" if f == "customer_id" else "vendor"
         others = sorted({d["party"] for d in q.documents(desk.store)
                          if d["party"] and d["party"] != party
                          and d["kind"] in (("invoice",) if kind == "customer" else ("bill",))})
         if others:
-            return field, others[0]
+            return f, others[0]
     return None
 
 
-def _candidates(recording: Recording) -> dict[str, list[Mutation]]:
+def _output_rows(turns: Path) -> dict[str, tuple[int, int]]:
+    """Each output file the reference left -> (the last turn that wrote it, its data rows)."""
+    out: dict[str, tuple[int, int]] = {}
+    for d in sorted(p for p in turns.glob("*/outputs") if p.is_dir()):
+        turn = int(d.parent.name)
+        for f in sorted(p for p in d.rglob("*") if p.is_file()):
+            rel = f.relative_to(d).as_posix()
+            if f.suffix == ".csv":
+                rows = max(0, len(list(csv.reader(io.StringIO(
+                    f.read_text(encoding="utf-8", errors="replace"))))) - 1)
+            elif f.suffix in (".txt", ".md"):
+                rows = len(re.findall(r"-?\d[\d,]*\.\d{2}", f.read_text(encoding="utf-8",
+                                                                        errors="replace")))
+            else:
+                continue
+            out[rel] = (turn, rows)
+    return out
+
+
+def _candidates(recording: Recording, turns: Path | None = None) -> dict[str, list[Mutation]]:
     by_op: dict[str, list[Mutation]] = {op: [] for op in OPERATORS}
     for turn in sorted(recording.commands):
         for i, cmd in enumerate(recording.commands[turn]):
             name = type(cmd).__name__
-            by_op["drop"].append(Mutation("drop", turn, i, name))
-            by_op["twice"].append(Mutation("twice", turn, i, name))
+
+            def add(op: str, turn: int = turn, i: int = i, name: str = name) -> None:
+                by_op[op].append(Mutation(op, turn, i, name))
+
+            add("drop")
+            add("twice")
+            add("other_role")
             if isinstance(getattr(cmd, "amount", None), int):
-                by_op["cent_up"].append(Mutation("cent_up", turn, i, name))
+                add("cent_up")
+                add("exceed_limit")
                 if cmd.amount > 1:  # type: ignore[attr-defined]
-                    by_op["cent_down"].append(Mutation("cent_down", turn, i, name))
+                    add("cent_down")
             if any(getattr(cmd, f, None) for f, _ in _DOC_FIELDS):
-                by_op["same_party_doc"].append(Mutation("same_party_doc", turn, i, name))
+                add("same_party_doc")
+            if any(getattr(cmd, f, None) for f, kind in _DOC_FIELDS if kind != "receipt"):
+                add("same_amount_doc")
             if any(getattr(cmd, f, None) for f, _ in _DOC_FIELDS) or any(
                     getattr(cmd, f, None) for f in _PARTY_FIELDS):
-                by_op["other_party_doc"].append(Mutation("other_party_doc", turn, i, name))
+                add("other_party_doc")
+            if isinstance(cmd, _ACCOUNT_COMMANDS):
+                add("other_account")
+            if isinstance(cmd, c.RunPayments):
+                add("due_by_later")
+                add("exceed_limit")
+            if isinstance(cmd, c.PostJournalEntry):
+                add("exceed_limit")
+            if _dated(cmd):
+                add("wrong_period")
+            if isinstance(cmd, _APPROVALS):
+                add("skip_approval")
     for turn in sorted(recording.declined):
         for j, (cmd, _) in enumerate(recording.declined[turn]):
             by_op["submit_declined"].append(
                 Mutation("submit_declined", turn, j, type(cmd).__name__))
+    if turns is not None:
+        for rel, (turn, rows) in sorted(_output_rows(turns).items()):
+            ops = (("output_drop_row", "output_change_cell", "output_add_row")
+                   if rel.endswith(".csv") else ("output_change_cell",))
+            for op in ops:
+                by_op[op] += [Mutation(op, turn, r, "", rel) for r in range(rows)]
     return by_op
 
 
-def sample_mutations(recording: Recording, *, per_operator: int, seed: int) -> list[Mutation]:
+def sample_mutations(recording: Recording, *, per_operator: int, seed: int,
+                     turns: Path | None = None) -> list[Mutation]:
     """Up to ``per_operator`` mutations of each operator, drawn by a sha256-derived seed."""
     out: list[Mutation] = []
-    for op, cands in _candidates(recording).items():
+    for op, cands in _candidates(recording, turns).items():
         rng = text_random(f"mutants:{seed}:{op}")
         pick = cands if len(cands) <= per_operator else rng.sample(cands, per_operator)
-        out.extend(sorted(pick, key=lambda m: (m.turn, m.index)))
+        out.extend(sorted(pick, key=lambda m: (m.turn, m.index, m.path)))
     return out
 
 
@@ -270,6 +560,7 @@ class MutantOutcome:
     status: str
     equivalent: bool
     failed: tuple[str, ...]
+    seed: int = 0
 
     @property
     def caught(self) -> bool:
@@ -284,10 +575,11 @@ class MutantReport:
     reference: AttemptResult
     outcomes: list[MutantOutcome]
     candidates: int
+    candidates_by_op: dict[str, int] = field(default_factory=dict)
 
     @property
     def counted(self) -> list[MutantOutcome]:
-        """Mutants that changed the log (equivalent ones cannot be caught)."""
+        """Mutants that changed the log or an output (equivalent ones cannot be caught)."""
         return [o for o in self.outcomes if not o.equivalent]
 
     @property
@@ -296,16 +588,60 @@ class MutantReport:
         return [o for o in self.counted if not o.caught]
 
 
+def _outputs_digest(verdict_outputs: dict[str, str]) -> str:
+    return hashlib.sha256(repr(sorted(verdict_outputs.items())).encode()).hexdigest()
+
+
 def _run_mutant(loaded: LoadedScenario, seed: int, recording: Recording, ref: AttemptResult,
                 m: Mutation, work: Path) -> MutantOutcome:
     agent = ReplayAgent(recording, ref.out / "turns", m)
     out = work / f"{m.op}-t{m.turn}-{m.index}"
     res = run_attempt(loaded, seed, "replay", out, agent=agent, replace=True)
     v = res.summary["verdict"]
-    outcome = MutantOutcome(m, agent.applied or "not reached", v["status"],
-                            res.final_hash == ref.final_hash, tuple(v["failed"]))
+    same = (res.final_hash == ref.final_hash
+            and _outputs_of(res) == _outputs_of(ref))
+    outcome = MutantOutcome(m, agent.applied or "not reached", v["status"], same,
+                            tuple(v["failed"]), seed)
     shutil.rmtree(out, ignore_errors=True)
     return outcome
+
+
+def _outputs_of(res: AttemptResult) -> dict[str, str]:
+    import json
+
+    verdict = json.loads((res.out / "verdict.json").read_text(encoding="utf-8"))
+    return dict(verdict.get("outputs") or {})
+
+
+def recording_from_log(res: AttemptResult) -> Recording:
+    """The commands an external agent's turns wrote, rebuilt from the log (desk tasks:
+    their solutions only post journal entries). Raises :class:`ValidationAborted` for a
+    write it cannot rebuild."""
+    from erp.store import EventStore
+
+    rec = Recording()
+    store = EventStore.open(res.out / "books.db")
+    try:
+        for e in store.read(realm="erp"):
+            if not e.actor.startswith("agent:turn-"):
+                continue
+            turn = int(e.actor.rsplit("-", 1)[1])
+            d = e.data
+            if e.type == "journal_entry_posted":
+                lines = tuple(c.JournalLineIn(account=x["account"], party=x.get("party"),
+                                              memo=x.get("memo", ""),
+                                              **({"debit": x["amount"]} if x["amount"] > 0
+                                                 else {"credit": -x["amount"]}))
+                              for x in d["lines"])
+                rec.commands.setdefault(turn, []).append(c.PostJournalEntry(
+                    entry_id=d["entry_id"], entry_date=d["entry_date"], memo=d["memo"],
+                    lines=lines))
+            else:
+                raise ValidationAborted(f"the solution's {e.command} ({e.type}) cannot be "
+                                        "rebuilt from the log for a replay")
+    finally:
+        store.close()
+    return rec
 
 
 def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None, *,
@@ -313,33 +649,58 @@ def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None
                      on_done: Callable[[MutantOutcome], None] | None = None) -> MutantReport:
     """Record the reference agent, check an unmutated replay reproduces it, run the mutants.
 
-    Raises :class:`ValidationAborted` when the reference is not accepted or the replay diverges
-    (the mutants would then measure nothing).
+    A desk task's reference is its solution (an external agent): its commands are rebuilt
+    from the log. Raises :class:`ValidationAborted` when the reference is not accepted or
+    the replay diverges (the mutants would then measure nothing).
     """
     own = work is None
     root = Path(tempfile.mkdtemp(prefix="erpsim-mutants-")) if work is None else work
+    seed = control_seed(loaded, seed)
     try:
         recording = Recording()
+        external = _agent_for(loaded, "reference")
         ref = run_attempt(loaded, seed, "reference", root / "reference", replace=True,
-                          record=recording)
+                          record=None if external is not None else recording, agent=external)
         if ref.summary["verdict"]["status"] != "accepted":
             raise ValidationAborted(f"the reference agent is not accepted on seed {seed} (failed: "
-                               f"{', '.join(ref.summary['verdict']['failed'])}); mutants "
-                               "would measure nothing")
+                                    f"{', '.join(ref.summary['verdict']['failed'])}); mutants "
+                                    "would measure nothing")
+        if external is not None:
+            recording = recording_from_log(ref)
         same = run_attempt(loaded, seed, "replay", root / "replay", replace=True,
                            agent=ReplayAgent(recording, ref.out / "turns", None))
-        if same.final_hash != ref.final_hash:
-            raise ValidationAborted("replaying the reference's commands does not reproduce its log "
-                               f"({same.final_hash[:12]} != {ref.final_hash[:12]})")
-        mutations = sample_mutations(recording, per_operator=per_operator, seed=seed)
+        if same.final_hash != ref.final_hash or _outputs_of(same) != _outputs_of(ref):
+            raise ValidationAborted("replaying the reference's commands and files does not "
+                                    f"reproduce its log and outputs ({same.final_hash[:12]} "
+                                    f"vs {ref.final_hash[:12]})")
+        turns = ref.out / "turns"
+        mutations = sample_mutations(recording, per_operator=per_operator, seed=seed,
+                                     turns=turns)
         outcomes = []
         for m in mutations:
             outcome = _run_mutant(loaded, seed, recording, ref, m, root / "mutants")
             outcomes.append(outcome)
             if on_done is not None:
                 on_done(outcome)
-        total = sum(len(v) for v in _candidates(recording).values())
-        return MutantReport(ref, outcomes, total)
+        cands = _candidates(recording, turns)
+        return MutantReport(ref, outcomes, sum(len(v) for v in cands.values()),
+                            {op: len(v) for op, v in cands.items()})
     finally:
         if own:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def per_class(outcomes: list[MutantOutcome]) -> dict[str, dict[str, int]]:
+    """Per class of mistake: mutants drawn, equivalent, counted, caught."""
+    out: dict[str, dict[str, int]] = {}
+    for k in dict.fromkeys(CLASSES.values()):
+        out[k] = {"drawn": 0, "equivalent": 0, "counted": 0, "caught": 0}
+    for o in outcomes:
+        row = out[o.mutation.klass]
+        row["drawn"] += 1
+        if o.equivalent:
+            row["equivalent"] += 1
+        else:
+            row["counted"] += 1
+            row["caught"] += int(o.caught)
+    return out

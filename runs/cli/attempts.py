@@ -392,25 +392,36 @@ def reconcile_command(attempt: Path, as_of: date | None, csv_out: Path | None, a
 @click.command()
 @click.argument("scenario")
 @click.option("--seeds", "seeds_text", default=None, metavar="RANGE",
-              help="Run reference, oracle and null on each seed (e.g. 0-19).")
+              help="Run reference, oracle and null on each seed (e.g. 0-19); with --mutants "
+                   "or --policy, the seeds of the mutation runs instead.")
 @click.option("--mutants", is_flag=True,
               help="Replay the reference agent with one mutation at a time; list the mutants "
-                   "the checks still accept.")
+                   "the checks still accept, per operator and per class of mistake.")
+@click.option("--policy", "policy", is_flag=True,
+              help="Check the scenario's policy table (policy.yaml): every rule names checks "
+                   "the scenario has and mutant operators, its README table is generated "
+                   "from it, and on the mutation runs a mutant of each rule is caught by one "
+                   "of its checks.")
 @click.option("--seed", type=SEED, default=1, show_default=True,
-              help="The seed of the mutation run.")
+              help="The seed of the mutation run (without --seeds).")
 @click.option("--per-operator", type=click.IntRange(1, 1000), default=6, show_default=True,
               help="Mutants drawn per mutation operator.")
 @click.option("--parallel", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Attempts run at once (--seeds).")
 @click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the attempts in this folder (default: a temporary one, removed).")
-def validate(scenario: str, seeds_text: str | None, mutants: bool, seed: int,
+def validate(scenario: str, seeds_text: str | None, mutants: bool, policy: bool, seed: int,
              per_operator: int, parallel: int, work: Path | None) -> None:
-    """Validate a scenario's checks: controls over seeds, or mutants of the reference.
+    """Validate a scenario's checks: controls over seeds, mutants of the reference, or
+    its policy table.
 
-    --seeds passes only if reference and oracle are accepted and null rejected on every
-    seed. --mutants ends with mutants_total, mutants_caught and mutants_caught_share.
-    Exit 0 when the controls all behave (--seeds) or the run completed (--mutants).
+    --seeds passes only if reference and oracle (a desk task: its solution) are accepted
+    and null rejected on every seed. --mutants (over --seeds, or --seed) prints each
+    mutant, a table per class of mistake and mutants_total, mutants_caught and
+    mutants_caught_share. --policy fails when a rule of policy.yaml has no check, names a
+    check or operator that does not exist, its README table is not the generated one, or
+    no mutant of its operators was caught by one of its checks. Exit 0 when the controls
+    all behave (--seeds), the run completed (--mutants), the policy holds (--policy).
     """
     import shutil
     import tempfile
@@ -418,8 +429,8 @@ def validate(scenario: str, seeds_text: str | None, mutants: bool, seed: int,
     from runs.cli.display import console
     from runs.validate import parse_seeds
 
-    if not seeds_text and not mutants:
-        raise click.UsageError("give --seeds RANGE or --mutants (or both)")
+    if not seeds_text and not mutants and not policy:
+        raise click.UsageError("give --seeds RANGE, --mutants or --policy")
     con = console()
     loaded = _load(scenario)
     seeds = []
@@ -431,10 +442,14 @@ def validate(scenario: str, seeds_text: str | None, mutants: bool, seed: int,
     root = work or Path(tempfile.mkdtemp(prefix="erpsim-validate-"))
     ok = True
     try:
-        if seeds:
+        if seeds and not (mutants or policy):
             ok = _validate_seeds(con, loaded, seeds, root / "seeds", parallel)
-        if mutants:
-            _validate_mutants(con, loaded, seed, root / "mutants", per_operator)
+        outcomes: list[Any] = []
+        if mutants or policy:
+            outcomes = _validate_mutants(con, loaded, seeds or [seed], root / "mutants",
+                                         per_operator, show=mutants)
+        if policy:
+            ok = _validate_policy(con, loaded, outcomes)
     finally:
         if work is None:
             shutil.rmtree(root, ignore_errors=True)
@@ -480,35 +495,79 @@ def _validate_seeds(con: Any, loaded: Any, seeds: list[int], work: Path,
     return not bad
 
 
-def _validate_mutants(con: Any, loaded: Any, seed: int, work: Path, per_operator: int) -> None:
+def _validate_mutants(con: Any, loaded: Any, seeds: list[int], work: Path, per_operator: int,
+                      *, show: bool = True) -> list[Any]:
     from rich.table import Table
 
-    from runs.validate import validate_mutants
+    from runs.validate import CLASSES, per_class, validate_mutants
 
     def tick(o: Any) -> None:
         state = "equivalent" if o.equivalent else ("caught" if o.caught else "SURVIVED")
-        click.echo(f"# {o.mutation.describe()}: {state}", err=True)
+        click.echo(f"# seed {o.seed} {o.mutation.describe()}: {state}", err=True)
 
-    try:
-        report = validate_mutants(loaded, seed, work, per_operator=per_operator, on_done=tick)
-    except RunsError as e:  # ValidationAborted: the reference measures nothing
-        fail(e)
-    t = Table(title=f"{loaded.scenario.id} seed {seed}: mutants of the reference agent",
-              title_justify="left")
-    for col in ("Mutant", "Change", "Outcome", "Failed checks"):
+    outcomes: list[Any] = []
+    candidates = 0
+    for s in seeds:
+        try:
+            report = validate_mutants(loaded, s, work / f"seed-{s}", per_operator=per_operator,
+                                      on_done=tick)
+        except RunsError as e:  # ValidationAborted: the reference measures nothing
+            fail(e)
+        outcomes += report.outcomes
+        candidates += report.candidates
+    if not show:
+        return outcomes
+    t = Table(title=f"{loaded.scenario.id} seeds {', '.join(map(str, seeds))}: mutants of "
+                    "the reference", title_justify="left")
+    for col in ("Seed", "Mutant", "Class", "Change", "Outcome", "Failed checks"):
         t.add_column(col)
-    for o in report.outcomes:
-        state = ("equivalent (log unchanged)" if o.equivalent
+    for o in outcomes:
+        state = ("equivalent (log and outputs unchanged)" if o.equivalent
                  else "caught" if o.caught else "[bold red]SURVIVED[/]")
-        t.add_row(o.mutation.describe(), o.change, state, ", ".join(o.failed[:4]))
+        t.add_row(str(o.seed), o.mutation.describe(), o.mutation.klass, o.change, state,
+                  ", ".join(o.failed[:4]))
     con.print(t)
-    counted = report.counted
+    k = Table(title=f"{loaded.scenario.id}: per class of mistake", title_justify="left")
+    for col in ("Class", "Operators", "Drawn", "Equivalent", "Counted", "Caught", "Share"):
+        k.add_column(col, justify="left" if col in ("Class", "Operators") else "right")
+    for klass, row in per_class(outcomes).items():
+        ops = ", ".join(op for op, c in CLASSES.items() if c == klass)
+        pct = f"{row['caught'] / row['counted']:.0%}" if row["counted"] else "n/a"
+        shown = pct if pct in ("100%", "n/a") else f"[bold red]{pct}[/]"
+        k.add_row(klass, ops, str(row["drawn"]), str(row["equivalent"]), str(row["counted"]),
+                  str(row["caught"]), shown)
+    con.print(k)
+    counted = [o for o in outcomes if not o.equivalent]
     caught = sum(1 for o in counted if o.caught)
-    con.print(f"mutants_equivalent: {len(report.outcomes) - len(counted)} (the books refused "
-              "the change; not counted)", highlight=False)
-    con.print(f"mutants_candidates: {report.candidates} (drawn: {len(report.outcomes)})",
-              highlight=False)
+    con.print(f"mutants_equivalent: {len(outcomes) - len(counted)} (log and outputs as the "
+              "reference left them: the books refused the change, or it changed nothing; not "
+              "counted)", highlight=False)
+    con.print(f"mutants_candidates: {candidates} (drawn: {len(outcomes)})", highlight=False)
     con.print(f"mutants_total: {len(counted)}", highlight=False)
     con.print(f"mutants_caught: {caught}", highlight=False)
     share = caught / len(counted) if counted else 1.0
     con.print(f"mutants_caught_share: {share:.3f}", highlight=False)
+    return outcomes
+
+
+def _validate_policy(con: Any, loaded: Any, outcomes: list[Any]) -> bool:
+    from rich.table import Table
+
+    from runs.policy import check_policy
+
+    try:
+        findings = check_policy(loaded, outcomes)
+    except RunsError as e:
+        fail(e)
+    t = Table(title=f"{loaded.scenario.id}: policy rules", title_justify="left")
+    for col in ("Rule", "Checks", "Operators", "Caught by its checks", "Problems"):
+        t.add_column(col)
+    for f in findings:
+        problems = "; ".join(f.problems)
+        t.add_row(str(f.rule.id), ", ".join(f.rule.checks), ", ".join(f.rule.mutants),
+                  str(f.caught), f"[bold red]{problems}[/]" if problems else "")
+    con.print(t)
+    bad = [f for f in findings if f.problems]
+    con.print(f"policy_rules: {len(findings)}", highlight=False)
+    con.print(f"policy: {'passed' if not bad else 'FAILED'}", highlight=False)
+    return not bad
