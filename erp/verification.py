@@ -19,9 +19,10 @@ computed from.
 from __future__ import annotations
 
 import hashlib
+import operator
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,15 +211,6 @@ def _rank(v: Any) -> tuple[int, Any]:
     return (3, bytes(v))
 
 
-def _order_by(store: EventStore, table: sa.Table, keys: Sequence[str]) -> str:
-    """The primary key in code-point order on either backend (SQLite ``BINARY``,
-    PostgreSQL ``"C"``): the order Python sorts strings in, whatever the column's or the
-    database's collation."""
-    collate = "BINARY" if store.dialect == "sqlite" else '"C"'
-    return ", ".join(f"{k} COLLATE {collate}" if isinstance(table.c[k].type, sa.Text) else k
-                     for k in keys)
-
-
 def _compare_readable(store: EventStore, conn: sa.Connection, table: sa.Table,
                       given: tuple[list[str], list[Sequence[Any]]]
                       ) -> tuple[TableDigest, list[TableDifference], int]:
@@ -236,58 +228,46 @@ def _compare_readable(store: EventStore, conn: sa.Connection, table: sa.Table,
                 [TableDifference(table.name, {}, "unreadable", reason)], 1)
 
 
-def _stored(conn: sa.Connection, sql: str) -> Iterator[tuple[Any, ...]]:
-    for row in conn.exec_driver_sql(sql):
-        yield tuple(row)
-
-
 def _compare(store: EventStore, conn: sa.Connection, table: sa.Table,
              given: tuple[list[str], list[Sequence[Any]]]
              ) -> tuple[TableDigest, list[TableDifference], int]:
-    """Compare a stored table with the rows the log gives (a merge over the primary key)."""
+    """Compare a stored table with the rows the log gives, by primary key: each stored
+    row is looked up among the log's (``changed`` or ``extra``), and what is left was
+    ``missing``. The stored rows are read in whatever order the database gives them."""
     columns = given[0] or [c.name for c in table.columns]
     keys = [c.name for c in table.primary_key.columns]
     at = [columns.index(k) for k in keys]
-
-    def key_of(row: Sequence[Any]) -> tuple[tuple[int, Any], ...]:
-        return tuple(_rank(row[i]) for i in at)
-
-    expected = sorted((tuple(r) for r in given[1]), key=key_of)
+    key_of = operator.itemgetter(*at) if len(at) > 1 else (lambda r, i=at[0]: (r[i],))
+    expected: dict[Any, tuple[Any, ...]] = {}
+    for r in given[1]:
+        row = tuple(r)
+        expected[key_of(row)] = row
+    order = sorted(expected)  # the log's keys: one type per column, no NULL
     digest = hashlib.sha256()
-    for r in expected:
-        digest.update(orjson.dumps(r))
+    dumps = orjson.dumps
+    for k in order:
+        digest.update(dumps(expected[k]))
         digest.update(b"\n")
     summary = TableDigest(table.name, len(expected), digest.hexdigest())
-    sql = (f"SELECT {', '.join(columns)} FROM {table.name} "
-           f"ORDER BY {_order_by(store, table, keys)}")
-    diffs: list[TableDifference] = []
-    count = 0
-
-    def note(row: Sequence[Any], problem: str, detail: str) -> None:
-        nonlocal count
-        count += 1
-        if len(diffs) < MAX_DIFFERENCES:
-            key = {k: row[i] for k, i in zip(keys, at, strict=True)}
-            diffs.append(TableDifference(table.name, key, problem, detail))
-
-    i = 0
-    for row in _stored(conn, sql):
+    found: list[tuple[Any, str, str]] = []
+    pop = expected.pop
+    for raw in conn.exec_driver_sql(f"SELECT {', '.join(columns)} FROM {table.name}"):
+        row = tuple(raw)
         k = key_of(row)
-        while i < len(expected) and key_of(expected[i]) < k:
-            note(expected[i], "missing", "the log gives this row; the table lacks it")
-            i += 1
-        if i < len(expected) and key_of(expected[i]) == k:
-            want = expected[i]
-            i += 1
-            if row != want:
-                changed = [f"{c}: stored {s!r}, the log gives {w!r}"
-                           for c, s, w in zip(columns, row, want, strict=True) if s != w]
-                note(row, "changed", "; ".join(changed))
-        else:
-            note(row, "extra", "a row the log does not give")
-    for want in expected[i:]:
-        note(want, "missing", "the log gives this row; the table lacks it")
-    return summary, diffs, count
+        want = pop(k, None)
+        if want is None:
+            found.append((row, "extra", "a row the log does not give"))
+        elif row != want:
+            changed = [f"{c}: stored {a!r}, the log gives {b!r}"
+                       for c, a, b in zip(columns, row, want, strict=True) if a != b]
+            found.append((row, "changed", "; ".join(changed)))
+    found += [(row, "missing", "the log gives this row; the table lacks it")
+              for row in expected.values()]
+    found.sort(key=lambda f: tuple(_rank(f[0][i]) for i in at))
+    diffs = [TableDifference(table.name, {k: row[i] for k, i in zip(keys, at, strict=True)},
+                             problem, detail)
+             for row, problem, detail in found[:MAX_DIFFERENCES]]
+    return summary, diffs, len(found)
 
 
 def _compare_audit(conn: sa.Connection) -> TableDifference | None:
