@@ -491,20 +491,115 @@ def subledger_by_document(store: EventStore, ledger: str, account: str, *,
                f"account = ? AND {where} GROUP BY doc_kind, doc_id", [ledger, account, *params])}
 
 
+class PostingsFold(ForwardFold):
+    """The GL lines and subledger rows as of a date, summed the ways reconciliation asks
+    (per account, per document, per party, per log position), with the chart of accounts
+    and the company's main control accounts; advanced from the last position like the
+    event folds (the read tables are keyed by position), so a per-date reconciliation
+    reads only the rows the log gained. A row counts as of a date by its ``entry_date``.
+    """
+
+    realm = "erp"
+
+    def __init__(self, *, as_of: date | None = None) -> None:
+        super().__init__(as_of=as_of)
+        self.types = ["account_opened", "company_set_up"]
+        self.chart: dict[str, q.Account] = {}
+        self.company = {"ar": "1200", "ap": "2000", "unapplied_cash": "2150"}
+        self.gl_balance: dict[str, int] = {}
+        self._gl_at: dict[str, dict[int, int]] = {}
+        self._sub_at: dict[tuple[str, str], dict[int, int]] = {}
+        self.by_document: dict[tuple[str, str], dict[tuple[str, str], int]] = {}
+        """``(ledger, account)`` -> ``(doc_kind, doc_id)`` -> balance (natural sign)."""
+        self.by_party: dict[tuple[str, str], dict[str, int]] = {}
+        self.totals: dict[tuple[str, str], int] = {}
+        self._touched: dict[str, list[int]] = {}
+        """Account -> positions whose GL or subledger rows changed, not yet compared."""
+        self._off: dict[tuple[str, str], set[int]] = {}
+        self._seen: dict[tuple[str, str], int] = {}
+
+    def apply(self, e: StoredEvent) -> None:
+        """Fold a chart or company event (the rows come from the read tables)."""
+        x = e.event
+        if e.type == "account_opened":
+            self.chart[x.code] = q.Account(x.code, x.name, x.account_type, x.normal_side,
+                                           x.control)
+        elif e.type == "company_set_up":
+            a = x.accounts
+            self.company = {"ar": a.ar, "ap": a.ap, "unapplied_cash": a.unapplied_cash}
+
+    def advance(self, store: EventStore, as_of: date | None, position: int) -> None:
+        """Fold the chart events and the table rows after the last position folded."""
+        start = self.position
+        super().advance(store, as_of, position)
+        limit = as_of.isoformat() if as_of is not None else None
+        span = (start, position)
+        for p, day, account, amount in _sql(store, "SELECT position, entry_date, account, "
+                                            "amount FROM gl_lines WHERE position > ? AND "
+                                            "position <= ? ORDER BY position, seq", span):
+            if limit is not None and day > limit:
+                self.defer(date.fromisoformat(day))
+                continue
+            self.gl_balance[account] = self.gl_balance.get(account, 0) + amount
+            at = self._gl_at.setdefault(account, {})
+            at[p] = at.get(p, 0) + amount
+            self._touched.setdefault(account, []).append(p)
+        for p, day, ledger, account, party, kind, doc, amount in _sql(
+                store, "SELECT position, entry_date, ledger, account, party, doc_kind, doc_id, "
+                       "amount FROM subledger WHERE position > ? AND position <= ? "
+                       "ORDER BY position, seq", span):
+            if limit is not None and day > limit:
+                self.defer(date.fromisoformat(day))
+                continue
+            key = (ledger, account)
+            docs = self.by_document.setdefault(key, {})
+            docs[(kind, doc)] = docs.get((kind, doc), 0) + amount
+            if party is not None:
+                parties = self.by_party.setdefault(key, {})
+                parties[party] = parties.get(party, 0) + amount
+            self.totals[key] = self.totals.get(key, 0) + amount
+            at = self._sub_at.setdefault(key, {})
+            at[p] = at.get(p, 0) + amount
+            self._touched.setdefault(account, []).append(p)
+
+    def off_positions(self, account: str, control: str) -> tuple[list[int], dict[int, int],
+                                                                 dict[int, int]]:
+        """The log positions where the account's GL (natural sign) and its subledger differ,
+        in order, with the GL and subledger amounts by position."""
+        key = (account, control)
+        sign = SIGN.get(control, 1)
+        gl, sub = self._gl_at.get(account, {}), self._sub_at.get((control, account), {})
+        off = self._off.setdefault(key, set())
+        touched = self._touched.get(account, [])
+        for p in touched[self._seen.get(key, 0):]:
+            if gl.get(p, 0) * sign != sub.get(p, 0):
+                off.add(p)
+            else:
+                off.discard(p)
+        self._seen[key] = len(touched)
+        return sorted(off), {p: gl.get(p, 0) * sign for p in off}, {p: sub.get(p, 0)
+                                                                  for p in off}
+
+
 def gl_subledger_items(store: EventStore, account: str, control: str, *,
-                       as_of: date | None = None, position: int | None = None) -> list[Item]:
+                       as_of: date | None = None, position: int | None = None,
+                       postings: PostingsFold | None = None) -> list[Item]:
     """The difference between a control account's GL and its subledger, by the log position
     of the event that made it (a journal entry to the control account, a document posted
-    to the GL that its subledger does not carry...)."""
-    sign = SIGN.get(control, 1)
-    where, params = _where(as_of, position)
-    gl: dict[int, int] = {int(p): int(t) * sign for p, t in _sql(
-        store, f"SELECT position, SUM(amount) FROM gl_lines WHERE account = ? AND {where} "
-               "GROUP BY position", [account, *params])}
-    sub: dict[int, int] = {int(p): int(t) for p, t in _sql(
-        store, f"SELECT position, SUM(amount) FROM subledger WHERE ledger = ? AND account = ? "
-               f"AND {where} GROUP BY position", [control, account, *params])}
-    off = sorted(p for p in set(gl) | set(sub) if gl.get(p, 0) != sub.get(p, 0))
+    to the GL that its subledger does not carry...). ``postings``: the rows folded as of
+    the same moment already."""
+    if postings is not None:
+        off, gl, sub = postings.off_positions(account, control)
+    else:
+        sign = SIGN.get(control, 1)
+        where, params = _where(as_of, position)
+        gl = {int(p): int(t) * sign for p, t in _sql(
+            store, f"SELECT position, SUM(amount) FROM gl_lines WHERE account = ? AND {where} "
+                   "GROUP BY position", [account, *params])}
+        sub = {int(p): int(t) for p, t in _sql(
+            store, f"SELECT position, SUM(amount) FROM subledger WHERE ledger = ? AND "
+                   f"account = ? AND {where} GROUP BY position", [control, account, *params])}
+        off = sorted(p for p in set(gl) | set(sub) if gl.get(p, 0) != sub.get(p, 0))
     if not off:
         return []
     docs: dict[int, list[tuple[str | None, str]]] = {}
@@ -1111,17 +1206,21 @@ def _statement_only(account: str, x: BankLinePosted, world: WorldView, books: Bo
 
 def reconcile(store: EventStore, *, as_of: date | None = None, position: int | None = None,
               control_accounts: Mapping[str, str] | None = None,
-              world: WorldView | None = None, books: BooksView | None = None) -> Reconciliation:
+              world: WorldView | None = None, books: BooksView | None = None,
+              postings: PostingsFold | None = None) -> Reconciliation:
     """Reconcile every control account as of a date and/or log position.
 
     ``control_accounts`` adds declared control accounts (``{account: subledger}``); those
-    are compared with their subledger only. ``world`` and ``books`` reuse views folded
-    already (as of the same moment).
+    are compared with their subledger only. ``world``, ``books`` and ``postings`` reuse
+    views folded already (as of the same moment).
     """
-    chart = q.chart(store, position)
+    if postings is None:
+        postings = PostingsFold(as_of=as_of)
+        postings.advance(store, as_of, position if position is not None else _head(store))
+    chart = postings.chart
     world = world if world is not None else fold_world(store, as_of=as_of, position=position)
     books = books if books is not None else fold_books(store, as_of=as_of, position=position)
-    company = _company_accounts(store, position)
+    company = postings.company
     day = as_of if as_of is not None else _latest_business_date(store, position)
     rows: list[AccountRow] = []
     # A declared account the chart already controls with the same subledger is the chart's.
@@ -1134,18 +1233,17 @@ def reconcile(store: EventStore, *, as_of: date | None = None, position: int | N
     unapplied_open: dict[str, int] = {}
     for a in chart.values():
         if a.control == "unapplied_cash":
-            for (k, d), v in subledger_by_document(store, "unapplied_cash", a.code, as_of=as_of,
-                                                   position=position).items():
+            for (k, d), v in postings.by_document.get(("unapplied_cash", a.code), {}).items():
                 if k == "receipt":
                     unapplied_open[d] = unapplied_open.get(d, 0) + v
     for code in codes:
         control = _control_of(chart, declared, code)
         name = chart[code].name if code in chart else code
         sign = SIGN.get(control, 1)
-        gl = q.account_balance(store, code, as_of=as_of, position=position) * sign
-        sub = subledger_by_document(store, control, code, as_of=as_of, position=position)
-        subledger = sum(sub.values())
-        items = gl_subledger_items(store, code, control, as_of=as_of, position=position)
+        gl = postings.gl_balance.get(code, 0) * sign
+        sub = postings.by_document.get((control, code), {})
+        subledger = postings.totals.get((control, code), 0)
+        items = gl_subledger_items(store, code, control, postings=postings)
         external: int | None = None
         main = code == company.get(control)
         if code in declared:
@@ -1157,7 +1255,7 @@ def reconcile(store: EventStore, *, as_of: date | None = None, position: int | N
             more, external = _unapplied_items(code, books, world, sub, main, day)
             items += more
         elif control == "ap":
-            by_party = _by_party(store, "ap", code, as_of, position)
+            by_party = postings.by_party.get(("ap", code), {})
             more, external = _ap_items(code, books, world, main, by_party)
             items += more
         elif control == "bank":
@@ -1187,21 +1285,9 @@ def _control_of(chart: Mapping[str, q.Account], declared: Mapping[str, str], cod
     return control or "none"
 
 
-def _company_accounts(store: EventStore, position: int | None) -> dict[str, str]:
-    """The company's main control accounts by kind (its ``CompanySetUp`` accounts)."""
-    out = {"ar": "1200", "ap": "2000", "unapplied_cash": "2150"}
-    for e in store.read(realm="erp", until=position, types=["company_set_up"]):
-        a = e.event.accounts
-        out = {"ar": a.ar, "ap": a.ap, "unapplied_cash": a.unapplied_cash}
-    return out
-
-
-def _by_party(store: EventStore, ledger: str, account: str, as_of: date | None,
-              position: int | None) -> dict[str, int]:
-    where, params = _where(as_of, position)
-    return {p: int(t) for p, t in _sql(
-        store, f"SELECT party, SUM(amount) FROM subledger WHERE ledger = ? AND account = ? AND "
-               f"{where} GROUP BY party", [ledger, account, *params]) if p is not None}
+def _head(store: EventStore) -> int:
+    found = _sql(store, "SELECT MAX(position) FROM events", [])[0][0]
+    return int(found or 0)
 
 
 def _finish(row: AccountRow) -> AccountRow:
@@ -1230,9 +1316,14 @@ def reconciliation(ctx: CheckContext, as_of: date | None) -> Reconciliation:
 
     def make() -> Reconciliation:
         books = ctx.cached(("checks.books_view", as_of, ctx.position), lambda: _books(ctx, as_of))
+        folds, position = ctx.folds, ctx.position
+        postings = None
+        if folds is not None and position is not None:
+            postings = folds.get(("checks.postings", as_of is None),
+                                 lambda d: PostingsFold(as_of=d), ctx.store, as_of, position)
         return reconcile(ctx.store, as_of=as_of, position=ctx.position,
                          control_accounts=ctx.control_accounts,
-                         world=world_view(ctx, as_of), books=books)
+                         world=world_view(ctx, as_of), books=books, postings=postings)
 
     return ctx.cached(key, make)
 
@@ -1246,5 +1337,6 @@ def _books(ctx: CheckContext, as_of: date | None) -> BooksView:
 
 
 __all__ = ["CSV_COLUMNS", "EXPLAINED_KINDS", "AccountRow", "BooksFold", "BooksView", "Item",
+           "PostingsFold",
            "Reconciliation", "fold_books", "gl_subledger_items", "reconcile", "reconciliation",
            "subledger_by_document"]
