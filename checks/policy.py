@@ -10,6 +10,7 @@ fail, where the other checks look at totals only.
 | ``payments_due_by`` | every bill the agent paid was due by the cutoff the policy gives |
 | ``bank_minimum_balance`` | no write of the agent left a bank account below the minimum |
 | ``bills_coded_to_default`` | every line of the agent's bills is on its vendor's account |
+| ``entries_dated`` | the agent's entries are dated in their period (a bill on its invoice date) |
 | ``event_accounts`` | the agent's fees, charges, interest... are on the accounts the policy gives |
 | ``documents_listed`` | the exceptions file lists exactly the documents not acted on |
 | ``unapplied_listed`` | the unapplied list names every receipt left unapplied, and only those |
@@ -244,7 +245,8 @@ def bills_coded_to_default(spec: BillsCodedToDefault, ctx: CheckContext) -> Chec
 class EventAccounts(CheckSpec):
     """Every event of the agent of a type in ``accounts`` posts its counter-account (the
     payload's ``account``, or each line's) only to one of the accounts ``by_event`` lists for
-    that type (``{fee_allowance_granted: ["6810"], bank_fee_recorded: ["6800"]}``): the policy's coding
+    that type (``{fee_allowance_granted: ["6810"], bank_fee_recorded: ["6800"]}``): the
+    policy's coding
     of card fees, bank charges, interest, credit notes and journal entries."""
 
     family: ClassVar[str] = "audit"
@@ -274,6 +276,61 @@ def event_accounts(spec: EventAccounts, ctx: CheckContext) -> CheckResult:
                                       f"policy does not give: {listing(wrong)}", metrics)
     return CheckResult("", True, f"{plural(seen, 'posting')} of the agent, each on its "
                                  "account", metrics)
+
+
+# --- entries_dated --------------------------------------------------------------------------
+
+
+class EntriesDated(CheckSpec):
+    """The agent dates its entries as they happened: a bill on the vendor's invoice date
+    (the world's ``issued_on``), and every other entry with an ``entry_date`` in the
+    accounting month of its turn's business date, or of the business day before it (a
+    turn early in a month finishes the month before). A date moved into another period
+    fails."""
+
+    family: ClassVar[str] = "audit"
+    type: Literal["entries_dated"]
+    max_days_back: int = Field(default=3, ge=0, le=31)
+
+
+@check_type(EntriesDated)
+def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
+    """List the agent's entries dated outside their period (or a bill not on its date)."""
+    issued: dict[tuple[str, str], str] = {}
+    for e in ctx.store.read(realm="world", types=["bill_issued"]):
+        d = e.data
+        issued[(d["vendor_id"], document_number_key(d["invoice_number"]))] = d["issued_on"]
+    wrong: list[str] = []
+    seen = 0
+    for e in ctx.store.read(realm="erp", until=_until(ctx)):
+        if not _agent(ctx, e.actor) or '"entry_date"' not in e.payload:
+            continue
+        d = e.data
+        day = date.fromisoformat(d["entry_date"])
+        seen += 1
+        if e.type == "bill_entered":
+            want = issued.get((d["vendor_id"], document_number_key(d["vendor_invoice_number"])))
+            if want is not None and d["entry_date"] != want:
+                wrong.append(f"bill {d['bill_id']} dated {day}, invoiced {want}")
+            continue
+        business = date.fromisoformat(e.business_date)
+        months = {(business.year, business.month)}
+        back = business - timedelta(days=spec.max_days_back)
+        if back.month != business.month and business.day <= spec.max_days_back:
+            months.add((back.year, back.month))
+        if (day.year, day.month) not in months:
+            wrong.append(f"{e.type} at position {e.position} dated {day} in a turn of "
+                         f"{business}")
+    metrics = {"dated_entries": seen, "misdated": len(wrong)}
+
+    def entries(n: int) -> str:
+        return f"{n} {'entry' if n == 1 else 'entries'}"
+
+    if wrong:
+        return CheckResult("", False, f"{entries(len(wrong))} dated outside their period: "
+                                      f"{listing(wrong)}", metrics)
+    return CheckResult("", True, f"{entries(seen)} of the agent dated, each in its period",
+                       metrics)
 
 
 # --- documents_listed -----------------------------------------------------------------------
