@@ -31,6 +31,7 @@ SQLite's WAL does not work over a network filesystem.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -64,7 +65,7 @@ from runs.campaigns.plan import (
     matrix_identity,
 )
 from runs.campaigns.systems import System
-from runs.errors import CampaignError, LabelExists, MatrixChanged
+from runs.errors import CampaignError, LabelExists, MatrixChanged, PreflightFailed
 from runs.files import write_text_atomic
 
 # --- the matrix ------------------------------------------------------------------------
@@ -332,6 +333,62 @@ def prepare_campaign(plan: Plan, folder: Path, *, resume: bool = False,
     return pending, lock
 
 
+MAX_ATTEMPTS = 100_000
+"""The most attempts one label's matrix may hold (scenarios x seeds x systems x runs):
+every attempt is a job, a results row and a folder, made before the first one runs."""
+
+DASK_CHECK_TIMEOUT_S = 5.0
+"""How long the start-up check waits for the Dask scheduler to answer."""
+
+
+def check_matrix_size(plan: Plan) -> None:
+    """:class:`CampaignError` when the plan's matrix holds more than :data:`MAX_ATTEMPTS`
+    attempts, naming each factor (checked before anything is made)."""
+    if plan.size <= MAX_ATTEMPTS:
+        return
+    if all(tuple(t.seeds) == tuple(plan.seeds) for t in plan.targets):
+        units = f"{len(plan.targets):,} scenario(s) x {len(plan.seeds):,} seed(s)"
+    else:
+        units = f"{sum(len(t.seeds) for t in plan.targets):,} (scenario, seed) unit(s)"
+    raise CampaignError(f"the matrix is {units} x {len(plan.systems):,} system(s) x "
+                        f"{plan.repetitions:,} run(s) = {plan.size:,} attempts; expected at "
+                        f"most {MAX_ATTEMPTS:,} in one label: split the campaign into labels "
+                        "(fewer scenarios, --seeds, --systems or --runs each)")
+
+
+def dask_problem(address: str, timeout_s: float = DASK_CHECK_TIMEOUT_S) -> str | None:
+    """Why no Dask scheduler can be used at ``address`` (``--dask``), or None.
+
+    A ``tcp://`` or ``tls://`` address is first tried as a plain TCP connection (a refused
+    port fails at once), then a client connects to the scheduler and leaves.
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:
+        host, port = parts.hostname, parts.port or 8786
+    except ValueError as e:
+        return f"--dask {address}: not a scheduler address ({e}; expected tcp://host:port)"
+    if parts.scheme in ("tcp", "tls"):
+        if not host:
+            return f"--dask {address}: no host (expected tcp://host:port)"
+        try:
+            socket.create_connection((host, port), timeout=timeout_s).close()
+        except OSError as e:
+            return (f"--dask {address}: no scheduler answers at {host}:{port} "
+                    f"({e.strerror or type(e).__name__})")
+    try:
+        from distributed import Client
+
+        client = Client(address, timeout=f"{timeout_s}s", set_as_default=False)
+    except Exception as e:
+        cause = " ".join(str(e).split())[:300]
+        return f"--dask {address}: not a Dask scheduler ({type(e).__name__}: {cause})"
+    client.close()
+    return None
+
+
 def jobs_for(plan: Plan, folder: Path, keys: Iterable[AttemptKey], *,
              store_url: str | None = None) -> list[AttemptJob]:
     """The jobs of these keys (in the plan's order)."""
@@ -364,23 +421,47 @@ def run_campaign(plan: Plan, folder: Path, *, parallel: int = 1,
     (:func:`runs.campaigns.preflight.preflight`: the store, the docker engine and images,
     the adapters, the model endpoints) runs before anything is created and raises
     :class:`~runs.errors.PreflightFailed` listing every problem.
+
+    Always checked first, nothing created when they fail: the matrix's size
+    (:func:`check_matrix_size`) and, with ``dask_address``, that a Dask scheduler answers
+    there (:func:`dask_problem`, a :class:`PreflightFailed` problem). A new label whose
+    executors then fail to start is removed again: a sweep that never ran an attempt
+    leaves no label behind.
     """
     if parallel < 1:
         raise CampaignError(f"--parallel must be at least 1 (got {parallel})")
     if store_url is not None and not store_url.startswith(("postgresql", "postgres:")):
         raise CampaignError(f"--store-url {redact_url(store_url)}: expected a PostgreSQL URL "
                             "(postgresql://user@host:port/db)")
+    check_matrix_size(plan)
+    problems: list[str] = []
     if check_first:
         from runs.campaigns.preflight import preflight
 
-        preflight(plan, store_url=store_url)
+        try:
+            preflight(plan, store_url=store_url)
+        except PreflightFailed as e:
+            problems += e.problems
+    if dask_address is not None:
+        problem = dask_problem(dask_address)
+        problems += [problem] if problem else []
+    if problems:
+        raise PreflightFailed(problems)
+    fresh = not (folder.exists() or folder.is_symlink())
     pending, lock = prepare_campaign(plan, folder, resume=resume, command=command,
                                      parallel=parallel, dask_address=dask_address,
                                      store_url=store_url)
     run = CampaignRun(folder=folder, plan=plan, pending=len(pending))
     jobs = jobs_for(plan, folder, pending, store_url=store_url)
     started = time.perf_counter()
-    with lock, executing(jobs, parallel=parallel, dask_address=dask_address) as rows:
+    with lock, contextlib.ExitStack() as stack:
+        try:
+            rows = stack.enter_context(executing(jobs, parallel=parallel,
+                                                 dask_address=dask_address))
+        except BaseException:
+            if fresh:  # no attempt ran: the label is not claimed
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
         if on_start is not None:
             on_start(len(pending), plan.size)
         with ResultsLedger.open(folder / RESULTS_FILE) as ledger:

@@ -27,10 +27,14 @@ from runs.cli.common import (
     EXIT_FAILED,
     EXIT_GRADER_ERROR,
     EXIT_OK,
+    OUT_DIR,
+    OUT_FILE,
     SEED,
     VERDICT_EXIT,
+    cannot_write,
     errors,
     fail,
+    refuse_unused_store_url,
 )
 from runs.errors import AttemptAborted, RunsError
 from runs.files import atomic_path
@@ -65,7 +69,7 @@ from runs.files import atomic_path
 @click.option("--network-mode", default="bridge", show_default=True,
               help="Docker mode with --network: the docker network (host on an engine "
                    "without a bridge, such as the one .ci/docker-up starts).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+@click.option("--out", type=OUT_DIR, required=True,
               help="Attempt folder to create (must not exist or be empty).")
 @click.option("--replace", is_flag=True,
               help="Replace OUT if it holds a finished attempt (never any other folder).")
@@ -280,13 +284,22 @@ def _load(scenario: str) -> LoadedScenario:
 @click.option("--scenario", "scenario", default=None,
               help="Scenario (library name or YAML) whose checks to evaluate; default: the "
                    "one the attempt ran (from its summary.json).")
+@click.option("--other-scenario", is_flag=True,
+              help="Grade with --scenario's checks although it is not the scenario the "
+                   "attempt ran (another id); the verdict printed says so, and --write is "
+                   "refused.")
 @click.option("--write", is_flag=True,
               help="Also rewrite the attempt's verdict.json (default: only print).")
 @click.option("--store-url", default=None,
               help="The PostgreSQL URL of an attempt whose books are not in its folder "
                    "(default: the URL its summary.json records, without a password).")
-def check_command(attempt: Path, scenario: str | None, write: bool, store_url: str | None) -> None:
+def check_command(attempt: Path, scenario: str | None, other_scenario: bool, write: bool,
+                  store_url: str | None) -> None:
     """Evaluate an attempt's checks again from its stored log and files; run nothing.
+
+    --scenario names the scenario whose checks to evaluate; one whose id is not the
+    attempt's is refused unless --other-scenario (then the verdict is marked as graded
+    with another scenario's checks and never written).
 
     The books are verified first: the log's hash chain, its head against the final_hash
     the attempt recorded (a log cut at its end is refused, naming both hashes), the
@@ -301,9 +314,29 @@ def check_command(attempt: Path, scenario: str | None, write: bool, store_url: s
     con = console()
     try:
         summary = read_summary(attempt)
+        refuse_unused_store_url(attempt, store_url)
     except GradingError as e:
         fail(e)
+    except RunsError as e:
+        fail(e)
+    if other_scenario and scenario is None:
+        raise click.UsageError("--other-scenario needs --scenario (the scenario whose "
+                               "checks to evaluate)")
     loaded = _load(scenario or summary["scenario"])
+    ran = str(summary.get("scenario"))
+    foreign = loaded.scenario.id != ran
+    if foreign and not other_scenario:
+        fail(f"--scenario {scenario}: its id is {loaded.scenario.id}, but {attempt} ran "
+             f"{ran} (summary.json); grading with another scenario's checks needs "
+             "--other-scenario", code=EXIT_BAD_INPUT)
+    if foreign and write:
+        fail(f"--write with --other-scenario: {attempt}'s verdict.json is the verdict of "
+             f"{ran}; a verdict under {loaded.scenario.id}'s checks is only printed",
+             code=EXIT_BAD_INPUT)
+    mark = (f"graded with the checks of scenario {loaded.scenario.id}, not those of "
+            f"{ran} that the attempt ran (--other-scenario)") if foreign else None
+    if mark:
+        con.print(f"NOTE: {mark}", highlight=False, markup=False, style="bold yellow")
     if scenario is None and loaded.sha256 != summary.get("scenario_sha256"):
         con.print(f"note: scenario {loaded.scenario.id} changed since the attempt ran "
                   "(its sha256 differs); evaluating the current checks", highlight=False)
@@ -316,6 +349,9 @@ def check_command(attempt: Path, scenario: str | None, write: bool, store_url: s
 
     for line in verdict_lines(verdict.to_json(), all_results=True):
         con.print(line, highlight=False)
+    if mark:
+        con.print(f"verdict {verdict.status} {mark}", highlight=False, markup=False,
+                  style="bold yellow")
     if verdict.books is not None:
         con.print(f"books: {verdict.books['verified']} (log head {verdict.books['log_head']} "
                   f"at position {verdict.books['log_position']}; "
@@ -327,7 +363,7 @@ def check_command(attempt: Path, scenario: str | None, write: bool, store_url: s
 @click.argument("attempt", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--as-of", type=DATE, default=None,
               help="Reconcile as of this business date (default: the attempt's last date).")
-@click.option("--csv", "csv_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--csv", "csv_out", type=OUT_FILE, default=None,
               help="Also write every row (balances and items, exact decimal strings) to a CSV.")
 @click.option("--all-items", is_flag=True, help="List every item, not the 25 largest per table.")
 @click.option("--store-url", default=None,
@@ -354,8 +390,13 @@ def reconcile_command(attempt: Path, as_of: date | None, csv_out: Path | None, a
     con = console(170)
     try:
         summary = read_summary(attempt)
+        refuse_unused_store_url(attempt, store_url)
     except GradingError as e:
         fail(e)
+    except RunsError as e:
+        fail(e)
+    if as_of is not None:
+        _require_attempt_date(attempt, summary, as_of)
     declared: dict[str, str] = {}
     try:
         from scenarios.errors import ScenarioError
@@ -378,15 +419,34 @@ def reconcile_command(attempt: Path, as_of: date | None, csv_out: Path | None, a
     for table in reconciliation_tables(rec, max_items=10**9 if all_items else 25):
         con.print(table)
     if csv_out is not None:
-        with atomic_path(csv_out) as tmp, tmp.open("w", encoding="utf-8", newline="") as f:
-            w = csv_mod.DictWriter(f, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
-            w.writeheader()
-            w.writerows(rec.rows())
+        try:
+            with atomic_path(csv_out) as tmp, tmp.open("w", encoding="utf-8",
+                                                       newline="") as f:
+                w = csv_mod.DictWriter(f, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
+                w.writeheader()
+                w.writerows(rec.rows())
+        except OSError as e:
+            cannot_write("--csv", csv_out, e)
         con.print(f"csv: {csv_out} ({len(rec.rows())} rows)", highlight=False)
     unexplained = len(rec.items(unexplained_only=True))
     con.print(f"reconciliation: {'ties' if rec.ties else 'DOES NOT TIE'} "
               f"({unexplained} unexplained item(s))", highlight=False)
     sys.exit(EXIT_OK if rec.ties else EXIT_FAILED)
+
+
+def _require_attempt_date(attempt: Path, summary: dict[str, Any], as_of: date) -> None:
+    """Exit 2 when ``as_of`` is outside the attempt's calendar (its summary.json's
+    ``calendar``): the books, the world and the bank have nothing to say there, and a
+    reconciliation would report differences that are not."""
+    cal = summary.get("calendar") or {}
+    try:
+        start, end = date.fromisoformat(cal["start"]), date.fromisoformat(cal["end"])
+    except (KeyError, TypeError, ValueError):
+        return  # an attempt that records no calendar: nothing to check against
+    if not start <= as_of <= end:
+        fail(f"--as-of {as_of.isoformat()} is outside {attempt}'s dates "
+             f"({start.isoformat()}..{end.isoformat()}, from its summary.json); expected a "
+             "date in that range", code=EXIT_BAD_INPUT)
 
 
 @click.command()
@@ -408,7 +468,7 @@ def reconcile_command(attempt: Path, as_of: date | None, csv_out: Path | None, a
               help="Mutants drawn per mutation operator.")
 @click.option("--parallel", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Attempts run at once (--seeds).")
-@click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--work", type=OUT_DIR, default=None,
               help="Keep the attempts in this folder (default: a temporary one, removed).")
 def validate(scenario: str, seeds_text: str | None, mutants: bool, policy: bool, seed: int,
              per_operator: int, parallel: int, work: Path | None) -> None:

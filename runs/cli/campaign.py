@@ -19,7 +19,7 @@ import click
 if TYPE_CHECKING:
     from runs.campaigns.plan import Plan
 
-from runs.cli.common import EXIT_FAILED, EXIT_INTERRUPTED, fail
+from runs.cli.common import EXIT_FAILED, EXIT_INTERRUPTED, OUT_DIR, fail
 
 
 def command_line() -> list[str]:
@@ -35,6 +35,7 @@ def plan_from_options(label: str, scenarios: tuple[str, ...], desk: str | None,
                       runs: int) -> Plan:
     """Parse and load everything the matrix names; exit 2 with one line when it cannot."""
     from runs.campaigns.plan import plan_campaign
+    from runs.campaigns.run import check_matrix_size
     from runs.campaigns.systems import parse_system_names, resolve_systems
     from runs.errors import CampaignError, SystemsError
     from runs.validate import parse_seeds
@@ -56,8 +57,10 @@ def plan_from_options(label: str, scenarios: tuple[str, ...], desk: str | None,
             raise click.BadParameter("no task named (expected NAMES or all)",
                                      param_hint="--desk")
     try:
-        return plan_campaign(label, scenarios=scenarios, desk=desk_names, seeds=seeds,
+        plan = plan_campaign(label, scenarios=scenarios, desk=desk_names, seeds=seeds,
                              systems=systems, repetitions=runs)
+        check_matrix_size(plan)
+        return plan
     except (CampaignError, ScenarioError) as e:
         fail(e)
     except Exception as e:  # a desk task that cannot be loaded, whatever its error type
@@ -98,8 +101,7 @@ def tally_table(rows: list[Any], systems: list[str], title: str) -> Any:
 @click.option("--runs", type=click.IntRange(1, 1000), default=1, show_default=True,
               help="Repetitions of each (scenario, seed, system).")
 @click.option("--label", required=True, help="The campaign's name (its results folder).")
-@click.option("--results-dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("results"), show_default=True,
+@click.option("--results-dir", type=OUT_DIR, default=Path("results"), show_default=True,
               help="Where the label's folder goes.")
 @click.option("--parallel", type=click.IntRange(1, 256), default=None,
               help="Attempts run at once on a local process pool [default: 1, in this "
@@ -123,10 +125,11 @@ def sweep(scenarios: tuple[str, ...], desk: str | None, seeds_text: str, systems
     Writes RESULTS_DIR/LABEL/: campaign.json (the matrix and the environment),
     results.db (one row per attempt) and attempts/<scenario>/<system>/seed-<s>/rep-<r>/.
     A label is never overwritten; --resume runs what is missing and what ended in an
-    infrastructure error. Before the label is created, a preflight checks that the
-    --store-url connects, the docker engine and images answer for docker systems, the
-    adapters are executable and each system's model endpoint (ERPSIM_MODEL_BASE_URL in
-    its env) answers; each problem names the setting (exit 2, nothing written). Prints a
+    infrastructure error. The matrix holds at most 100,000 attempts. Before the label is
+    created, a preflight checks that the --store-url connects, a Dask scheduler answers at
+    --dask, the docker engine and images answer for docker systems, the adapters are
+    executable and each system's model endpoint (ERPSIM_MODEL_BASE_URL in its env)
+    answers; each problem names the setting (exit 2, nothing written). Prints a
     table per system at the end, and the first infrastructure error with its error file.
     """
     from rich.progress import (

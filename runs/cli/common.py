@@ -10,11 +10,14 @@ crashed) or an infrastructure fault.
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
-from typing import NoReturn
+from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
@@ -76,7 +79,7 @@ def errors() -> Iterator[None]:
     """Turn the books' exceptions into one clear line and their exit code."""
     try:
         yield
-    except ErpError as e:  # IntegrityError and StoreError are ErpErrors
+    except (ErpError, BadInput) as e:  # IntegrityError and StoreError are ErpErrors
         fail(e)
 
 
@@ -101,8 +104,121 @@ SEED = click.IntRange(min=0)
 command that takes one."""
 
 
+def unwritable(path: Path, *, folder: bool) -> str | None:
+    """Why ``path`` (a file, or with ``folder`` a folder) cannot be written, or None.
+
+    Walks up to the nearest part of the path that exists: that must be a folder (not a
+    file), and a file must be creatable in it (tried with a temporary file, removed at
+    once: ``/proc``, ``/sys`` or a read-only filesystem refuse it). Nothing is left
+    behind; the folders still missing are not created.
+    """
+    target = Path(os.path.abspath(path))
+    if target.exists() and not folder and target.is_dir():
+        return "is a folder (expected a file)"
+    if target.exists() and folder and not target.is_dir():
+        return "is a file (expected a folder)"
+    nearest = target if folder and target.is_dir() else target.parent
+    while not nearest.exists() and nearest != nearest.parent:
+        if nearest.is_symlink():
+            return f"{nearest} is a broken symbolic link"
+        nearest = nearest.parent
+    if not nearest.is_dir():
+        return f"{nearest} is a file, not a folder"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".erpsim-probe-", dir=nearest)
+    except OSError as e:
+        return f"nothing can be created in {nearest} ({e.strerror or e})"
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
+class _Output(click.Path):
+    """A path the command writes: refused at once, naming the option and the path, when
+    it cannot be written (:func:`unwritable`)."""
+
+    def __init__(self, *, folder: bool) -> None:
+        super().__init__(file_okay=not folder, dir_okay=folder, path_type=Path)
+        self.folder = folder
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        path = super().convert(value, param, ctx)
+        problem = unwritable(Path(os.fsdecode(path)), folder=self.folder)
+        if problem is not None:
+            self.fail(f"{value}: {problem}; nothing was written", param, ctx)
+        return path
+
+
+OUT_FILE = _Output(folder=False)
+"""An output file option (``--out``, ``--csv``): refused before anything runs when it
+cannot be written (under a file, in ``/proc``, on a read-only filesystem)."""
+OUT_DIR = _Output(folder=True)
+"""An output folder option (``--out``, ``--results-dir``, ``--work``), the same way."""
+
+
+def cannot_write(option: str, path: Path, error: OSError) -> NoReturn:
+    """Fail with exit 2 for an output that could not be written after all (full disk,
+    permissions changed meanwhile), naming the option, the path and the cause."""
+    cause = error.strerror or str(error)
+    where = f" ({error.filename})" if error.filename and str(error.filename) != str(path) else ""
+    fail(f"{option} {path}: cannot be written: {cause}{where}", code=EXIT_BAD_INPUT)
+
+
+ATTEMPT_MARKERS = ("summary.json", "verdict.json", "turns")
+"""What marks a folder as an attempt's (``erpsim run`` or a sweep wrote it)."""
+
+
+def open_store(target: str, schema: str | None, *,
+               store_url: str | None = None) -> tuple[EventStore, dict[str, Any] | None]:
+    """Open ``target``, a store (an SQLite file or a PostgreSQL URL) or an attempt folder
+    (its ``books.db``, or the PostgreSQL schema its summary.json names), unverified.
+
+    Returns the store and the attempt's summary (None for a store). A folder that is not
+    an attempt's is bad input naming what an attempt folder holds.
+    """
+    from runs.grading import GradingError, open_attempt_store, read_summary
+
+    path = Path(target)
+    if not path.is_dir():
+        if store_url is not None:
+            raise BadInput(f"--store-url is for an attempt folder whose books are in "
+                           f"PostgreSQL; {target} is a store (give its URL as STORE)")
+        return EventStore.open(target, schema=schema), None
+    if schema is not None:
+        raise BadInput(f"--schema {schema}: {target} is an attempt folder; its summary.json "
+                       "names its store (--schema is for a PostgreSQL URL)")
+    if not any((path / m).exists() for m in ATTEMPT_MARKERS):
+        inside = "books.db" if (path / "books.db").is_file() else None
+        hint = (f"; its books are in {path / inside}" if inside
+                else "; expected an SQLite file, a PostgreSQL URL or an attempt folder "
+                     "(summary.json, books.db)")
+        raise BadInput(f"{target} is a folder, not a store{hint}")
+    try:
+        summary = read_summary(path)
+        refuse_unused_store_url(path, store_url)
+        return open_attempt_store(path, summary, store_url=store_url), summary
+    except GradingError as e:
+        raise BadInput(f"{e} (an attempt folder's books are its books.db, or the "
+                       "PostgreSQL schema its summary.json names)") from None
+
+
+def refuse_unused_store_url(attempt: Path, store_url: str | None) -> None:
+    """``BadInput`` when ``--store-url`` is given for an attempt whose books are its
+    books.db (the URL would be ignored without a word)."""
+    if store_url is not None and (attempt / "books.db").is_file():
+        raise BadInput(f"--store-url: the books of {attempt} are in its books.db, not in "
+                       "PostgreSQL (--store-url is for an attempt whose summary.json names a "
+                       "PostgreSQL schema); leave it out")
+
+
 def open_verified(target: str, schema: str | None) -> EventStore:
-    """Open a store and verify its hash chain (``IntegrityError`` when it does not)."""
-    store = EventStore.open(target, schema=schema)
-    store.require_valid()
+    """Open a store or an attempt folder's books (:func:`open_store`) and verify its
+    hash chain (``IntegrityError`` when it does not)."""
+    store, _ = open_store(target, schema)
+    try:
+        store.require_valid()
+    except BaseException:
+        store.close()
+        raise
     return store

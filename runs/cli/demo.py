@@ -6,12 +6,11 @@ from pathlib import Path
 
 import click
 
-from runs.cli.common import SEED, errors
+from runs.cli.common import OUT_FILE, SEED, errors
 
 
 @click.command()
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("demo-books.db"), show_default=True,
+@click.option("--out", type=OUT_FILE, default=Path("demo-books.db"), show_default=True,
               help="SQLite file to write the books to (an earlier demo store there is replaced).")
 @click.option("--seed", type=SEED, default=0, show_default=True,
               help="Seed of the generated business.")

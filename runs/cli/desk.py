@@ -15,7 +15,7 @@ import click
 
 from desk.errors import DeskTaskError, GeneratorFailed
 from desk.tasks import list_tasks, load_task, write_generated
-from runs.cli.common import EXIT_FAILED, EXIT_OK, fail
+from runs.cli.common import EXIT_FAILED, EXIT_OK, OUT_DIR, fail
 from runs.desk_validation import validate_tasks
 
 
@@ -51,7 +51,7 @@ def list_command() -> None:
 @desk.command("validate")
 @click.argument("task", required=False)
 @click.option("--all", "all_tasks", is_flag=True, help="Validate every sample task.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--out", type=OUT_DIR, default=None,
               help="Keep the attempt folders and validation.json here (default: a "
                    "temporary folder, removed).")
 def validate_command(task: str | None, all_tasks: bool, out: Path | None) -> None:

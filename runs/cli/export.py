@@ -9,25 +9,14 @@ import click
 
 from erp.beancount import export_beancount
 from erp.store import EventStore
-from runs.cli.common import errors, fail
-from runs.errors import RunsError
+from runs.cli.common import OUT_DIR, OUT_FILE, cannot_write, errors, open_verified
 from runs.files import atomic_path, write_text_atomic
 
 
 def open_books(target: str, schema: str | None) -> EventStore:
-    """A verified store: an attempt folder's books, or a store file or URL."""
-    from runs.grading import open_attempt_store, read_summary
-
-    path = Path(target)
-    if path.is_dir():
-        try:
-            store = open_attempt_store(path, read_summary(path))
-        except RunsError as e:
-            fail(e)
-    else:
-        store = EventStore.open(target, schema=schema)
-    store.require_valid()
-    return store
+    """A verified store: an attempt folder's books, or a store file or URL
+    (:func:`runs.cli.common.open_verified`)."""
+    return open_verified(target, schema)
 
 
 @click.group("export")
@@ -41,7 +30,7 @@ _schema_opt = click.option("--schema", default=None,
 
 @export_group.command("beancount")
 @click.argument("target", metavar="ATTEMPT|STORE")
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--out", "out", type=OUT_FILE, default=None,
               help="Write the ledger here (default: print it).")
 @_schema_opt
 def beancount_command(target: str, out: Path | None, schema: str | None) -> None:
@@ -62,7 +51,10 @@ def beancount_command(target: str, out: Path | None, schema: str | None) -> None
     if out is None:
         sys.stdout.write(exported.text)
         return
-    write_text_atomic(out, exported.text)
+    try:
+        write_text_atomic(out, exported.text)
+    except OSError as e:
+        cannot_write("--out", out, e)
     click.echo(f"beancount: {out} ({exported.transactions} transactions, "
                f"{len(exported.accounts)} accounts, balances asserted after "
                f"{exported.last_date})")
@@ -75,7 +67,7 @@ PARQUET_TABLES = ("events", "gl_lines", "subledger", "documents", "doc_history",
 
 @export_group.command("parquet")
 @click.argument("target", metavar="ATTEMPT|STORE")
-@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
+@click.option("--out", "out", type=OUT_DIR, required=True,
               help="A folder for the Parquet files (created; existing files are replaced).")
 @_schema_opt
 def parquet_command(target: str, out: Path, schema: str | None) -> None:
@@ -90,15 +82,17 @@ def parquet_command(target: str, out: Path, schema: str | None) -> None:
 
     with errors():
         store = open_books(target, schema)
+        counts = {}
         try:
             out.mkdir(parents=True, exist_ok=True)
-            counts = {}
             with store.engine.connect() as conn:
                 for table in PARQUET_TABLES:
                     frame = pd.read_sql(sa.text(f"SELECT * FROM {table} ORDER BY 1"), conn)
                     with atomic_path(out / f"{table}.parquet") as tmp:
                         frame.to_parquet(tmp, index=False)
                     counts[table] = len(frame)
+        except OSError as e:
+            cannot_write("--out", out, e)
         finally:
             store.close()
     click.echo("parquet: " + ", ".join(f"{t} {n:,}" for t, n in counts.items()) + f" in {out}")

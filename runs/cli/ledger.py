@@ -6,13 +6,16 @@ from datetime import date
 
 import click
 
-from erp.store import EventStore
-from runs.cli.common import DATE, EXIT_FAILED, errors, fail, open_verified
+from runs.cli.common import DATE, EXIT_FAILED, errors, fail, open_store, open_verified
 
 
 @click.group()
 def ledger() -> None:
-    """Inspect and verify a store of books."""
+    """Inspect and verify a store of books.
+
+    STORE is an SQLite file, a PostgreSQL URL (with --schema) or an attempt folder (its
+    books.db, or the PostgreSQL schema its summary.json names).
+    """
 
 
 _schema_opt = click.option("--schema", default=None,
@@ -35,12 +38,18 @@ def verify(store: str, expect_head: str | None, chain_only: bool, schema: str | 
     subledgers, documents and their history, statement lines, the audit trail) with a
     fold of the verified log, naming the table and the key of the first rows that differ.
     A byte that is not UTF-8 is reported at its position, a damaged file as "the file
-    is damaged". Exit 0 when all checks out, 1 when not, 2 when STORE is not a store.
+    is damaged". An attempt folder's log must also end at the final_hash its summary.json
+    records (unless --expect-head names another). Exit 0 when all checks out, 1 when not,
+    2 when STORE is not a store.
     """
     from erp.verification import verify_books
 
     with errors():
-        s = EventStore.open(store, schema=schema)
+        s, summary = open_store(store, schema)
+        whose = "expected"
+        if summary is not None and expect_head is None and summary.get("final_hash"):
+            expect_head = str(summary["final_hash"])
+            whose = "but its summary.json records"
         try:
             if chain_only:
                 log = s.verify()
@@ -56,7 +65,7 @@ def verify(store: str, expect_head: str | None, chain_only: bool, schema: str | 
             fail(f"{store}: {problem}", code=EXIT_FAILED)
         if expect_head is not None and log.head_hash != expect_head:
             fail(f"{store}: the head after {log.events} events is {log.head_hash}, "
-                 f"expected {expect_head} (events were removed or replaced at the end of "
+                 f"{whose} {expect_head} (events were removed or replaced at the end of "
                  "the log)", code=EXIT_FAILED)
         click.echo(f"ok: {log.events} events{tables}, head {log.head_hash}")
 

@@ -79,7 +79,7 @@ from runs.campaigns.rescoring import (
     rescore_campaign,
     resolve_scorer,
 )
-from runs.cli.common import EXIT_FAILED, EXIT_GRADER_ERROR, fail
+from runs.cli.common import EXIT_FAILED, EXIT_GRADER_ERROR, OUT_FILE, cannot_write, fail
 from runs.errors import BadInput, Refused
 
 LABELS = ("accepted", "rejected", "ungraded", "no verdict")
@@ -339,7 +339,7 @@ def _weights_for(rows: Sequence[AttemptLike], cats: dict[str, str | None],
 @click.option("--export", "fmt", type=click.Choice(EXPORT_FORMATS), default=None,
               help="Also export the per-attempt rows and the per-system summary "
                    "(refused for an incomplete matrix).")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--out", type=OUT_FILE, default=None,
               help="Export file (csv/parquet: the summary goes beside it, NAME.systems.EXT, "
                    "and the check results, NAME.checks.EXT).")
 @_SCORER
@@ -410,6 +410,8 @@ def report(label: str, results_dir: Path, fmt: str | None, out: Path | None, sco
             paths = export(original, fmt, out, scorer=scorer_name(original, scorer))
         except IncompleteMatrix as e:
             fail(e, prefix="export refused: ")
+        except OSError as e:
+            cannot_write("--out", out, e)
         for p in paths:
             con.print(f"exported: {p}", highlight=False)
     if not c.completeness.complete:

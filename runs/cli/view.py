@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from runs.cli.common import EXIT_BAD_INPUT, fail
+from runs.cli.common import EXIT_BAD_INPUT, OUT_FILE, fail
 
 ATTEMPT_FILES = ("summary.json", "verdict.json", "books.db", "turns", "error.txt")
 """What marks a folder as an attempt's (any one; the others may be missing or corrupt)."""
@@ -39,7 +39,7 @@ def resolve_target(target: str, results_dir: Path) -> tuple[str, Path, str | Non
 
 @click.command("view")
 @click.argument("target", metavar="ATTEMPT|LABEL")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--out", type=OUT_FILE, default=None,
               help="The HTML file to write (default: ATTEMPT/view.html; for a campaign "
                    "RESULTS_DIR/LABEL/view/index.html, each attempt's page under "
                    "attempts/ beside it).")

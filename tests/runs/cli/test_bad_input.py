@@ -1,13 +1,25 @@
-"""Bad command-line input refused with a clear message and nothing written."""
+"""Bad command-line input refused with a clear message and nothing written: negative seeds,
+huge seed ranges and matrices, output paths that cannot be written (every option that
+names one), sweeps that cannot start, dates outside an attempt, folders given as stores,
+another scenario's checks."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import socket
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from runs.cli import main
+from runs.cli.common import OUT_FILE, unwritable
 from runs.validate import MAX_SEEDS, parse_seeds
 
 
@@ -44,3 +56,342 @@ def test_many_small_ranges_are_bounded_too() -> None:
     with pytest.raises(ValueError, match="names more than 10,000 seeds"):
         parse_seeds(text)
     assert len(parse_seeds(f"0-{MAX_SEEDS - 1}")) == MAX_SEEDS
+
+
+# --- paths a command writes ---------------------------------------------------------
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture(scope="module")
+def attempt(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished cash-application attempt (reference agent, seed 1)."""
+    from runs.attempt import run_attempt
+    from scenarios.loader import find_scenario, load_scenario
+
+    root = tmp_path_factory.mktemp("attempt")
+    return run_attempt(load_scenario(find_scenario("cash-application")), 1, "reference",
+                       root / "a").out
+
+
+WRITERS: dict[tuple[str, str], list[str]] = {
+    ("run", "--out"): ["run", "cash-application", "--quiet", "--out", "{p}"],
+    ("validate", "--work"): ["validate", "cash-application", "--seeds", "0", "--work", "{p}"],
+    ("reconcile", "--csv"): ["reconcile", "{attempt}", "--csv", "{p}"],
+    ("sweep", "--results-dir"): ["sweep", "cash-application", "--systems", "null", "--label",
+                                 "l", "--results-dir", "{p}"],
+    ("report", "--out"): ["report", "l", "--export", "csv", "--out", "{p}"],
+    ("view", "--out"): ["view", "{attempt}", "--out", "{p}"],
+    ("desk validate", "--out"): ["desk", "validate", "payments-match", "--out", "{p}"],
+    ("demo", "--out"): ["demo", "--days", "2", "--out", "{p}"],
+    ("export beancount", "--out"): ["export", "beancount", "{attempt}", "--out", "{p}"],
+    ("export parquet", "--out"): ["export", "parquet", "{attempt}", "--out", "{p}"],
+}
+"""Every option of the CLI that names a path to write, with a command using it."""
+
+READ_ONLY_PATHS = {
+    ("run", "--agent-cmd"), ("run", "--home-template"), ("check", "attempt"),
+    ("reconcile", "attempt"), ("sweep", "--systems-file"), ("report", "--results-dir"),
+    ("compare", "--results-dir"), ("rescore", "--results-dir"), ("rescore", "--scenario-dir"),
+    ("view", "--reference"), ("view", "--results-dir"), ("bench view", "--attempt"),
+}
+"""Path parameters that are only read (the folders there are not created)."""
+
+
+def _path_params() -> dict[tuple[str, str], click.Parameter]:
+    found: dict[tuple[str, str], click.Parameter] = {}
+
+    def walk(cmd: click.Command, path: list[str]) -> None:
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                walk(sub, [*path, name])
+            return
+        for p in cmd.params:
+            if isinstance(p.type, click.Path):
+                name = p.opts[0] if isinstance(p, click.Option) else str(p.name)
+                found[" ".join(path), name] = p
+    walk(main, [])
+    return found
+
+
+def test_every_path_option_is_a_checked_output_or_only_read() -> None:
+    params = _path_params()
+    outputs = {k for k, p in params.items() if isinstance(p.type, type(OUT_FILE))}
+    assert outputs == set(WRITERS), "an output option without a bad-path test, or untyped"
+    assert set(params) - outputs == READ_ONLY_PATHS, (
+        "a path option that is neither OUT_FILE/OUT_DIR nor known to be only read")
+
+
+@pytest.mark.parametrize("where", ["under-a-file", "in-proc"])
+@pytest.mark.parametrize("key", list(WRITERS), ids=[" ".join(k) for k in WRITERS])
+def test_an_output_path_that_cannot_be_written_is_refused_before_anything_runs(
+        tmp_path: Path, attempt: Path, key: tuple[str, str], where: str) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    target = (blocker / "sub" / "x" if where == "under-a-file"
+              else Path("/proc") / f"erpsim-test-{os.getpid()}" / "x")
+    attempt_files = sorted(p.relative_to(attempt) for p in attempt.rglob("*"))
+    args = [a.replace("{p}", str(target)).replace("{attempt}", str(attempt))
+            for a in WRITERS[key]]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    text = flat(result.output)
+    assert f"Invalid value for '{key[1]}': {target}:" in text
+    why = (f"{blocker} is a file, not a folder" if where == "under-a-file"
+           else "nothing can be created in /proc (No such file or directory)")
+    assert f"{why}; nothing was written" in text
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+    assert blocker.read_text() == "not a folder\n"
+    assert not target.parent.exists()
+    assert sorted(p.relative_to(attempt) for p in attempt.rglob("*")) == attempt_files
+    assert not list(Path.cwd().glob(".erpsim-probe-*"))
+
+
+def test_an_existing_path_of_the_other_kind_is_refused(tmp_path: Path, attempt: Path) -> None:
+    (tmp_path / "f").write_text("")
+    res = CliRunner().invoke(main, ["run", "cash-application", "--out", str(tmp_path / "f")])
+    assert res.exit_code == 2 and f"Directory '{tmp_path / 'f'}' is a file." in res.output
+    res = CliRunner().invoke(main, ["export", "beancount", str(attempt), "--out",
+                                    str(tmp_path)])
+    assert res.exit_code == 2 and f"File '{tmp_path}' is a directory." in res.output
+
+
+def test_unwritable_names_the_problem_and_leaves_nothing(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    assert unwritable(tmp_path / "new" / "deeper" / "x.csv", folder=False) is None
+    assert unwritable(tmp_path / "new", folder=True) is None
+    assert unwritable(tmp_path, folder=True) is None
+    assert unwritable(tmp_path / "f", folder=False) is None  # replaced atomically
+    assert unwritable(tmp_path / "f", folder=True) == "is a file (expected a folder)"
+    assert unwritable(tmp_path, folder=False) == "is a folder (expected a file)"
+    assert unwritable(tmp_path / "f" / "x", folder=False) == (
+        f"{tmp_path / 'f'} is a file, not a folder")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    assert unwritable(tmp_path / "dangling" / "x", folder=False) == (
+        f"{tmp_path / 'dangling'} is a broken symbolic link")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling", "f"]
+
+
+# --- a sweep that cannot start claims no label ------------------------------------------
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _sweep(tmp_path: Path, *extra: str) -> Any:
+    return CliRunner().invoke(main, ["sweep", "cash-application", "--systems", "null",
+                                     "--label", "l", "--results-dir",
+                                     str(tmp_path / "results"), "--quiet", *extra])
+
+
+def test_a_sweep_without_a_dask_scheduler_claims_no_label(tmp_path: Path) -> None:
+    port = _closed_port()
+    started = time.monotonic()
+    res = _sweep(tmp_path, "--dask", f"tcp://127.0.0.1:{port}")
+    assert res.exit_code == 2, res.output
+    assert (f"the sweep cannot start (nothing was created): --dask tcp://127.0.0.1:{port}: "
+            f"no scheduler answers at 127.0.0.1:{port} (Connection refused)") in flat(res.output)
+    assert time.monotonic() - started < 20
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_sweep_at_a_port_that_is_no_dask_scheduler_claims_no_label(tmp_path: Path) -> None:
+    with socket.socket() as server:  # accepts, then hangs up: not the Dask protocol
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+
+        def serve() -> None:
+            for _ in range(5):
+                try:
+                    conn, _addr = server.accept()
+                except OSError:
+                    return
+                conn.close()
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        res = _sweep(tmp_path, "--dask", f"tcp://127.0.0.1:{port}")
+    assert res.exit_code == 2, res.output
+    assert f"--dask tcp://127.0.0.1:{port}: not a Dask scheduler (" in flat(res.output)
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_bad_dask_address_and_a_bad_store_url_are_listed_together(tmp_path: Path) -> None:
+    port = _closed_port()
+    res = _sweep(tmp_path, "--dask", "tcp://127.0.0.1:99999", "--store-url",
+                 f"postgresql://postgres@127.0.0.1:{port}/test")
+    assert res.exit_code == 2, res.output
+    text = flat(res.output)
+    assert ("--dask tcp://127.0.0.1:99999: not a scheduler address (Port out of range "
+            "0-65535; expected tcp://host:port)") in text
+    assert f"--store-url postgresql://postgres@127.0.0.1:{port}/test: does not connect" in text
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_store_url_that_is_not_postgresql_claims_no_label(tmp_path: Path) -> None:
+    res = _sweep(tmp_path, "--store-url", f"sqlite:///{tmp_path}/x.db")
+    assert res.exit_code == 2, res.output
+    assert "expected a PostgreSQL URL (postgresql://user@host:port/db)" in flat(res.output)
+    assert sorted(tmp_path.iterdir()) == []
+
+
+# --- the campaign matrix as a whole -------------------------------------------------
+
+def test_a_matrix_of_more_than_max_attempts_is_refused_before_anything(tmp_path: Path) -> None:
+    res = CliRunner().invoke(main, [
+        "sweep", "cash-application", "procure-to-pay", "--seeds", "0-9999", "--systems",
+        "reference,oracle,null", "--runs", "5", "--label", "big", "--results-dir",
+        str(tmp_path / "results")])
+    assert res.exit_code == 2, res.output
+    assert ("the matrix is 2 scenario(s) x 10,000 seed(s) x 3 system(s) x 5 run(s) = "
+            "300,000 attempts; expected at most 100,000 in one label: split the campaign "
+            "into labels (fewer scenarios, --seeds, --systems or --runs each)"
+            ) in flat(res.output)
+    assert not (tmp_path / "results").exists()
+
+
+def test_the_matrix_bound_holds_for_run_campaign_too(tmp_path: Path) -> None:
+    from runs.campaigns.plan import plan_campaign
+    from runs.campaigns.run import MAX_ATTEMPTS, check_matrix_size, run_campaign
+    from runs.campaigns.systems import resolve_systems
+    from runs.errors import CampaignError
+
+    systems = resolve_systems(["reference", "null"])
+    fits = plan_campaign("fits", scenarios=["cash-application"],
+                         seeds=list(range(MAX_ATTEMPTS // 2)), systems=systems,
+                         repetitions=1)
+    check_matrix_size(fits)  # exactly at the bound: accepted
+    over = plan_campaign("over", scenarios=["cash-application"],
+                         seeds=list(range(MAX_ATTEMPTS // 2)), systems=systems,
+                         repetitions=2)
+    with pytest.raises(CampaignError, match=r"= 200,000 attempts; expected at most 100,000"):
+        run_campaign(over, tmp_path / "over", check_first=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- reconcile --as-of, --store-url ---------------------------------------------------
+
+@pytest.mark.parametrize("as_of", ["2026-03-01", "2030-01-01"])
+def test_reconcile_as_of_outside_the_attempt_is_refused(tmp_path: Path, attempt: Path,
+                                                        as_of: str) -> None:
+    csv_out = tmp_path / "rec.csv"
+    res = CliRunner().invoke(main, ["reconcile", str(attempt), "--as-of", as_of,
+                                    "--csv", str(csv_out)])
+    assert res.exit_code == 2, res.output
+    assert (f"error: --as-of {as_of} is outside {attempt}'s dates (2026-03-02..2026-03-13, "
+            "from its summary.json); expected a date in that range") in flat(res.output)
+    assert "DOES NOT TIE" not in res.output
+    assert not csv_out.exists()
+
+
+def test_reconcile_as_of_inside_the_attempt_reconciles(attempt: Path) -> None:
+    res = CliRunner().invoke(main, ["reconcile", str(attempt), "--as-of", "2026-03-02"])
+    assert res.exit_code in (0, 1), res.output
+    assert "reconciliation: " in res.output
+
+
+@pytest.mark.parametrize("command", ["check", "reconcile"])
+def test_a_store_url_for_an_attempt_in_its_books_db_is_refused(attempt: Path,
+                                                               command: str) -> None:
+    res = CliRunner().invoke(main, [command, str(attempt), "--store-url",
+                                    "postgresql://postgres@127.0.0.1:5432/test"])
+    assert res.exit_code == 2, res.output
+    assert (f"error: --store-url: the books of {attempt} are in its books.db, not in "
+            "PostgreSQL") in flat(res.output)
+
+
+# --- ledger commands given a folder ---------------------------------------------------
+
+@pytest.mark.parametrize("command", [["verify"], ["trial-balance"], ["events", "--limit", "2"]])
+def test_ledger_commands_accept_an_attempt_folder(attempt: Path, command: list[str]) -> None:
+    res = CliRunner().invoke(main, ["ledger", command[0], str(attempt), *command[1:]])
+    assert res.exit_code == 0, res.output
+    assert "disk I/O error" not in res.output
+    summary = json.loads((attempt / "summary.json").read_text())
+    if command == ["verify"]:
+        assert f"head {summary['final_hash']}" in res.output
+    elif command == ["trial-balance"]:
+        assert "Total" in res.output
+    else:
+        assert "company_set_up" in res.output
+
+
+def test_ledger_verify_of_an_attempt_expects_its_recorded_head(tmp_path: Path,
+                                                                attempt: Path) -> None:
+    copy = tmp_path / "a"
+    shutil.copytree(attempt, copy)
+    summary = json.loads((copy / "summary.json").read_text())
+    real = summary["final_hash"]
+    summary["final_hash"] = "0" * 64
+    (copy / "summary.json").write_text(json.dumps(summary))
+    res = CliRunner().invoke(main, ["ledger", "verify", str(copy)])
+    assert res.exit_code == 1, res.output
+    assert (f"the head after {summary['final_position']} events is {real}, but its "
+            f"summary.json records {'0' * 64}") in flat(res.output)
+    res = CliRunner().invoke(main, ["ledger", "verify", str(copy), "--expect-head", real])
+    assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize("command", [["ledger", "verify"], ["ledger", "trial-balance"],
+                                     ["ledger", "events"], ["export", "beancount"]])
+def test_a_folder_that_is_not_an_attempt_is_named_as_such(tmp_path: Path, attempt: Path,
+                                                          command: list[str]) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    res = CliRunner().invoke(main, [*command, str(empty)])
+    assert res.exit_code == 2, res.output
+    assert (f"error: {empty} is a folder, not a store; expected an SQLite file, a "
+            "PostgreSQL URL or an attempt folder (summary.json, books.db)") in flat(res.output)
+    books = tmp_path / "books"
+    books.mkdir()
+    shutil.copy(attempt / "books.db", books / "books.db")
+    res = CliRunner().invoke(main, [*command, str(books)])
+    assert res.exit_code == 2, res.output
+    assert (f"error: {books} is a folder, not a store; its books are in "
+            f"{books / 'books.db'}") in flat(res.output)
+    assert "disk I/O error" not in res.output
+    assert sorted(p.name for p in books.iterdir()) == ["books.db"]
+
+
+def test_schema_for_an_attempt_folder_is_refused(attempt: Path) -> None:
+    res = CliRunner().invoke(main, ["ledger", "verify", str(attempt), "--schema", "s"])
+    assert res.exit_code == 2, res.output
+    assert (f"--schema s: {attempt} is an attempt folder; its summary.json names its "
+            "store") in flat(res.output)
+
+
+# --- check --scenario of another scenario -----------------------------------------------
+
+def test_check_with_another_scenarios_checks_is_refused(attempt: Path) -> None:
+    before = (attempt / "verdict.json").read_bytes()
+    res = CliRunner().invoke(main, ["check", str(attempt), "--scenario", "procure-to-pay"])
+    assert res.exit_code == 2, res.output
+    assert ("error: --scenario procure-to-pay: its id is procure-to-pay, but "
+            f"{attempt} ran cash-application (summary.json); grading with another "
+            "scenario's checks needs --other-scenario") in flat(res.output)
+    res = CliRunner().invoke(main, ["check", str(attempt), "--scenario", "procure-to-pay",
+                                    "--other-scenario", "--write"])
+    assert res.exit_code == 2, res.output
+    assert "--write with --other-scenario" in flat(res.output)
+    assert (attempt / "verdict.json").read_bytes() == before
+
+
+def test_check_with_other_scenario_marks_the_verdict(attempt: Path) -> None:
+    before = (attempt / "verdict.json").read_bytes()
+    res = CliRunner().invoke(main, ["check", str(attempt), "--scenario", "procure-to-pay",
+                                    "--other-scenario"])
+    assert res.exit_code == 1, res.output  # cash-application's books fail p2p's checks
+    text = flat(res.output)
+    mark = ("graded with the checks of scenario procure-to-pay, not those of "
+            "cash-application that the attempt ran (--other-scenario)")
+    assert f"NOTE: {mark}" in text and f"verdict rejected {mark}" in text
+    assert (attempt / "verdict.json").read_bytes() == before
+    # the attempt's own scenario by name needs no flag, and is not marked
+    res = CliRunner().invoke(main, ["check", str(attempt), "--scenario", "cash-application"])
+    assert res.exit_code == 0 and "other-scenario" not in res.output
+    res = CliRunner().invoke(main, ["check", str(attempt), "--other-scenario"])
+    assert res.exit_code == 2 and "--other-scenario needs --scenario" in flat(res.output)
