@@ -406,6 +406,8 @@ def _mutate_output(path: Path, m: Mutation) -> str:
     """Drop, change or add one data row of an output CSV (or change a figure of a text file)."""
     if not path.is_file():
         return f"{m.path} not written this turn: unchanged"
+    if path.suffix == ".xlsx":
+        return _mutate_xlsx(path, m)
     text = path.read_text(encoding="utf-8")
     if path.suffix != ".csv":
         figures = list(re.finditer(r"-?\d[\d,]*\.\d{2}", text))
@@ -442,6 +444,55 @@ def _mutate_output(path: Path, m: Mutation) -> str:
     csv.writer(buf, lineterminator="\n").writerows([header, *data])
     path.write_text(buf.getvalue(), encoding="utf-8")
     return f"{m.path}: {what}"
+
+
+_XLSX_FIGURE = re.compile(r"<v>(-?\d+\.\d{2})</v>")
+_XLSX_ROW = re.compile(r'<row r="(\d+)"[^>]*>.*?</row>', re.S)
+
+
+def _xlsx_sheets(data: dict[str, bytes]) -> list[str]:
+    return sorted(n for n in data if n.startswith("xl/worksheets/") and n.endswith(".xml"))
+
+
+def _mutate_xlsx(path: Path, m: Mutation) -> str:
+    """Drop a data row of the first sheet, or move one of its figures by a cent."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        data = {n: z.read(n) for n in z.namelist()}
+    sheets = _xlsx_sheets(data)
+    if not sheets:
+        return f"{m.path}: no worksheet"
+    xml = data[sheets[0]].decode("utf-8")
+    if m.op == "output_drop_row":
+        rows = [r for r in _XLSX_ROW.finditer(xml) if r.group(1) != "1"]
+        if m.index >= len(rows):
+            return f"{m.path} has no row {m.index + 1}: unchanged"
+        r = rows[m.index]
+        xml = xml[:r.start()] + xml[r.end():]
+        what = f"dropped sheet row {r.group(1)}"
+    else:
+        figures = list(_XLSX_FIGURE.finditer(xml))
+        if not figures:
+            return f"{m.path}: no figure to change"
+        f = figures[m.index % len(figures)]
+        new = format_cents(parse_cents(f.group(1)) + 1)
+        xml = xml[:f.start(1)] + new + xml[f.end(1):]
+        what = f"figure {f.group(1)} -> {new}"
+    data[sheets[0]] = xml.encode("utf-8")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, b in data.items():
+            z.writestr(n, b)
+    return f"{m.path}: {what}"
+
+
+def _xlsx_rows(path: Path) -> int:
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        sheets = _xlsx_sheets({n: b"" for n in z.namelist()})
+        xml = z.read(sheets[0]).decode("utf-8") if sheets else ""
+    return len(_XLSX_FIGURE.findall(xml))
 
 
 def _retarget(cmd: Command, desk: TurnContext, *, same: bool) -> tuple[str, str] | None:
@@ -483,6 +534,8 @@ def _output_rows(turns: Path) -> dict[str, tuple[int, int]]:
             if f.suffix == ".csv":
                 rows = max(0, len(list(csv.reader(io.StringIO(
                     f.read_text(encoding="utf-8", errors="replace"))))) - 1)
+            elif f.suffix == ".xlsx":
+                rows = _xlsx_rows(f)
             elif f.suffix in (".txt", ".md"):
                 rows = len(re.findall(r"-?\d[\d,]*\.\d{2}", f.read_text(encoding="utf-8",
                                                                         errors="replace")))
@@ -534,7 +587,8 @@ def _candidates(recording: Recording, turns: Path | None = None) -> dict[str, li
     if turns is not None:
         for rel, (turn, rows) in sorted(_output_rows(turns).items()):
             ops = (("output_drop_row", "output_change_cell", "output_add_row")
-                   if rel.endswith(".csv") else ("output_change_cell",))
+                   if rel.endswith(".csv") else ("output_drop_row", "output_change_cell")
+                   if rel.endswith(".xlsx") else ("output_change_cell",))
             for op in ops:
                 by_op[op] += [Mutation(op, turn, r, "", rel) for r in range(rows)]
     return by_op
