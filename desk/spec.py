@@ -11,13 +11,15 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from scenarios.spec import CompanySpec, InjectionSpec, OutputPath, PopulationSpec, Strict
 from sim.automation import Options
 
 TaskId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)]
-Category = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9 -]*$", max_length=64)]
+CATEGORIES = ("reports", "drafting", "reformatting", "tooling", "reconciliation", "analysis",
+              "extraction")
+"""The seven desk categories (the seed benchmark's desk track): a task is in one of them."""
 ModuleName = Annotated[str, StringConstraints(
     pattern=r"^desk\.generators\.[a-z_][a-z0-9_]*$", max_length=120)]
 
@@ -58,7 +60,8 @@ class DeskTaskSpec(Strict):
     """One desk task's ``task.yaml``."""
 
     id: TaskId
-    category: Category
+    category: str
+    """One of :data:`CATEGORIES`; the campaign report groups and weighs tasks by it."""
     title: Annotated[str, StringConstraints(min_length=1, max_length=200)]
     date: date
     """The task's business date: the one date of its one turn."""
@@ -73,6 +76,14 @@ class DeskTaskSpec(Strict):
     generator: GeneratorSpec | None = None
     checks: tuple[dict[str, Any], ...] = Field(min_length=1)
     """Check specs (``checks.registry``); file paths relative to the workspace."""
+
+    @field_validator("category")
+    @classmethod
+    def _one_of_seven(cls, value: str) -> str:
+        if value not in CATEGORIES:
+            raise ValueError(f"{value!r} is not a desk category (expected one of: "
+                             f"{', '.join(CATEGORIES)})")
+        return value
 
     @model_validator(mode="after")
     def _coherent(self) -> DeskTaskSpec:

@@ -27,7 +27,7 @@ SOLVE_NOTHING = """#!/usr/bin/env python3
 def task_yaml(**changes: Any) -> dict[str, Any]:
     """A valid task.yaml as a dict, with ``changes`` applied (None removes a key)."""
     data: dict[str, Any] = {
-        "id": "tiny", "category": "testing", "title": "Say the total",
+        "id": "tiny", "category": "reports", "title": "Say the total",
         "date": "2026-03-04", "prompt": "Read data.txt and write the total to out/answer.txt.",
         "timeout_s": 60, "outputs": ["out/answer.txt"],
         "checks": [{"type": "text_numbers_present", "path": "out/answer.txt",

@@ -122,7 +122,7 @@ def test_desk_list() -> None:
     lines = result.output.splitlines()
     assert lines[0].split()[:3] == ["id", "category", "checks"]
     assert [line.split()[0] for line in lines[1:]] == list_tasks()
-    assert any(line.startswith("payments-match ") and "cash application" in line
+    assert any(line.startswith("payments-match ") and "reconciliation" in line
                for line in lines)
 
 
