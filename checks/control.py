@@ -33,6 +33,7 @@ from checks.reconcile import (
     AccountRow,
     Item,
     gl_subledger_items,
+    postings_as_of,
     reconciliation,
 )
 from checks.registry import CheckResult, CheckSpec, check_type
@@ -113,8 +114,9 @@ def _item_json(i: Item) -> dict[str, Any]:
 
 def _chart_control(store: EventStore, ctx: CheckContext) -> dict[str, str]:
     """Every control account: the chart's (by their control kind) and the declared ones."""
-    out = {a.code: a.control for a in q.chart(store, ctx.position).values()
-           if a.control is not None}
+    folded = postings_as_of(ctx, ctx.as_of)
+    chart = folded.chart if folded is not None else q.chart(store, ctx.position)
+    out = {a.code: a.control for a in chart.values() if a.control is not None}
     out.update(ctx.control_accounts)
     return out
 
@@ -138,6 +140,7 @@ class ControlTies(ControlSpec):
 def check_control_ties(spec: ControlTies, ctx: CheckContext) -> CheckResult:
     """Compare GL and subledger of one or every control account."""
     as_of = _effective(ctx, spec.as_of)
+    folded = postings_as_of(ctx, as_of)  # per-date control: the rows folded forward
     controls = _chart_control(ctx.store, ctx)
     if spec.account is not None and spec.account not in controls:
         chart = q.chart(ctx.store, ctx.position)
@@ -147,8 +150,10 @@ def check_control_ties(spec: ControlTies, ctx: CheckContext) -> CheckResult:
                          f"{', '.join(sorted(controls)) or 'none'}); declare it in the "
                          "scenario's control accounts")
     codes = [spec.account] if spec.account is not None else sorted(controls)
-    names = {a.code: a.name for a in q.chart(ctx.store, ctx.position).values()}
-    totals = q.subledger_totals(ctx.store, as_of=as_of, position=ctx.position)
+    names = {a.code: a.name for a in (folded.chart if folded is not None
+                                      else q.chart(ctx.store, ctx.position)).values()}
+    totals = (folded.totals if folded is not None
+              else q.subledger_totals(ctx.store, as_of=as_of, position=ctx.position))
     tol = spec.tolerance_cents
     parts: list[str] = []
     problems: list[str] = []
@@ -157,8 +162,9 @@ def check_control_ties(spec: ControlTies, ctx: CheckContext) -> CheckResult:
     worst = 0
     for code in codes:
         control = controls[code]
-        gl = q.account_balance(ctx.store, code, as_of=as_of,
-                               position=ctx.position) * SIGN.get(control, 1)
+        gl = (folded.gl_balance.get(code, 0) if folded is not None
+              else q.account_balance(ctx.store, code, as_of=as_of,
+                                     position=ctx.position)) * SIGN.get(control, 1)
         sub = totals.get((control, code), 0)
         diff = gl - sub
         worst = max(worst, abs(diff))
@@ -168,7 +174,8 @@ def check_control_ties(spec: ControlTies, ctx: CheckContext) -> CheckResult:
         if diff == 0:
             parts.append(f"{label}: GL {_money(gl)} = subledger")
             continue
-        found = gl_subledger_items(ctx.store, code, control, as_of=as_of, position=ctx.position)
+        found = gl_subledger_items(ctx.store, code, control, as_of=as_of, position=ctx.position,
+                                   postings=folded)
         items += found
         parts.append(f"{label}: GL {_money(gl)} vs subledger {_money(sub)}, difference "
                      f"{_money(diff)}")

@@ -1316,16 +1316,24 @@ def reconciliation(ctx: CheckContext, as_of: date | None) -> Reconciliation:
 
     def make() -> Reconciliation:
         books = ctx.cached(("checks.books_view", as_of, ctx.position), lambda: _books(ctx, as_of))
-        folds, position = ctx.folds, ctx.position
-        postings = None
-        if folds is not None and position is not None:
-            postings = folds.get(("checks.postings", as_of is None),
-                                 lambda d: PostingsFold(as_of=d), ctx.store, as_of, position)
+        postings = postings_as_of(ctx, as_of)
         return reconcile(ctx.store, as_of=as_of, position=ctx.position,
                          control_accounts=ctx.control_accounts,
                          world=world_view(ctx, as_of), books=books, postings=postings)
 
     return ctx.cached(key, make)
+
+
+def postings_as_of(ctx: CheckContext, as_of: date | None) -> PostingsFold | None:
+    """The GL and subledger rows folded as of ``as_of`` at the context's position, advanced
+    from the last date's (per-date control, ``ctx.folds``); None without ``ctx.folds``
+    (a single evaluation sums in SQL instead)."""
+    folds, position = ctx.folds, ctx.position
+    if folds is None or position is None:
+        return None
+    return ctx.cached(("checks.postings", as_of, position), lambda: folds.get(
+        ("checks.postings", as_of is None), lambda d: PostingsFold(as_of=d), ctx.store, as_of,
+        position))
 
 
 def _books(ctx: CheckContext, as_of: date | None) -> BooksView:
@@ -1336,7 +1344,19 @@ def _books(ctx: CheckContext, as_of: date | None) -> BooksView:
                      as_of, position).books
 
 
-__all__ = ["CSV_COLUMNS", "EXPLAINED_KINDS", "AccountRow", "BooksFold", "BooksView", "Item",
-           "PostingsFold",
-           "Reconciliation", "fold_books", "gl_subledger_items", "reconcile", "reconciliation",
-           "subledger_by_document"]
+__all__ = [
+    "CSV_COLUMNS",
+    "EXPLAINED_KINDS",
+    "AccountRow",
+    "BooksFold",
+    "BooksView",
+    "Item",
+    "PostingsFold",
+    "Reconciliation",
+    "fold_books",
+    "gl_subledger_items",
+    "postings_as_of",
+    "reconcile",
+    "reconciliation",
+    "subledger_by_document",
+]

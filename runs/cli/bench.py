@@ -38,16 +38,25 @@ def bench_ledger(events: int, single: int, seed: int) -> None:
 @click.option("--agent", "agent_name", type=click.Choice(["oracle", "reference", "null"]),
               default="oracle", show_default=True)
 @click.option("--seed", type=SEED, default=1, show_default=True)
+@click.option("--months", type=click.IntRange(1, 24), default=1, show_default=True,
+              help="Run the scenario over this many monthly closes (same turns every month, "
+                   "the controller's closing turn on the next month's first business day).")
 def bench_engine(scenario: str, customers: int, vendors: int, agent_name: str,
-                 seed: int) -> None:
-    """Events of both realms per second: engine, counterparties and books together."""
+                 seed: int, months: int) -> None:
+    """Events of both realms per second: engine, counterparties, books and checks together.
+
+    Prints engine_events_per_s, engine_wall_s and, with per-date checks, the mean time
+    of a date's checks in the first and the last month worked through
+    (per_date_check_ms_first_month, per_date_check_ms_last_month) and their ratio.
+    """
     from runs.bench.benchmarks import run_engine_bench
 
     with errors():
         result = run_engine_bench(scenario=scenario, customers=customers, vendors=vendors,
-                                  agent=agent_name, seed=seed)
+                                  agent=agent_name, seed=seed, months=months)
     click.echo(f"# {scenario}: {customers:,} customers, {vendors:,} vendors, agent "
-               f"{agent_name}, {result.events:,} events", err=True)
+               f"{agent_name}, {months} month(s), {result.events:,} events, "
+               f"{'accepted' if result.accepted else 'rejected'}", err=True)
     for line in result.lines():
         click.echo(line)
 
