@@ -1,0 +1,223 @@
+"""Mutation classes over a desk task's reference outputs (the reports and drafting tasks).
+
+A task's ``solution/solve`` is run for real on a copy of its workspace; the task's own
+checks then grade its outputs (real files, the registered checks, LibreOffice for the
+workbooks) as the attempt would, and each mutation of those outputs is graded again:
+every mutant must fail at least one required check. The classes (issue 14): output-file
+edits (drop a row, change a cell, add a row), wrong figures, wrong identifiers, missing
+rows, and for text deliverables a fact with the wrong qualifier (a negation, the other
+direction word) or in the wrong sentence.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checks.context import CheckContext
+from checks.verdict import evaluate
+from desk.tasks import DeskTask, load_task
+from erp.store import EventStore
+
+
+@dataclass
+class Solved:
+    """A task solved into a workspace: the task, the workspace and a grader for it."""
+
+    task: DeskTask
+    workspace: Path
+    store: EventStore
+    cache: dict[Any, Any] = field(default_factory=dict)
+    """Shared by every grading: the workbook recalculations, keyed by the bytes' sha256."""
+
+    def failed(self) -> list[str]:
+        """The required checks that fail on the workspace as it is now (grader errors too)."""
+        loaded = self.task.loaded
+        inputs = tuple(sorted(loaded.workspace_files))
+        ctx = CheckContext(self.store, workspace=self.workspace,
+                           reference=loaded.reference_dir, inputs=inputs,
+                           cache=self.cache)
+        v = evaluate(loaded.checks, ctx)
+        bad = [r.name for r in v.results if r.required and not r.passed]
+        return bad + [f"grader-error:{e.check}" for e in v.grader_errors]
+
+    def path(self, rel: str) -> Path:
+        """A file of the workspace."""
+        return self.workspace / rel
+
+
+def solve(task_id: str, where: Path) -> Solved:
+    """Run the task's solution on a fresh copy of its workspace under ``where``."""
+    task = load_task(task_id)
+    ws = where / "ws"
+    if ws.exists():
+        shutil.rmtree(ws)
+    ws.mkdir(parents=True)
+    for rel, data in task.loaded.workspace_files.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_bytes(data)
+    (ws / "out").mkdir()
+    prompt = ws / "prompt.md"
+    prompt.write_text(task.loaded.prompt_template, encoding="utf-8")
+    subprocess.run([sys.executable, str(task.solution), "--workspace", str(ws),
+                    "--prompt-file", str(prompt), "--output-dir", str(ws / "out")],
+                   check=True, capture_output=True, timeout=300)
+    store = EventStore.open(where / "empty.db", create=True)
+    return Solved(task, ws, store)
+
+
+# --- CSV mutations -------------------------------------------------------------------
+
+NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+
+
+def _read(path: Path) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+
+
+def _write(path: Path, rows: list[list[str]]) -> None:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+def csv_mutants(path: Path, *, id_columns: tuple[str, ...]
+                ) -> Iterator[tuple[str, str, Callable[[], None]]]:
+    """(class, description, apply) for every row: dropped, added twice, each figure one
+    cent up (a changed cell / wrong figure), each identifier cell changed."""
+    rows = _read(path)
+    header, data = rows[0], rows[1:]
+    for i, row in enumerate(data):
+        def drop(i: int = i) -> None:
+            _write(path, [header, *data[:i], *data[i + 1:]])
+
+        def add(i: int = i) -> None:
+            _write(path, [header, *data[:i + 1], list(data[i]), *data[i + 1:]])
+
+        yield "missing row", f"{path.name} row {i + 1} dropped", drop
+        yield "add a row", f"{path.name} row {i + 1} added twice", add
+        for k, cell in enumerate(row):
+            name = header[k]
+            if NUMBER.match(cell.strip()):
+                def figure(i: int = i, k: int = k) -> None:
+                    new = [list(r) for r in data]
+                    v = new[i][k]
+                    places = len(v.split(".")[1]) if "." in v else 0
+                    step = 10 ** -max(places, 2)
+                    new[i][k] = f"{float(v) + step:.{max(places, 2)}f}"
+                    _write(path, [header, *new])
+
+                yield "wrong figure", f"{path.name} row {i + 1} {name} moved", figure
+            elif name in id_columns:
+                def ident(i: int = i, k: int = k) -> None:
+                    new = [list(r) for r in data]
+                    new[i][k] = _other_id(new[i][k], [r[k] for r in data])
+                    _write(path, [header, *new])
+
+                yield "wrong identifier", f"{path.name} row {i + 1} {name} changed", ident
+            elif cell.strip():
+                def text(i: int = i, k: int = k) -> None:
+                    new = [list(r) for r in data]
+                    others = sorted({r[k] for r in data} - {new[i][k]})
+                    new[i][k] = others[0] if others else new[i][k] + " (edited)"
+                    _write(path, [header, *new])
+
+                yield "change a cell", f"{path.name} row {i + 1} {name} changed", text
+
+
+def _other_id(value: str, column: list[str]) -> str:
+    """Another row's identifier when there is one (a plausible mistake), else an edit."""
+    others = [v for v in column if v != value]
+    return others[0] if others else value + "X"
+
+
+# --- text mutations ------------------------------------------------------------------
+
+FIGURE = re.compile(r"\d[\d,]*\.\d{2}")
+
+OPPOSITES = (("increased", "decreased"), ("decreased", "increased"), ("above", "below"),
+             ("below", "above"), ("higher", "lower"), ("lower", "higher"),
+             ("overdue", "not yet due"), ("capitalize", "expense"), ("capitalized", "expensed"),
+             ("expensed", "capitalized"), ("supported", "unsupported"),
+             ("unsupported", "supported"))
+
+
+def text_mutants(path: Path) -> Iterator[tuple[str, str, Callable[[], None]]]:
+    """Wrong figure (each figure one cent up), wrong qualifier (each direction word to its
+    opposite; "not" put in each sentence carrying a figure), wrong sentence (two
+    sentences' figures swapped), missing line (each line with a figure dropped)."""
+    text = path.read_text(encoding="utf-8")
+    for m in FIGURE.finditer(text):
+        def figure(m: re.Match[str] = m) -> None:
+            v = m.group().replace(",", "")
+            new = f"{float(v) + 0.01:,.2f}"
+            path.write_text(text[:m.start()] + new + text[m.end():], encoding="utf-8")
+
+        yield "wrong figure", f"figure {m.group()} one cent up", figure
+    for word, other in OPPOSITES:
+        for m in re.finditer(rf"\b{word}\b", text, re.IGNORECASE):
+            def flip(m: re.Match[str] = m, other: str = other) -> None:
+                path.write_text(text[:m.start()] + other + text[m.end():], encoding="utf-8")
+
+            yield "wrong qualifier", f"{m.group()!r} at {m.start()} -> {other!r}", flip
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        verb = re.search(r"\b(is|was|were|are|has|have|increased|decreased|came in|"
+                         r"remains?|totals?|should|will)\b", line)
+        if FIGURE.search(line) and verb:
+            def negate(i: int = i, verb: re.Match[str] = verb) -> None:
+                new = list(lines)
+                ln = new[i]
+                new[i] = ln[:verb.start()] + "did not say it " + ln[verb.start():] \
+                    if verb.group() in ("increased", "decreased", "came in", "totals",
+                                        "total") else ln[:verb.end()] + " not" + ln[verb.end():]
+                path.write_text("\n".join(new), encoding="utf-8")
+
+            yield "wrong qualifier", f"line {i + 1} negated", negate
+
+        if FIGURE.search(line):
+            def drop(i: int = i) -> None:
+                path.write_text("\n".join(lines[:i] + lines[i + 1:]), encoding="utf-8")
+
+            yield "missing row", f"line {i + 1} dropped", drop
+    figs = list(FIGURE.finditer(text))
+    for a, b in itertools.pairwise(figs):
+        if a.group() == b.group() or "\n" not in text[a.end():b.start()]:
+            continue
+
+        def swap(a: re.Match[str] = a, b: re.Match[str] = b) -> None:
+            path.write_text(text[:a.start()] + b.group() + text[a.end():b.start()] + a.group()
+                            + text[b.end():], encoding="utf-8")
+
+        yield "wrong sentence", f"figures {a.group()} and {b.group()} swapped", swap
+
+
+def survivors(solved: Solved, rel: str,
+              mutants: Iterator[tuple[str, str, Callable[[], None]]]
+              ) -> tuple[dict[str, int], list[str]]:
+    """Apply each mutant to ``rel`` in turn (restoring it between), grade it; the count
+    per class and the mutants every required check still accepted."""
+    path = solved.path(rel)
+    original = path.read_bytes()
+    counts: dict[str, int] = {}
+    alive: list[str] = []
+    for cls, what, apply in mutants:
+        apply()
+        try:
+            if path.read_bytes() == original:
+                continue  # equivalent: nothing changed
+            counts[cls] = counts.get(cls, 0) + 1
+            if not solved.failed():
+                alive.append(f"{cls}: {what}")
+        finally:
+            path.write_bytes(original)
+    return counts, alive
