@@ -1,0 +1,98 @@
+"""coa-mapping-workbook: the reference workbook is accepted after LibreOffice recalculation;
+each mutation class (a typed-in lookup, a wrong rule, a dropped, changed or added row, a
+wrong account number, an error cell) is rejected."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.desk.reformat_tooling_mutants import Edit, failed_names, regrade, solved_attempt
+
+TASK = "coa-mapping-workbook"
+BOOK = "out/coa_mapping.xlsx"
+
+pytestmark = pytest.mark.skipif(shutil.which("soffice") is None,
+                                reason="soffice (Debian's libreoffice-calc) is not installed")
+
+
+def _edit_book(change: Callable[[Any], None]) -> Edit:
+    def edit(ws: Path) -> None:
+        import openpyxl
+
+        wb = openpyxl.load_workbook(ws / BOOK)
+        change(wb)
+        wb.save(ws / BOOK)
+    return edit
+
+
+def _find(sheet: Any, value: Any) -> Any:
+    return next(c for row in sheet.iter_rows() for c in row if c.value == value)
+
+
+def _typed_lookup(wb: Any) -> None:
+    wb["Legacy TB"]["E2"] = 1000  # the first legacy row's company account typed in
+
+
+def _wrong_rule(wb: Any) -> None:
+    _find(wb["Rules"], 12050).offset(column=2).value = 1200  # the carve-out ignored
+
+
+def _drop_legacy_row(wb: Any) -> None:
+    wb["Legacy TB"].delete_rows(3)
+
+
+def _two_cents_up(wb: Any) -> None:
+    """Two cents: the prompt reads figures to within one cent (xlsx_value_present's floor)."""
+    cell = wb["Legacy TB"]["C2"]
+    cell.value = round(float(cell.value) + 0.02, 2)
+
+
+def _legacy_row_twice(wb: Any) -> None:
+    sheet = wb["Legacy TB"]
+    sheet.insert_rows(2)
+    for k in range(1, 5):
+        sheet.cell(2, k).value = sheet.cell(3, k).value
+    sheet.cell(2, 5).value = sheet.cell(3, 5).value.replace("A3", "A2")
+
+
+def _wrong_account(wb: Any) -> None:
+    _find(wb["Company TB"], 1000).value = 1010
+
+
+def _error_cell(wb: Any) -> None:
+    wb["Company TB"]["F1"] = "=1/0"
+
+
+CASES: list[tuple[str, Edit, str]] = [
+    ("output: a lookup typed in", _edit_book(_typed_lookup), "lookups-and-totals-are-live"),
+    ("wrong identifier: the carve-out rule ignored", _edit_book(_wrong_rule), "2150-credit"),
+    ("missing rows: a legacy account dropped", _edit_book(_drop_legacy_row), "1000-debit"),
+    ("wrong figure: two cents off", _edit_book(_two_cents_up), "1000-debit"),
+    ("output: a legacy row twice", _edit_book(_legacy_row_twice), "1000-debit"),
+    ("wrong identifier: another company account", _edit_book(_wrong_account), "1000-debit"),
+    ("output: an error cell", _edit_book(_error_cell), "no-error-cells"),
+]
+
+
+@pytest.fixture(scope="module")
+def attempt(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp(TASK)
+    return solved_attempt(TASK, tmp), tmp
+
+
+def test_reference_workbook_is_accepted(attempt: tuple[Path, Path]) -> None:
+    verdict = regrade(attempt[0], TASK, attempt[1], lambda ws: None)
+    assert verdict.status == "accepted", failed_names(verdict)
+
+
+@pytest.mark.parametrize(("label", "edit", "check"), CASES, ids=[c[0] for c in CASES])
+def test_mutation_is_rejected(attempt: tuple[Path, Path], label: str, edit: Edit,
+                              check: str) -> None:
+    verdict = regrade(attempt[0], TASK, attempt[1], edit)
+    assert verdict.status == "rejected", label
+    assert check in failed_names(verdict), sorted(failed_names(verdict))
