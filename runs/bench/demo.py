@@ -8,7 +8,21 @@ from pathlib import Path
 
 from erp.errors import StoreError
 from erp.ledger import Ledger
-from runs.bench.workload import generate_workload
+from runs.bench.workload import business_days, generate_workload
+
+DEMO_START = date(2026, 1, 5)
+"""The demo business's first day."""
+
+
+def demo_months(days: int) -> int:
+    """How many accounting periods ``days`` business days from the start reach into (each
+    opened when the books are set up)."""
+    last = DEMO_START
+    for n, day in enumerate(business_days(DEMO_START)):
+        last = day
+        if n + 1 >= days:
+            break
+    return (last.year - DEMO_START.year) * 12 + last.month - DEMO_START.month + 1
 
 
 def build_demo(out: Path, *, seed: int, days: int) -> tuple[Ledger, date]:
@@ -24,17 +38,24 @@ def build_demo(out: Path, *, seed: int, days: int) -> tuple[Ledger, date]:
             raise StoreError(f"{out} exists and is not an erpsim store; refusing to replace it "
                              "(choose another --out)") from e
     tmp = out.with_name(out.name + ".building")
-    for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+    partial = (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm"))
+    for p in partial:
         p.unlink(missing_ok=True)
-    ledger = Ledger.open(tmp, create=True)
     last = date.min
     try:
-        for batch in generate_workload(seed, days=days, customers=25, vendors=10,
-                                       invoices_per_day=6):
-            ledger.execute_batch(batch.submissions)
-            last = batch.day
-    finally:
-        ledger.close()
+        ledger = Ledger.open(tmp, create=True)
+        try:
+            for batch in generate_workload(seed, start=DEMO_START, days=days, customers=25,
+                                           vendors=10, invoices_per_day=6,
+                                           months=demo_months(days)):
+                ledger.execute_batch(batch.submissions)
+                last = batch.day
+        finally:
+            ledger.close()
+    except BaseException:  # nothing half-written stays behind
+        for p in partial:
+            p.unlink(missing_ok=True)
+        raise
     for suffix in ("-wal", "-shm"):
         Path(f"{out}{suffix}").unlink(missing_ok=True)
     os.replace(tmp, out)
