@@ -178,7 +178,10 @@ def test_mutant_sampling_is_deterministic_and_bounded() -> None:
     ops = [m.op for m in a]
     assert {op: ops.count(op) for op in set(ops)} == {
         "drop": 2, "twice": 2, "cent_up": 2, "cent_down": 2, "same_party_doc": 2,
-        "other_party_doc": 2, "submit_declined": 1}
+        "other_party_doc": 2, "submit_declined": 1, "other_role": 2, "exceed_limit": 2,
+        "same_amount_doc": 2, "skip_approval": 1}
+    assert {m.klass for m in a} == {"command", "role", "amount_limit", "same_amount_doc",
+                                    "approval"}
 
 
 def test_a_file_only_suite_lets_book_mutants_survive(tmp_path: Path) -> None:
@@ -199,7 +202,8 @@ def test_validate_seeds_reports_a_null_that_passes(tmp_path: Path) -> None:
 
 def test_validate_needs_a_mode(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["validate", "cash-application"])
-    assert res.exit_code == 2 and "give --seeds RANGE or --mutants" in flat(res.output)
+    assert res.exit_code == 2 and "give --seeds RANGE, --mutants or --policy" in flat(
+        res.output)
 
 
 def test_a_desk_task_runs_and_is_checked_like_a_scenario(tmp_path: Path) -> None:
