@@ -1,0 +1,64 @@
+"""pl-variance-memo: the reference memo passes; every mutation class fails a check.
+
+The solution runs on a copy of the workspace and the task's checks grade its memo. Each
+mutant (a figure a cent off, a direction word turned to its opposite, a sentence
+negated, two lines' figures swapped between sentences, a line dropped, a line the rule
+leaves out added) must fail at least one required check.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.desk.reports_drafting_mutants import Solved, solve, survivors, text_mutants
+
+TASK = "pl-variance-memo"
+MEMO = "out/variance_memo.md"
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory: pytest.TempPathFactory) -> Solved:
+    return solve(TASK, tmp_path_factory.mktemp(TASK))
+
+
+def test_reference_memo_passes(solved: Solved) -> None:
+    assert solved.failed() == []
+
+
+def test_untouched_workspace_fails(tmp_path: Path) -> None:
+    s = solve(TASK, tmp_path)
+    shutil.rmtree(s.path("out"))
+    s.path("out").mkdir()
+    assert "memo-exists" in s.failed()
+
+
+def test_every_text_mutant_fails(solved: Solved) -> None:
+    counts, alive = survivors(solved, MEMO, text_mutants(solved.path(MEMO)))
+    assert alive == []
+    assert {"wrong figure", "wrong qualifier", "wrong sentence", "missing row"} <= set(counts)
+
+
+def test_a_line_the_rule_leaves_out_fails(solved: Solved) -> None:
+    path = solved.path(MEMO)
+    original = path.read_text(encoding="utf-8")
+    try:
+        path.write_text(original + "\n- Bank fees increased by $124.06 (77.3% of April).\n",
+                        encoding="utf-8")
+        assert solved.failed() == ["no-line-the-rule-leaves-out"]
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
+def test_revenue_sign_read_the_ledger_way_fails(solved: Solved) -> None:
+    """Revenue's ledger figure grew less negative: reading it as an increase is wrong."""
+    path = solved.path(MEMO)
+    original = path.read_text(encoding="utf-8")
+    try:
+        path.write_text(original.replace("Service revenue decreased", "Service revenue increased"),
+                        encoding="utf-8")
+        assert "explains-service-revenue" in solved.failed()
+    finally:
+        path.write_text(original, encoding="utf-8")
