@@ -73,7 +73,7 @@ def generate(ctx: GeneratorContext) -> dict[str, bytes]:
     journal: list[list[str]] = []
     n = 0
     for k, (vid, vname) in enumerate(vendors):
-        lines = []
+        lines: list[tuple[str, str, int]] = []
         for _ in range(rng.randint(1, 4)):
             account = EXPENSES[rng.randrange(len(EXPENSES))]
             cents = rng.randrange(15_000, 1_200_000)

@@ -48,7 +48,8 @@ def _one_entry(ws: Path) -> None:
 def _cases(attempt: tuple[Path, Path]) -> list[tuple[str, Edit, str]]:
     return [
         ("output: drop a line", drop_row(OUT, 0), "one-line-per-accrual-and-one-per-vendor"),
-        ("output: a line twice", add_row(OUT, copy_of=1), "one-line-per-accrual-and-one-per-vendor"),
+        ("output: a line twice", add_row(OUT, copy_of=1),
+         "one-line-per-accrual-and-one-per-vendor"),
         ("output: an unbalancing line added",
          add_row(OUT, ["ACC-2605-V001", "9", "2026-05-31", "6000", "CC-100 Ops", "1.00", "0.00"]),
          "one-line-per-accrual-and-one-per-vendor"),
