@@ -1,7 +1,8 @@
 """No two public functions or classes of ours share a name.
 
 A plugin's contract is the exception: every scenario's ``solver.py`` defines
-``reference`` and ``oracle``, every desk generator ``generate``.
+``reference`` and ``oracle``, every desk generator ``generate``, every desk task's custom
+check module (in its ``reference/``) ``check`` and its plan module ``evaluate``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ def _contract(path: Path, name: str) -> bool:
         return name in ("reference", "oracle")
     if rel.startswith("desk/generators/") and path.name != "__init__.py":
         return name == "generate"
+    if rel.startswith("desk/tasks/") and "/reference/" in rel:
+        return name in ("check", "evaluate")
     return False
 
 
