@@ -52,7 +52,7 @@ RULES = [("10000", "11999", "1000"), ("12000", "12049", "1200"), ("12050", "1209
          ("39000", "39999", "3900"), ("40000", "49999", "4000"), ("60000", "69999", "6000")]
 
 
-def money_text(cents: int) -> str:
+def _money_text(cents: int) -> str:
     """Cents as the legacy export writes them: ``12,345.67``."""
     return f"{cents // 100:,}.{cents % 100:02d}"
 
@@ -93,7 +93,7 @@ def generate(ctx: GeneratorContext) -> dict[str, bytes]:
     return {
         "workspace/legacy_tb.csv": csv_bytes(
             ["legacy_account", "legacy_name", "debit", "credit"],
-            [[c, n, money_text(d) if d else "", money_text(k) if k else ""]
+            [[c, n, _money_text(d) if d else "", _money_text(k) if k else ""]
              for c, n, d, k in sorted(legacy)]),
         "workspace/mapping_rules.csv": csv_bytes(
             ["legacy_from", "legacy_to", "company_account"], rules),
