@@ -1,0 +1,109 @@
+"""revenue-budget-variance: the reference outputs pass; every mutation class fails a check.
+
+The solution runs on a copy of the workspace and the task's own checks grade its files.
+Each mutant of the variance table (a row dropped or added twice, a figure a cent off, a
+percentage a tenth off, a flag flipped, a service named as another) and of the
+commentary (a figure a cent off, over/under swapped, a fact negated, two figures
+swapped between sentences, a flagged line's sentence dropped, a comment on an unflagged
+line) must fail at least one required check. ``erpsim run`` accepts the reference and
+rejects the null agent.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from runs.cli import main
+from tests.desk.reports_drafting_mutants import (
+    Solved,
+    csv_mutants,
+    solve,
+    survivors,
+    text_mutants,
+)
+
+TASK = "revenue-budget-variance"
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory: pytest.TempPathFactory) -> Solved:
+    return solve(TASK, tmp_path_factory.mktemp(TASK))
+
+
+def test_reference_outputs_pass(solved: Solved) -> None:
+    assert solved.failed() == []
+
+
+def test_untouched_workspace_fails(tmp_path: Path) -> None:
+    s = solve(TASK, tmp_path)
+    shutil.rmtree(s.path("out"))
+    s.path("out").mkdir()
+    assert "variance-columns" in s.failed()
+
+
+def test_every_variance_table_mutant_fails(solved: Solved) -> None:
+    counts, alive = survivors(solved, "out/variance.csv",
+                              csv_mutants(solved.path("out/variance.csv"),
+                                          id_columns=("service",)))
+    assert {"missing row", "add a row", "wrong figure", "change a cell"} <= set(counts)
+    assert alive == []
+
+
+def test_every_commentary_mutant_fails(solved: Solved) -> None:
+    counts, alive = survivors(solved, "out/commentary.txt",
+                              text_mutants(solved.path("out/commentary.txt")))
+    assert {"wrong figure", "wrong qualifier", "wrong sentence", "missing row"} <= set(counts)
+    assert alive == []
+
+
+@pytest.mark.parametrize("edit", [
+    ("came in under budget", "came in over budget"),
+    ("came in over budget", "came in under budget"),
+    ("came in under budget", "did not come in under budget"),
+    ("below budget.", "above budget."),
+])
+def test_direction_words_are_facts(solved: Solved, edit: tuple[str, str]) -> None:
+    path = solved.path("out/commentary.txt")
+    original = path.read_text(encoding="utf-8")
+    assert edit[0] in original
+    path.write_text(original.replace(edit[0], edit[1], 1), encoding="utf-8")
+    try:
+        assert solved.failed() != []
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
+def test_a_comment_on_an_unflagged_line_fails(solved: Solved) -> None:
+    path = solved.path("out/commentary.txt")
+    original = path.read_text(encoding="utf-8")
+    path.write_text(original + "On-site visit came in over budget by 8,877.64.\n",
+                    encoding="utf-8")
+    try:
+        assert solved.failed() == ["commentary-only-flagged-lines"]
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
+def test_a_flag_flipped_near_the_threshold_fails(solved: Solved) -> None:
+    path = solved.path("out/variance.csv")
+    original = path.read_text(encoding="utf-8")
+    row = next(r for r in original.splitlines() if r.startswith("On-site visit,"))
+    assert row.endswith(",no")
+    path.write_text(original.replace(row, row[:-2] + "yes"), encoding="utf-8")
+    try:
+        assert solved.failed() == ["variance-flags"]
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
+def test_run_accepts_the_reference_and_rejects_null(tmp_path: Path) -> None:
+    ok = CliRunner().invoke(main, ["run", TASK, "--agent", "reference", "--out",
+                                   str(tmp_path / "ref")])
+    assert ok.exit_code == 0, ok.output
+    bad = CliRunner().invoke(main, ["run", TASK, "--agent", "null", "--out",
+                                    str(tmp_path / "null")])
+    assert bad.exit_code == 1, bad.output
