@@ -27,6 +27,7 @@ from checks.context import CheckContext
 from checks.verdict import evaluate
 from desk.tasks import DeskTask, load_task
 from erp.store import EventStore
+from runs.attempt import render_prompt
 
 
 @dataclass
@@ -67,7 +68,12 @@ def solve(task_id: str, where: Path) -> Solved:
         (ws / rel).write_bytes(data)
     (ws / "out").mkdir()
     prompt = ws / "prompt.md"
-    prompt.write_text(task.loaded.prompt_template, encoding="utf-8")
+    day = task.spec.date
+    outputs = "\n".join(f"- `{p}`" for p in task.spec.outputs)
+    prompt.write_text(render_prompt(task.loaded.prompt_template, {
+        "title": task.title, "date": day.isoformat(), "weekday": day.strftime("%A"),
+        "outputs": outputs, "company": "", "turn": "1", "turns": "1", "inbox_count": "0"}),
+        encoding="utf-8")
     subprocess.run([sys.executable, str(task.solution), "--workspace", str(ws),
                     "--prompt-file", str(prompt), "--output-dir", str(ws / "out")],
                    check=True, capture_output=True, timeout=300)

@@ -1,0 +1,82 @@
+"""dunning-emails: the reference emails pass; every mutation class fails a check.
+
+The solution runs on a copy of the workspace and the task's checks grade its emails.
+Each mutant of each email (a figure a cent off, "overdue" turned "not yet due", a line
+negated, two invoices' figures swapped, an invoice line dropped) and of the set of
+emails (an email under another customer's id, a not-yet-due or disputed invoice added)
+must fail at least one required check.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.desk.reports_drafting_mutants import Solved, solve, survivors, text_mutants
+
+TASK = "dunning-emails"
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory: pytest.TempPathFactory) -> Solved:
+    return solve(TASK, tmp_path_factory.mktemp(TASK))
+
+
+def _emails(solved: Solved) -> list[str]:
+    return sorted(p.name for p in solved.path("out/emails").glob("*.txt"))
+
+
+def test_reference_emails_pass(solved: Solved) -> None:
+    assert solved.failed() == []
+    assert len(_emails(solved)) == 3
+
+
+def test_untouched_workspace_fails(tmp_path: Path) -> None:
+    s = solve(TASK, tmp_path)
+    shutil.rmtree(s.path("out"))
+    s.path("out").mkdir()
+    assert "emails-exist" in s.failed()
+
+
+def test_every_text_mutant_fails(solved: Solved) -> None:
+    seen: set[str] = set()
+    for name in _emails(solved):
+        rel = f"out/emails/{name}"
+        counts, alive = survivors(solved, rel, text_mutants(solved.path(rel)))
+        assert alive == [], name
+        seen |= set(counts)
+    assert {"wrong figure", "wrong qualifier", "wrong sentence", "missing row"} <= seen
+
+
+def test_wrong_customer_id_fails(solved: Solved) -> None:
+    first, second = _emails(solved)[:2]
+    a, b = solved.path(f"out/emails/{first}"), solved.path(f"out/emails/{second}")
+    ta, tb = a.read_bytes(), b.read_bytes()
+    try:
+        a.write_bytes(tb)
+        b.write_bytes(ta)  # each email under the other customer's id
+        assert len(solved.failed()) >= 4
+    finally:
+        a.write_bytes(ta)
+        b.write_bytes(tb)
+
+
+def test_excluded_invoice_added_fails(solved: Solved) -> None:
+    ref = solved.task.loaded.reference_dir
+    assert ref is not None
+    with open(ref / "dunning.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["action"] == "exclude"]
+    assert {r["why"] for r in rows} == {"not yet due", "disputed"}
+    for r in rows:
+        path = solved.path(f"out/emails/{r['customer_id']}.txt")
+        original = path.read_text(encoding="utf-8")
+        try:
+            path.write_text(original.replace(
+                "The total", f"- Invoice {r['invoice_id']}: ${r['open_balance']} open, due "
+                             f"{r['due_date']}.\n\nThe total"), encoding="utf-8")
+            assert f"{r['customer_id']}-nothing-not-due-or-on-hold" in solved.failed(), r
+        finally:
+            path.write_text(original, encoding="utf-8")
