@@ -415,8 +415,10 @@ def _mutate_output(path: Path, m: Mutation) -> str:
             return f"{m.path}: no figure to change"
         f = figures[m.index % len(figures)]
         new = format_cents(parse_cents(f.group().replace(",", "")) + 1)
-        path.write_text(text[:f.start()] + new + text[f.end():], encoding="utf-8")
-        return f"{m.path}: figure {f.group()} -> {new}"
+        # every mention of the figure: a text that states it wrong, not twice differently
+        path.write_text(re.sub(rf"(?<![\d.]){re.escape(f.group())}(?![\d])", new, text),
+                        encoding="utf-8")
+        return f"{m.path}: figure {f.group()} -> {new} (every mention)"
     rows = list(csv.reader(io.StringIO(text)))
     header, data = rows[0], rows[1:]
     if m.index >= len(data):
@@ -455,7 +457,7 @@ def _xlsx_sheets(data: dict[str, bytes]) -> list[str]:
 
 
 def _mutate_xlsx(path: Path, m: Mutation) -> str:
-    """Drop a data row of the first sheet, or move one of its figures by a cent."""
+    """Drop a data row of the first sheet, or move one of its figures by 1.00."""
     import zipfile
 
     with zipfile.ZipFile(path) as z:
@@ -476,7 +478,8 @@ def _mutate_xlsx(path: Path, m: Mutation) -> str:
         if not figures:
             return f"{m.path}: no figure to change"
         f = figures[m.index % len(figures)]
-        new = format_cents(parse_cents(f.group(1)) + 1)
+        # by 1.00: the workbook checks read a figure within a cent (xlsx_value_present)
+        new = format_cents(parse_cents(f.group(1)) + 100)
         xml = xml[:f.start(1)] + new + xml[f.end(1):]
         what = f"figure {f.group(1)} -> {new}"
     data[sheets[0]] = xml.encode("utf-8")

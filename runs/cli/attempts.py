@@ -520,26 +520,32 @@ def _validate_seeds(con: Any, loaded: Any, seeds: list[int], work: Path,
                     parallel: int) -> bool:
     from rich.table import Table
 
-    from runs.validate import CONTROLS, validate_seeds
+    from runs.validate import control_seed, controls_for, validate_seeds
 
     done = [0]
+    controls = controls_for(loaded)
 
     def tick(o: Any) -> None:
         done[0] += 1
         mark = "ok" if o.as_expected else "UNEXPECTED"
-        click.echo(f"# [{done[0]}/{len(seeds) * 3}] seed {o.seed} {o.agent}: {o.status} "
-                   f"{mark}", err=True)
+        click.echo(f"# [{done[0]}/{len(seeds) * len(controls)}] seed {o.seed} {o.agent}: "
+                   f"{o.status} {mark}", err=True)
 
     outcomes = validate_seeds(loaded, seeds, work, parallel=parallel, on_done=tick)
-    t = Table(title=f"{loaded.scenario.id}: controls over {len(seeds)} seeds",
-              title_justify="left")
+    title = f"{loaded.scenario.id}: controls over {len(seeds)} seeds"
+    if "oracle" not in controls:
+        title += " (a desk task: its solution is the reference; no oracle)"
+    fixed = {control_seed(loaded, s) for s in seeds}
+    if fixed != set(seeds):
+        title += f" (a desk task with books: every seed runs at the task's seed {min(fixed)})"
+    t = Table(title=title, title_justify="left")
     t.add_column("Seed", justify="right")
-    for agent in CONTROLS:
+    for agent in controls:
         t.add_column(f"{agent} (expect {'accepted' if agent != 'null' else 'rejected'})")
     by = {(o.seed, o.agent): o for o in outcomes}
     for s in seeds:
         cells = []
-        for agent in CONTROLS:
+        for agent in controls:
             o = by[s, agent]
             text = o.status + ("" if o.as_expected else " !")
             if not o.as_expected and o.failed:
@@ -548,7 +554,7 @@ def _validate_seeds(con: Any, loaded: Any, seeds: list[int], work: Path,
         t.add_row(str(s), *cells)
     con.print(t)
     bad = [o for o in outcomes if not o.as_expected]
-    for agent in CONTROLS:
+    for agent in controls:
         n = sum(1 for o in outcomes if o.agent == agent and o.as_expected)
         con.print(f"{agent}_as_expected: {n}/{len(seeds)}", highlight=False)
     con.print(f"validation: {'passed' if not bad else 'FAILED'}", highlight=False)
@@ -559,7 +565,9 @@ def _validate_mutants(con: Any, loaded: Any, seeds: list[int], work: Path, per_o
                       *, show: bool = True) -> list[Any]:
     from rich.table import Table
 
-    from runs.validate import CLASSES, per_class, validate_mutants
+    from runs.validate import CLASSES, control_seed, per_class, validate_mutants
+
+    seeds = sorted({control_seed(loaded, s) for s in seeds})  # a books desk task: its seed
 
     def tick(o: Any) -> None:
         state = "equivalent" if o.equivalent else ("caught" if o.caught else "SURVIVED")
