@@ -39,13 +39,13 @@ TYPED = {"Consulting hours": "CONSULTING HOURS", "Licence seats": "Licence Seats
 """How the budget spreadsheet spells some service lines."""
 
 
-def flagged(budget: int, variance: int) -> bool:
+def _flagged(budget: int, variance: int) -> bool:
     """The prompt's rule: at least 10% of budget and at least 1,000.00, either way."""
     return abs(variance) * 100 >= THRESHOLD_PCT * abs(budget) and \
         abs(variance) >= THRESHOLD_CENTS
 
 
-def pct(variance: int, budget: int) -> str:
+def _pct(variance: int, budget: int) -> str:
     """The variance as a percentage of budget, one decimal, halves away from zero."""
     tenths, rest = divmod(abs(variance) * 1000, budget)
     tenths += 1 if rest * 2 >= budget else 0
@@ -87,13 +87,13 @@ def generate(ctx: GeneratorContext) -> dict[str, bytes]:
         share = shapes[order[k] % len(shapes)]
         budget = max(10_000, round(got / (1 + share) / 10_000) * 10_000)
         variance = got - budget
-        flag = flagged(budget, variance)
+        flag = _flagged(budget, variance)
         near_pct = not flag and abs(variance) >= THRESHOLD_CENTS
         near_amount = not flag and abs(variance) * 100 >= THRESHOLD_PCT * budget
         kinds["over" if flag and variance > 0 else "under" if flag else
               "near_pct" if near_pct else "near_amount" if near_amount else "on"] += 1
         rows.append([service, format_cents(budget), format_cents(got), format_cents(variance),
-                     pct(variance, budget), "yes" if flag else "no"])
+                     _pct(variance, budget), "yes" if flag else "no"])
         budget_rows.append([first.strftime("%Y-%m"), TYPED.get(service, service),
                             format_cents(budget)])
     if kinds["over"] < 2 or kinds["under"] < 2 or kinds["near_pct"] < 1:
