@@ -414,8 +414,9 @@ def _mutate_output(path: Path, m: Mutation) -> str:
         if not figures:
             return f"{m.path}: no figure to change"
         f = figures[m.index % len(figures)]
-        new = format_cents(parse_cents(f.group().replace(",", "")) + 1)
-        # every mention of the figure: a text that states it wrong, not twice differently
+        # by 1.00 (text checks read a figure within a cent), at every mention: a text that
+        # states it wrong, not twice differently
+        new = format_cents(parse_cents(f.group().replace(",", "")) + 100)
         path.write_text(re.sub(rf"(?<![\d.]){re.escape(f.group())}(?![\d])", new, text),
                         encoding="utf-8")
         return f"{m.path}: figure {f.group()} -> {new} (every mention)"
