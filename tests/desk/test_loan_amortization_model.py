@@ -1,0 +1,112 @@
+"""loan-amortization-model: the reference model is accepted after LibreOffice recalculation
+and when the held-out loan is typed into its Inputs; each mutation class is rejected."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.desk.reformat_tooling_mutants import Edit, failed_names, regrade, solved_attempt
+
+TASK = "loan-amortization-model"
+BOOK = "out/loan_model.xlsx"
+
+pytestmark = pytest.mark.skipif(shutil.which("soffice") is None,
+                                reason="soffice (Debian's libreoffice-calc) is not installed")
+
+
+def _edit_book(change: Callable[[Any], None]) -> Edit:
+    def edit(ws: Path) -> None:
+        import openpyxl
+
+        wb = openpyxl.load_workbook(ws / BOOK)
+        change(wb)
+        wb.save(ws / BOOK)
+    return edit
+
+
+def _typed_payment(wb: Any) -> None:
+    """The summary's payment typed in (today's figure, right until the inputs change)."""
+    from desk.tasks import load_task
+
+    text = (load_task(TASK).folder / "reference" / "summary.csv").read_text()
+    payment = next(line.split(",")[1] for line in text.splitlines()
+                   if line.startswith("Monthly payment"))
+    wb["Summary"]["B1"] = float(payment)
+
+
+def _unrounded_interest(wb: Any) -> None:
+    for row in wb["Schedule"].iter_rows(min_row=2, min_col=5, max_col=5):
+        c = row[0]
+        c.value = c.value.replace("=ROUND(", "=(").replace(",2)", ")")
+
+
+def _no_final_adjustment(wb: Any) -> None:
+    for row in wb["Schedule"].iter_rows(min_row=2, min_col=4, max_col=4):
+        c = row[0]
+        c.value = "=" + c.value[c.value.index("ROUND(PMT"):-1]
+
+
+def _wrong_year(wb: Any) -> None:
+    wb["Summary"]["B4"] = wb["Summary"]["B4"].value.replace("E2:", "E3:")
+
+
+def _hard_coded_rate(wb: Any) -> None:
+    rate = wb["Inputs"]["B2"].value
+    for row in wb["Schedule"].iter_rows(min_row=2, min_col=4, max_col=5):
+        for c in row:
+            c.value = c.value.replace("Inputs!$B$2", str(rate))
+
+
+def _more_principal(wb: Any) -> None:
+    wb["Inputs"]["B1"] = wb["Inputs"]["B1"].value + 1000
+
+
+def _error_cell(wb: Any) -> None:
+    wb["Summary"]["C1"] = "=1/0"
+
+
+def _rows_typed(wb: Any) -> None:
+    for row in wb["Schedule"].iter_rows(min_row=30, min_col=4, max_col=7):
+        for c in row:
+            c.value = 1.0
+
+
+CASES: list[tuple[str, Edit, str]] = [
+    ("tooling: a summary figure typed in", _edit_book(_typed_payment),
+     "reuse/reused:Monthly payment"),
+    ("wrong figure: interest not rounded monthly", _edit_book(_unrounded_interest),
+     "total-interest"),
+    ("wrong figure: last instalment not adjusted", _edit_book(_no_final_adjustment),
+     "final-instalment"),
+    ("wrong qualifier: interest of the wrong twelve months", _edit_book(_wrong_year),
+     "interest-expense-2026"),
+    ("tooling: the rate typed into the formulas", _edit_book(_hard_coded_rate),
+     "reuse/reused:Total interest"),
+    ("wrong figure: another principal", _edit_book(_more_principal), "monthly-payment"),
+    ("output: an error cell", _edit_book(_error_cell), "no-error-cells"),
+    ("output: rows typed in", _edit_book(_rows_typed), "schedule-is-live"),
+]
+
+
+@pytest.fixture(scope="module")
+def attempt(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp(TASK)
+    return solved_attempt(TASK, tmp), tmp
+
+
+def test_reference_model_is_accepted(attempt: tuple[Path, Path]) -> None:
+    verdict = regrade(attempt[0], TASK, attempt[1], lambda ws: None)
+    assert verdict.status == "accepted", failed_names(verdict)
+
+
+@pytest.mark.parametrize(("label", "edit", "check"), CASES, ids=[c[0] for c in CASES])
+def test_mutation_is_rejected(attempt: tuple[Path, Path], label: str, edit: Edit,
+                              check: str) -> None:
+    verdict = regrade(attempt[0], TASK, attempt[1], edit)
+    assert verdict.status == "rejected", label
+    assert check in failed_names(verdict), sorted(failed_names(verdict))
