@@ -598,13 +598,29 @@ def _candidates(recording: Recording, turns: Path | None = None) -> dict[str, li
     return by_op
 
 
+def _spread(shuffled: list[Mutation], n: int) -> list[Mutation]:
+    """The first ``n`` of a shuffled list taken round-robin over the commands (or files)
+    they mutate, so that a rare command (a declined bank-detail request among declined
+    bills) is drawn before a second of a common one."""
+    groups: dict[str, list[Mutation]] = {}
+    for m in shuffled:
+        groups.setdefault(m.command or m.path, []).append(m)
+    out: list[Mutation] = []
+    while len(out) < n:
+        for g in groups.values():
+            if g and len(out) < n:
+                out.append(g.pop(0))
+    return out
+
+
 def sample_mutations(recording: Recording, *, per_operator: int, seed: int,
                      turns: Path | None = None) -> list[Mutation]:
     """Up to ``per_operator`` mutations of each operator, drawn by a sha256-derived seed."""
     out: list[Mutation] = []
     for op, cands in _candidates(recording, turns).items():
         rng = text_random(f"mutants:{seed}:{op}")
-        pick = cands if len(cands) <= per_operator else rng.sample(cands, per_operator)
+        pick = cands if len(cands) <= per_operator else _spread(
+            rng.sample(cands, len(cands)), per_operator)
         out.extend(sorted(pick, key=lambda m: (m.turn, m.index, m.path)))
     return out
 
