@@ -152,7 +152,8 @@ def check_policy(loaded: LoadedScenario,
             f.problems.append(f"no such operator: {', '.join(bad_ops)}")
         mine = [o for o in outcomes if o.mutation.op in r.mutants]
         f.caught = sum(1 for o in mine if not o.equivalent and o.caught
-                       and set(o.failed) & set(r.checks))
+                       and any(x == c or x.startswith(c + "/")  # a custom's own results
+                               for x in o.failed for c in r.checks))
         if r.mutants and not f.caught:
             counted = sum(1 for o in mine if not o.equivalent)
             f.problems.append(f"no mutant of {', '.join(r.mutants)} caught by its checks "
