@@ -21,6 +21,7 @@ from runs.campaigns.ledger import (
 )
 from runs.campaigns.plan import AttemptJob, attempt_schema, desk_tasks
 from runs.errors import CampaignError
+from runs.files import write_text_atomic
 
 _LOADED: dict[tuple[str, str], tuple[Any, Path | None]] = {}
 _PREPARED = False
@@ -156,6 +157,9 @@ def run_job(job: AttemptJob) -> AttemptRow:
         result = run_attempt(loaded, job.seed, agent_name, tmp, agent=agent,
                              store_url=job.store_url, schema=schema)
         verdict = json.loads((tmp / VERDICT_FILE).read_text(encoding="utf-8"))
+        if job.preregistration is not None:
+            verdict["preregistration"] = job.preregistration
+            write_text_atomic(tmp / VERDICT_FILE, json.dumps(verdict, indent=2) + "\n")
         os.rename(tmp, final)
         tmp = None
         return attempt_row(job, result.summary, verdict, started_at=started_at,

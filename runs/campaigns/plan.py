@@ -62,6 +62,8 @@ class Plan:
     """The campaign's seeds (those of its scenarios; see :attr:`Target.seeds`)."""
     systems: tuple[System, ...]
     repetitions: int
+    preregistration: dict[str, Any] | None = None
+    """The frozen manifest the sweep was held to (``erpsim sweep --frozen``), or None."""
 
     @property
     def size(self) -> int:
@@ -178,6 +180,8 @@ class AttemptJob:
     """The campaign folder (absolute): the row records ``attempt_dir`` relative to it."""
     store_url: str | None = None
     """A PostgreSQL URL: the books go to a schema of their own (see :func:`attempt_schema`)."""
+    preregistration: dict[str, Any] | None = None
+    """The frozen manifest's record, written into the attempt's verdict.json."""
 
     @property
     def key(self) -> AttemptKey:

@@ -306,6 +306,8 @@ def prepare_campaign(plan: Plan, folder: Path, *, resume: bool = False,
                                   "created_at": utc_now(), "matrix": plan.matrix(),
                                   "environment": env, "command": list(command or []),
                                   "runs": [run_record]}
+        if plan.preregistration is not None:
+            record["preregistration"] = plan.preregistration
         _create_folder(folder, plan, record)
         return plan.attempt_keys(), CampaignLock(folder)
     if not resume:
@@ -403,7 +405,8 @@ def jobs_for(plan: Plan, folder: Path, keys: Iterable[AttemptKey], *,
                               source=t.source, sha256=t.sha256, seed=seed,
                               system=systems[system], repetition=rep,
                               attempt_dir=str(root / attempt_relpath(key)),
-                              campaign_dir=str(root), store_url=store_url))
+                              campaign_dir=str(root), store_url=store_url,
+                              preregistration=plan.preregistration))
     return out
 
 

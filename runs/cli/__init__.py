@@ -18,6 +18,7 @@ from runs.cli.campaign import sweep
 from runs.cli.demo import demo
 from runs.cli.desk import desk
 from runs.cli.export import export_group
+from runs.cli.freeze import freeze_command
 from runs.cli.ledger import ledger
 from runs.cli.report import compare, report, rescore
 from runs.cli.view import bench_view, view_command
@@ -48,8 +49,8 @@ def tune_gc() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
-for _command in (bench, check_command, compare, demo, desk, export_group, ledger, reconcile_command,
-                 report, rescore, run, sweep, validate, view_command):
+for _command in (bench, check_command, compare, demo, desk, export_group, freeze_command, ledger,
+                 reconcile_command, report, rescore, run, sweep, validate, view_command):
     main.add_command(_command)
 bench.add_command(bench_view)
 

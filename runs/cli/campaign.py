@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from runs.campaigns.plan import Plan
 
 from runs.cli.common import EXIT_FAILED, EXIT_INTERRUPTED, OUT_DIR, fail
+from runs.errors import RunsError
 
 
 def command_line() -> list[str]:
@@ -115,11 +116,21 @@ def tally_table(rows: list[Any], systems: list[str], title: str) -> Any:
 @click.option("--resume", is_flag=True,
               help="Complete an existing label: run only the attempts without a row or "
                    "with an infrastructure error (the matrix must be the recorded one).")
+@click.option("--frozen", "frozen_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, metavar="MANIFEST",
+              help="Hold the sweep to a manifest from `erpsim freeze`: refused when the "
+                   "manifest or any file it binds changed, or the scenarios or seeds differ; "
+                   "its seeds are the sweep's (sealed seeds need --salt-file); its hash goes "
+                   "into campaign.json and every verdict.")
+@click.option("--salt-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The salt a --frozen manifest's sealed seeds were derived from.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def sweep(scenarios: tuple[str, ...], desk: str | None, seeds_text: str, systems_text: str,
-          systems_file: Path | None, runs: int, label: str, results_dir: Path,
-          parallel: int | None, dask_address: str | None, store_url: str | None,
-          resume: bool, quiet: bool) -> None:
+@click.pass_context
+def sweep(ctx: click.Context, scenarios: tuple[str, ...], desk: str | None, seeds_text: str,
+          systems_text: str, systems_file: Path | None, runs: int, label: str,
+          results_dir: Path, parallel: int | None, dask_address: str | None,
+          store_url: str | None, resume: bool, frozen_path: Path | None,
+          salt_file: Path | None, quiet: bool) -> None:
     """Run a campaign: SCENARIOS (and --desk tasks) x seeds x systems x repetitions.
 
     Writes RESULTS_DIR/LABEL/: campaign.json (the matrix and the environment),
@@ -148,7 +159,23 @@ def sweep(scenarios: tuple[str, ...], desk: str | None, seeds_text: str, systems
     if dask_address is not None and parallel is not None:
         raise click.UsageError("--parallel and --dask are exclusive (the Dask cluster "
                                "decides how many attempts run at once)")
+    frozen = None
+    if frozen_path is not None:
+        frozen, seeds_text = _frozen_seeds(ctx, frozen_path, salt_file, seeds_text)
+    elif salt_file is not None:
+        raise click.UsageError("--salt-file goes with --frozen (the manifest whose sealed "
+                               "seeds it derives)")
     plan = plan_from_options(label, scenarios, desk, seeds_text, systems_text, systems_file, runs)
+    if frozen is not None:
+        from dataclasses import replace
+
+        from runs.campaigns.freeze import check_plan
+
+        try:
+            check_plan(frozen, plan)
+        except RunsError as e:
+            fail(e)
+        plan = replace(plan, preregistration=frozen.record())
     folder = results_dir / label
     con = console()
     state: dict[str, Any] = {"accepted": 0, "errors": 0, "done": 0}
@@ -210,6 +237,37 @@ def sweep(scenarios: tuple[str, ...], desk: str | None, seeds_text: str, systems
         sys.exit(EXIT_FAILED)
     if len(rows) != plan.size:  # pragma: no cover - every job yields a row
         sys.exit(EXIT_FAILED)
+
+
+def _frozen_seeds(ctx: click.Context, path: Path, salt_file: Path | None,
+                  seeds_text: str) -> tuple[Any, str]:
+    """The frozen manifest and the seeds it binds, as --seeds text (exit when refused)."""
+    from click.core import ParameterSource
+
+    from runs.campaigns.freeze import frozen_seeds, read_manifest
+    from runs.validate import parse_seeds
+
+    try:
+        frozen = read_manifest(path)
+        salt = _read_salt(salt_file)
+        seeds = frozen_seeds(frozen, salt)
+    except RunsError as e:
+        fail(e)
+    given = ctx.get_parameter_source("seeds_text") == ParameterSource.COMMANDLINE
+    if given and parse_seeds(seeds_text) != sorted(set(seeds)):
+        fail(f"--seeds {seeds_text}: the frozen manifest {path} binds other seeds (leave "
+                 "--seeds out: a frozen sweep runs the manifest's seeds)")
+    return frozen, ",".join(str(s) for s in seeds)
+
+
+def _read_salt(path: Path | None) -> bytes | None:
+    """A salt file's bytes (surrounding whitespace removed); None when not given."""
+    if path is None:
+        return None
+    try:
+        return path.read_bytes().strip()
+    except OSError as e:
+        fail(f"--salt-file {path}: cannot read it ({e.strerror})")
 
 
 def _units(plan: Any) -> str:

@@ -309,13 +309,23 @@ def _scored(c: Campaign, scorer: str) -> tuple[Campaign, str]:
         scored = with_scorer(c, name)
     except (BadInput, Refused) as e:
         fail(e)
+    frozen = c.data.get("preregistration")
     if name == ORIGINAL:
-        return scored, "verdicts: original (as recorded when the attempts ran)"
+        if isinstance(frozen, dict):
+            return scored, ("verdicts: original (as recorded when the attempts ran); "
+                            f"pre-registered scorer {frozen.get('manifest_sha256')} "
+                            f"(frozen as {frozen.get('name')!r})")
+        return scored, ("verdicts: original (as recorded when the attempts ran); retrospective "
+                        "scorer (no frozen manifest: `erpsim freeze` before `sweep --frozen`)")
     manifests = scorer_manifests(c, name)
     note = (f"manifest sha256 {manifests[0]}" if len(manifests) == 1 else
             f"{len(manifests)} manifests (the scorer changed between rescorings; the newest "
             "receipt of each attempt counts)")
-    return scored, f"verdicts: scorer {name} (stored receipts; {note})"
+    if isinstance(frozen, dict) and manifests == [frozen.get("scorer_sha256")]:
+        kind = f"pre-registered scorer {frozen.get('manifest_sha256')}"
+    else:
+        kind = "retrospective scorer"
+    return scored, f"verdicts: scorer {name} (stored receipts; {note}); {kind}"
 
 
 def _weights(text: str) -> str | dict[str, float]:

@@ -95,6 +95,8 @@ CASES = [
          "mutants_caught_share:"),
     Case("sweep", ("sweep", "{sc}", "--seeds", "0", "--systems", "reference,null", "--label",
                    "fresh", "--results-dir", "{tmp}/results", "--quiet"), 0, "results: "),
+    Case("freeze", ("freeze", "pilot", "{sc}", "--seeds", "0", "--out", "{tmp}/pilot.json"), 0,
+         "manifest_sha256: "),
     Case("report", ("report", "smoke", "--results-dir", "{results}"), 0,
          "campaign smoke: 1 scenario(s) x 1 seed(s) x 2 system(s)"),
     Case("compare", ("compare", "smoke", "--a", "reference", "--b", "null", "--results-dir",
