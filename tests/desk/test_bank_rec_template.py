@@ -1,0 +1,101 @@
+"""bank-rec-template: the reference template is accepted (this month, and refilled with the
+held-out month); each mutation class is rejected."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.desk.reformat_tooling_mutants import Edit, failed_names, regrade, solved_attempt
+
+TASK = "bank-rec-template"
+BOOK = "out/bank_rec_template.xlsx"
+
+pytestmark = pytest.mark.skipif(shutil.which("soffice") is None,
+                                reason="soffice (Debian's libreoffice-calc) is not installed")
+
+
+def _edit(change: Callable[[Any], None]) -> Edit:
+    def edit(ws: Path) -> None:
+        import openpyxl
+
+        wb = openpyxl.load_workbook(ws / BOOK)
+        change(wb["Reconciliation"])
+        wb.save(ws / BOOK)
+    return edit
+
+
+def _typed_results(s: Any) -> None:
+    """This month's results typed in (right today, wrong next month)."""
+    s["G3"], s["G4"], s["G5"] = 127662.67, 127662.67, 0
+
+
+def _short_range(s: Any) -> None:
+    s["G3"] = "=B3+SUM(B8:B12)-SUM(E8:E12)"  # misses rows 13-27 of the input ranges
+
+
+def _difference_zero(s: Any) -> None:
+    s["G5"] = "=0*(G3-G4)"
+
+
+def _charges_added(s: Any) -> None:
+    s["G4"] = "=B4+B30+B31"
+
+
+def _drop_transit(s: Any) -> None:
+    s["A8"], s["B8"] = None, None
+
+
+def _cleared_check_listed(s: Any) -> None:
+    s["D20"], s["E20"] = "CHK 2041", 1528.34  # a check the bank paid in March
+
+
+def _cent_off(s: Any) -> None:
+    s["B4"] = round(s["B4"].value + 0.01, 2)
+
+
+def _wrong_cell(s: Any) -> None:
+    s["H3"], s["G3"] = s["G3"].value, None  # the result one cell to the right
+
+
+def _error_cell(s: Any) -> None:
+    s["G6"] = "=1/0"
+
+
+CASES: list[tuple[str, Edit, str]] = [
+    ("tooling: results typed in", _edit(_typed_results), "template/refilled:G3"),
+    ("tooling: a formula over too few rows", _edit(_short_range), "template/refilled:G3"),
+    ("tooling: the difference pinned to zero", _edit(_difference_zero), "template/refilled:G5"),
+    ("wrong qualifier: bank charges added, not deducted", _edit(_charges_added),
+     "adjusted-book-balance"),
+    ("missing rows: a deposit in transit left out", _edit(_drop_transit),
+     "template/this-month-inputs"),
+    ("output: a cleared check listed as outstanding", _edit(_cleared_check_listed),
+     "template/this-month-inputs"),
+    ("wrong figure: a cent on the book balance", _edit(_cent_off), "template/this-month-inputs"),
+    ("wrong identifier: a result in another cell", _edit(_wrong_cell), "template/refilled:G3"),
+    ("output: an error cell", _edit(_error_cell), "no-error-cells"),
+]
+
+
+@pytest.fixture(scope="module")
+def attempt(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp(TASK)
+    return solved_attempt(TASK, tmp), tmp
+
+
+def test_reference_template_is_accepted(attempt: tuple[Path, Path]) -> None:
+    verdict = regrade(attempt[0], TASK, attempt[1], lambda ws: None)
+    assert verdict.status == "accepted", failed_names(verdict)
+
+
+@pytest.mark.parametrize(("label", "edit", "check"), CASES, ids=[c[0] for c in CASES])
+def test_mutation_is_rejected(attempt: tuple[Path, Path], label: str, edit: Edit,
+                              check: str) -> None:
+    verdict = regrade(attempt[0], TASK, attempt[1], edit)
+    assert verdict.status == "rejected", label
+    assert check in failed_names(verdict), sorted(failed_names(verdict))
