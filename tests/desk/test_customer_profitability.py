@@ -1,0 +1,102 @@
+"""customer-profitability: the reference outputs pass; every mutation class fails a check.
+
+The solution runs on a copy of the workspace and the task's own checks grade its files.
+Each mutant of the table (a customer dropped or added twice, a figure a cent off, a
+percentage or rank changed, a customer id swapped for another) and of the memo (a figure
+a cent off, below/above swapped, a fact negated, figures swapped between sentences, a
+recommendation dropped) fails at least one required check; so do a near-floor customer
+recommended for review and the concentration verdict reversed. ``erpsim run`` accepts
+the reference and rejects the null agent.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from runs.cli import main
+from tests.desk.reports_drafting_mutants import (
+    Solved,
+    csv_mutants,
+    solve,
+    survivors,
+    text_mutants,
+)
+
+TASK = "customer-profitability"
+MEMO = "out/memo.txt"
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory: pytest.TempPathFactory) -> Solved:
+    return solve(TASK, tmp_path_factory.mktemp(TASK))
+
+
+def _edited(solved: Solved, old: str, new: str) -> list[str]:
+    path = solved.path(MEMO)
+    original = path.read_text(encoding="utf-8")
+    assert old in original
+    path.write_text(original.replace(old, new, 1), encoding="utf-8")
+    try:
+        return solved.failed()
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
+def test_reference_outputs_pass(solved: Solved) -> None:
+    assert solved.failed() == []
+
+
+def test_untouched_workspace_fails(tmp_path: Path) -> None:
+    s = solve(TASK, tmp_path)
+    shutil.rmtree(s.path("out"))
+    s.path("out").mkdir()
+    assert "table-columns" in s.failed()
+
+
+def test_every_table_mutant_fails(solved: Solved) -> None:
+    rel = "out/customer_profitability.csv"
+    counts, alive = survivors(solved, rel, csv_mutants(solved.path(rel),
+                                                       id_columns=("customer_id",)))
+    assert {"missing row", "add a row", "wrong figure", "change a cell"} <= set(counts)
+    assert alive == []
+
+
+def test_every_memo_mutant_fails(solved: Solved) -> None:
+    counts, alive = survivors(solved, MEMO, text_mutants(solved.path(MEMO)))
+    assert {"wrong figure", "wrong qualifier", "wrong sentence", "missing row"} <= set(counts)
+    assert alive == []
+
+
+@pytest.mark.parametrize("edit", [
+    ("which is below the 40% threshold: revenue is not concentrated",
+     "which is above the 40% threshold: revenue is concentrated"),
+    ("revenue is not concentrated", "revenue is concentrated"),
+    ("is 18.0%, below the 20% floor", "is 18.0%, not below the 20% floor"),
+])
+def test_qualifiers_are_facts(solved: Solved, edit: tuple[str, str]) -> None:
+    assert _edited(solved, *edit) != []
+
+
+def test_a_near_floor_customer_recommended_fails(solved: Solved) -> None:
+    path = solved.path(MEMO)
+    original = path.read_text(encoding="utf-8")
+    path.write_text(original + "We recommend a pricing review for Lee-Patterson: its gross "
+                    "margin of 3,149.76 on revenue of 15,745.33 is 20.0%, at the 20% floor.\n",
+                    encoding="utf-8")
+    try:
+        assert solved.failed() == ["memo-no-other-customer"]
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
+def test_run_accepts_the_reference_and_rejects_null(tmp_path: Path) -> None:
+    ok = CliRunner().invoke(main, ["run", TASK, "--agent", "reference", "--out",
+                                   str(tmp_path / "ref")])
+    assert ok.exit_code == 0, ok.output
+    bad = CliRunner().invoke(main, ["run", TASK, "--agent", "null", "--out",
+                                    str(tmp_path / "null")])
+    assert bad.exit_code == 1, bad.output
