@@ -11,6 +11,7 @@ fail, where the other checks look at totals only.
 | ``bank_minimum_balance`` | no write of the agent left a bank account below the minimum |
 | ``bills_coded_to_default`` | every line of the agent's bills is on its vendor's account |
 | ``entries_dated`` | the agent's entries are dated in their period (a bill on its invoice date) |
+| ``credits_applied_as_named`` | each vendor credit went to the bill its note credits |
 | ``event_accounts`` | the agent's fees, charges, interest... are on the accounts the policy gives |
 | ``documents_listed`` | the exceptions file lists exactly the documents not acted on |
 | ``unapplied_listed`` | the unapplied list names every receipt left unapplied, and only those |
@@ -331,6 +332,57 @@ def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
                                       f"{listing(wrong)}", metrics)
     return CheckResult("", True, f"{entries(seen)} of the agent dated, each in its period",
                        metrics)
+
+
+# --- credits_applied_as_named -------------------------------------------------------------
+
+
+class CreditsAppliedAsNamed(CheckSpec):
+    """Every vendor credit the agent applied went to the bill its credit note names (the
+    world's ``for_bill_ref``: the bill entered under that invoice's number), not to another
+    bill of the vendor."""
+
+    family: ClassVar[str] = "audit"
+    type: Literal["credits_applied_as_named"]
+
+
+@check_type(CreditsAppliedAsNamed)
+def credits_applied_as_named(spec: CreditsAppliedAsNamed, ctx: CheckContext) -> CheckResult:
+    """List credit applications to another bill than the one the note credits."""
+    numbers: dict[str, tuple[str, str]] = {}
+    named: dict[tuple[str, str], str] = {}
+    for e in ctx.store.read(realm="world", types=["bill_issued", "credit_note_issued"]):
+        d = e.data
+        if e.type == "bill_issued":
+            numbers[d["bill_ref"]] = (d["vendor_id"], document_number_key(d["invoice_number"]))
+        elif d.get("for_bill_ref") in numbers:
+            named[(d["vendor_id"], document_number_key(d["number"]))] = d["for_bill_ref"]
+    bills: dict[str, tuple[str, str]] = {}
+    credits: dict[str, tuple[str, str]] = {}
+    wrong: list[str] = []
+    seen = 0
+    for e in ctx.store.read(realm="erp", types=["bill_entered", "vendor_credit_recorded",
+                                                "vendor_credit_applied"], until=_until(ctx)):
+        d = e.data
+        if e.type == "bill_entered":
+            bills[d["bill_id"]] = (d["vendor_id"], document_number_key(d["vendor_invoice_number"]))
+        elif e.type == "vendor_credit_recorded":
+            credits[d["credit_id"]] = (d["vendor_id"],
+                                       document_number_key(d["vendor_credit_number"]))
+        elif _agent(ctx, e.actor):
+            ref = named.get(credits.get(d["credit_id"], ("", "")))
+            if ref is None:
+                continue
+            seen += 1
+            if bills.get(d["bill_id"]) != numbers[ref]:
+                wrong.append(f"{d['credit_id']} applied to {d['bill_id']}, not to the bill of "
+                             f"invoice {numbers[ref][1]}")
+    metrics = {"applications": seen, "misapplied": len(wrong)}
+    if wrong:
+        return CheckResult("", False, f"{plural(len(wrong), 'credit application')} to another "
+                                      f"bill than the note credits: {listing(wrong)}", metrics)
+    return CheckResult("", True, f"{plural(seen, 'credit application')}, each to the bill its "
+                                 "note credits", metrics)
 
 
 # --- documents_listed -----------------------------------------------------------------------
