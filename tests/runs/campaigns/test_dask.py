@@ -48,9 +48,10 @@ def test_an_unreachable_scheduler_is_a_clear_error(tmp_path: Path,
     sc = small_scenario(tmp_path, days=2)
     plan = plan_campaign("x", scenarios=[str(sc)], seeds=[0],
                          systems=resolve_systems(["null"]))
-    with pytest.raises(CampaignError, match=r"--dask: cannot connect to the scheduler at "
-                                            r"tcp://127\.0\.0\.1:9"):
+    with pytest.raises(CampaignError, match=r"--dask tcp://127\.0\.0\.1:9: no scheduler "
+                                            r"answers at 127\.0\.0\.1:9 \(Connection refused\)"):
         run_campaign(plan, tmp_path / "x", dask_address="tcp://127.0.0.1:9")
+    assert not (tmp_path / "x").exists()  # checked before the label is created
 
 
 def test_parallel_and_dask_are_exclusive(tmp_path: Path) -> None:
