@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from reportlab.lib.pagesizes import A4, letter
 from reportlab.pdfgen import canvas
 
-PAGE_SIZES = {"letter": letter, "a4": A4}
+PAGE_SIZES = {"letter": letter, "a4": A4, "receipt": (226.8, 566.9)}
+"""Page sizes by name; ``receipt`` is an 80 mm till roll cut at 200 mm."""
 
 
 class DeskPdf:
