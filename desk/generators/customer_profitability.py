@@ -35,7 +35,10 @@ FLOOR_PCT = 20
 TOP = 5
 CONCENTRATED_PCT = 40
 """Revenue is concentrated when the five largest customers hold at least this share."""
-SHARE = {"easy": 0.50, "medium": 0.62, "hard": 0.66}
+SHARE = {"easy": 0.52, "medium": 0.62, "hard": 0.63}
+"""Per tier, the standard cost as a share of the median price."""
+PLANTED = {"easy": (1, 3, 0), "medium": (1, 3, 2), "hard": (1, 5, 4)}
+"""Per tier, the fewest and most customers below the floor, the fewest just above it."""
 TYPED = {"Consulting hours": "CONSULTING - HOURLY", "Licence seats": "licence seats",
          "On-site visit": "Onsite visit", "Data migration": "Data Migration ",
          "Training session": "Training (per session)"}
@@ -103,9 +106,11 @@ def generate(ctx: GeneratorContext) -> dict[str, bytes]:
              if (revenue[cid] - cost[cid]) * 100 < FLOOR_PCT * revenue[cid]]
     near = [cid for cid in order if cid not in below
             and (revenue[cid] - cost[cid]) * 100 < (FLOOR_PCT + 5) * revenue[cid]]
-    if not 1 <= len(below) <= 3 or len(near) < 2:
+    low, high, close = PLANTED[tier]
+    if not low <= len(below) <= high or len(near) < close:
         raise GenerationError(f"seed {ctx.seed}: {len(below)} customer(s) below the floor and "
-                              f"{len(near)} near it (expected 1-3 below and 2 near)")
+                              f"{len(near)} near it (expected {low}-{high} below and at least "
+                              f"{close} near, tier {tier})")
     top = sum(revenue[c] for c in order[:TOP])
     total_cost = sum(cost.values())
     costs = [[TYPED.get(s, s), _cost_text(unit_cost[s], k), "per unit"]
