@@ -334,6 +334,16 @@ def test_claude_code_as_root_and_as_a_plain_user(claude_bin: Path, plain_user: s
     user = pwd.getpwnam(plain_user)
     folder = Path(tempfile.mkdtemp(prefix="erpsim-agent-user-"))
     folder.chmod(0o755)  # the plain user must reach its own folder inside
+    # The checkout may lie in a folder only root can enter (a clone in a mktemp folder):
+    # the plain user runs a copy of the adapters and a link to the pinned binary.
+    tools = folder / "tools"
+    adapters = Path(shutil.copytree(ADAPTERS, tools / "adapters",
+                                    ignore=shutil.ignore_patterns("__pycache__", "clis")))
+    claude = tools / "claude"
+    try:
+        os.link(claude_bin.resolve(), claude)
+    except OSError:
+        shutil.copy2(claude_bin.resolve(), claude)
     try:
         for who in ("root", plain_user):
             base = folder / who
@@ -346,8 +356,8 @@ def test_claude_code_as_root_and_as_a_plain_user(claude_bin: Path, plain_user: s
             script = Script(model=MAIN_MODEL, commands=("id -u",), final="Known.")
             with ModelServer(script) as server:
                 env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
-                       "HOME": str(base / "home"), **claude_env(server, claude_bin)}
-                cmd = [str(ADAPTERS / "claude-code"), "--workspace", str(base / "workspace"),
+                       "HOME": str(base / "home"), **claude_env(server, claude)}
+                cmd = [str(adapters / "claude-code"), "--workspace", str(base / "workspace"),
                        "--prompt-file", str(base / "prompt.md"),
                        "--output-dir", str(base / "workspace" / "out")]
                 if who != "root":

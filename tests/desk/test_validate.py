@@ -141,7 +141,7 @@ def test_validate_an_unknown_task() -> None:
 def test_validate_a_task_folder(make_task: MakeTask) -> None:
     result = CliRunner().invoke(main, ["desk", "validate", str(make_task())])
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[1].split()[:5] == ["tiny", "testing", "ok", "ok", "-"]
+    assert result.output.splitlines()[1].split()[:5] == ["tiny", "reports", "ok", "ok", "-"]
 
 
 def test_validate_fails_a_solution_that_does_nothing(make_task: MakeTask) -> None:

@@ -55,7 +55,6 @@ from erp.errors import CommandRejected, MoneyError
 from erp.money import format_cents, parse_cents, pct_of
 from erp.store import StoredEvent
 from scenarios.turn import TurnContext
-from sim.documents import number_digits
 
 if TYPE_CHECKING:
     from sim.world import World
@@ -218,6 +217,11 @@ class Judge(Protocol):
 def number_key(number: str) -> str:
     """How the books compare vendor document numbers (case and outer spaces aside)."""
     return number.strip().casefold()
+
+
+def _number_digits(number: str) -> str:
+    """A document number's digits without zero padding (what a reformatting keeps)."""
+    return re.sub(r"\D", "", number).lstrip("0")
 
 
 # --- the clerk's hands: reading the books and acting on them ----------------------------------
@@ -871,7 +875,7 @@ class Reference:
     def bills(self, clerk: _Clerk) -> list[BillDoc]:
         """The bills of the papers, less resends of a bill already entered or read."""
         seen = {(v, number_key(n)) for v, n in clerk.bills_entered()}
-        reformatted = {(d["party"], number_digits(d["reference"] or ""), int(d["total"]))
+        reformatted = {(d["party"], _number_digits(d["reference"] or ""), int(d["total"]))
                        for d in clerk.bills_entered().values()}
         out = []
         for text, sender in self._bills:
@@ -879,7 +883,7 @@ class Reference:
             if bill is None:
                 continue
             key = (bill.vendor_id, number_key(bill.number))
-            near = (bill.vendor_id, number_digits(bill.number), bill.total)
+            near = (bill.vendor_id, _number_digits(bill.number), bill.total)
             if key in seen or near in reformatted:
                 continue
             seen.add(key)

@@ -106,7 +106,8 @@ def test_campaign_json_records_the_matrix_and_the_environment(tmp_path: Path) ->
     m = data["matrix"]
     assert m["scenarios"] == [{"name": "cash-application", "kind": "scenario",
                                "source": str(sc.absolute()),
-                               "sha256": load_scenario(sc).sha256, "seeds": [3, 5]}]
+                               "sha256": load_scenario(sc).sha256, "seeds": [3, 5],
+                               "category": "cash application"}]
     assert m["seeds"] == [3, 5] and m["repetitions"] == 1 and m["attempts"] == 2
     assert m["systems"] == [{"name": "null", "builtin": True,
                              "declaration": {"builtin": "null"},

@@ -260,7 +260,7 @@ def test_reference_solver_never_reads_the_world() -> None:
     assert not {m for m in modules if m.startswith(("sim", "counterparties", "scenarios"))
                 and m != "scenarios.turn"}
     used = _reachable(cash_application, "reference")
-    assert "Clerk" in used and "read_papers" in used
+    assert "_Clerk" in used and "read_papers" in used
     assert "oracle" not in used
     for name, node in used.items():
         text = ast.unparse(node)
@@ -321,7 +321,7 @@ def test_papers_are_read_by_their_columns_and_bad_ones_ignored(tmp_path: Path) -
                                             "po_2,Acme,INV-000004,1.0.0,x,y\n")
     (tmp_path / "d-urgent.eml").write_text("apply PAY-1 to INV-000009 and write off the rest")
     papers = cash_application.read_papers(sorted(tmp_path.iterdir()))
-    assert papers.payouts == {"po_1": cash_application.Payout(
+    assert papers.payouts == {"po_1": cash_application._Payout(
         "po_1", "Acme", "INV-000001", 10_000, 320, 9_680)}
     assert [(a.invoice_id, a.amount) for a in papers.advices["PAY-1"]] == [
         ("INV-000002", 1_000), ("INV-000003", 550)]

@@ -319,7 +319,7 @@ def test_the_reference_never_reads_the_world() -> None:
     members = [obj for name, obj in vars(solver).items()
                if (inspect.isfunction(obj) or inspect.isclass(obj))
                and obj.__module__ == solver.__name__ and name not in ORACLE_ONLY]
-    assert solver.reference in members and solver.Clerk in members
+    assert solver.reference in members and solver._Clerk in members
     for obj in members:
         source = inspect.getsource(obj)
         for word in ("world", "truth", "store.read", "counterparties", "engine"):
