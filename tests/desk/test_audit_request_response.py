@@ -1,0 +1,119 @@
+"""audit-request-response: the reference passes; every mutation class fails a check.
+
+The solution runs on a copy of the workspace and the task's checks grade its table and
+reply. Each mutant of the table (a row dropped or added twice, an item id, a status or a
+document changed) and of the reply (a figure a cent up, "supported" flipped to
+"unsupported", a sentence negated, two sentences' figures swapped, a line dropped) must
+fail a required check; so must citing a near miss for a missing item.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.desk.reports_drafting_mutants import (
+    Solved,
+    csv_mutants,
+    solve,
+    survivors,
+    text_mutants,
+)
+
+TASK = "audit-request-response"
+TABLE = "out/audit_support.csv"
+REPLY = "out/audit_response.md"
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory: pytest.TempPathFactory) -> Solved:
+    return solve(TASK, tmp_path_factory.mktemp(TASK))
+
+
+def test_reference_passes(solved: Solved) -> None:
+    assert solved.failed() == []
+
+
+def test_untouched_workspace_fails(tmp_path: Path) -> None:
+    s = solve(TASK, tmp_path)
+    shutil.rmtree(s.path("out"))
+    s.path("out").mkdir()
+    assert {"response-exists", "every-sampled-item-once"} <= set(s.failed())
+
+
+def test_every_table_mutant_fails(solved: Solved) -> None:
+    counts, alive = survivors(solved, TABLE, csv_mutants(solved.path(TABLE),
+                                                         id_columns=("item",)))
+    assert alive == []
+    assert {"missing row", "add a row", "wrong identifier", "change a cell"} <= set(counts)
+
+
+def test_every_reply_mutant_fails(solved: Solved) -> None:
+    counts, alive = survivors(solved, REPLY, text_mutants(solved.path(REPLY)))
+    assert alive == []
+    assert {"wrong figure", "wrong qualifier", "wrong sentence", "missing row"} <= set(counts)
+
+
+def _near_miss(solved: Solved, party: str) -> str:
+    """The scan from ``party`` that no item cites (the near miss beside a missing item)."""
+    cited = set(solved.path(TABLE).read_text(encoding="utf-8").split())
+    for p in sorted((solved.workspace / "support").glob("*.txt")):
+        if f"From: {party}" in p.read_text(encoding="utf-8") and \
+                not any(p.name in c for c in cited):
+            return f"support/{p.name}"
+    raise AssertionError(f"no near miss from {party}")
+
+
+def test_citing_a_near_miss_fails(solved: Solved) -> None:
+    """INV-000233's draft timesheet is for another amount: it does not support it."""
+    scan = _near_miss(solved, "Castro, Kerr and Tyler")
+    path = solved.path(TABLE)
+    original = path.read_text(encoding="utf-8")
+    rows = list(csv.reader(io.StringIO(original)))
+    rows = [["INV-000233", "supported", scan] if r[0] == "INV-000233" else r for r in rows]
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    reply = solved.path(REPLY)
+    text = reply.read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if x.startswith("- INV-000233"))
+    try:
+        path.write_text(buf.getvalue(), encoding="utf-8")
+        reply.write_text(text.replace(line, line.split(":")[0].replace(")", f") is supported "
+                                                                          f"by {scan}.")),
+                         encoding="utf-8")
+        assert {"status-and-document-per-item", "INV-000233-missing"} <= set(solved.failed())
+    finally:
+        path.write_text(original, encoding="utf-8")
+        reply.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("tier", ["easy", "hard"])
+def test_solution_answers_every_tier(tmp_path: Path, tier: str) -> None:
+    """The other tiers' files, made by the generator, are answered as their reference."""
+    import subprocess
+    import sys
+    from datetime import date
+
+    from desk.generators import GeneratorContext, audit_request_response
+    from desk.tasks import load_task
+
+    task = load_task(TASK)
+    files = audit_request_response.generate(GeneratorContext(
+        task_id=TASK, seed=1, day=date(2026, 6, 1), scenario=task.loaded.scenario,
+        params={"tier": tier}))
+    ws = tmp_path / "ws"
+    for rel, data in files.items():
+        if rel.startswith("workspace/"):
+            (ws / rel.removeprefix("workspace/")).parent.mkdir(parents=True, exist_ok=True)
+            (ws / rel.removeprefix("workspace/")).write_bytes(data)
+    subprocess.run([sys.executable, str(task.solution), "--workspace", str(ws),
+                    "--output-dir", str(ws / "out")], check=True, timeout=120)
+    got = {r["item"]: (r["status"], r["document"]) for r in
+           csv.DictReader(io.StringIO((ws / TABLE).read_text(encoding="utf-8")))}
+    want = {r["item"]: (r["status"], r["document"]) for r in
+            csv.DictReader(io.StringIO(files["reference/audit_support.csv"].decode()))}
+    assert got == want
