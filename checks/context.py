@@ -80,6 +80,7 @@ class Folds:
 
     def __init__(self) -> None:
         self._folds: dict[Hashable, Any] = {}
+        self._kept: dict[Hashable, Any] = {}
         self.fresh = 0
 
     def get(self, key: Hashable, make: Callable[[date | None], F], store: EventStore,
@@ -92,6 +93,18 @@ class Folds:
             self._folds[key] = fold
         fold.advance(store, as_of, position)
         return fold
+
+    def peek(self, key: Hashable) -> Any:
+        """The fold ``key`` as last advanced (None before the first :meth:`get`)."""
+        return self._folds.get(key)
+
+    def keep(self, key: Hashable, make: Callable[[], T]) -> T:
+        """A state kept across evaluations under ``key`` (made by ``make()`` the first
+        time), such as what a check derived from the folds at the last date."""
+        if key not in self._kept:
+            self._kept[key] = make()
+        value: T = self._kept[key]
+        return value
 
 
 @dataclass

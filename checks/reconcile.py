@@ -46,6 +46,7 @@ from checks.world import (
     CustomerInvoice,
     CustomerPayment,
     VendorBill,
+    WorldFold,
     WorldView,
     fold_world,
     world_view,
@@ -365,6 +366,10 @@ class BooksFold(ForwardFold):
         self._table = {str(cls.model_fields["type"].default): h for cls, h in table.items()}
         self.types = list(self._table)
         """The event types the fold reads."""
+        self.changes: list[tuple[str, str]] = []
+        """The documents each folded event changed, in order (``("invoice", id)``,
+        ``("receipt", id)``, ``("wline", the bank's line id)``, a match target...), for the
+        reconciliation's incremental itemizing."""
 
     def apply(self, e: StoredEvent) -> None:
         """Fold one event of the log (other realms and types are ignored)."""
@@ -376,7 +381,18 @@ class BooksFold(ForwardFold):
         if self.as_of is not None and day > self.as_of:
             self.defer(day)
             return
+        changes = self.changes
+        line_id = getattr(x, "line_id", None)
+        if line_id is not None:  # a statement line: what it was matched to, before and after
+            changes += [(t.kind, t.doc_id) for t in self.books.matches.get(line_id, ())]
         handler(x)
+        for name, kind in _BOOKS_CHANGE_KEYS:
+            value = getattr(x, name, None)
+            if isinstance(value, str):
+                changes.append((kind, value))
+        if line_id is not None:
+            changes.append(("wline", self.books.world_line(line_id)))
+            changes += [(t.kind, t.doc_id) for t in self.books.matches.get(line_id, ())]
 
     # --- receivables and unapplied cash -------------------------------------------------
 
@@ -442,6 +458,12 @@ class BooksFold(ForwardFold):
 
     def _bank_account_opened(self, x: ev.BankAccountOpened) -> None:
         self.books.bank_accounts[x.bank_account_id] = x
+
+
+_BOOKS_CHANGE_KEYS = (("invoice_id", "invoice"), ("receipt_id", "receipt"),
+                      ("vendor_id", "vendor"), ("bill_id", "bill"), ("credit_id", "credit"),
+                      ("payment_id", "vpayment"))
+"""The ids a books event carries and the change key each gives."""
 
 
 def _add(totals: dict[str, int], key: str, amount: int) -> None:
@@ -517,6 +539,8 @@ class PostingsFold(ForwardFold):
         """Account -> positions whose GL or subledger rows changed, not yet compared."""
         self._off: dict[tuple[str, str], set[int]] = {}
         self._seen: dict[tuple[str, str], int] = {}
+        self.changes: list[tuple[str, str]] = []
+        """The documents ``(doc_kind, doc_id)`` whose subledger rows changed, in order."""
 
     def apply(self, e: StoredEvent) -> None:
         """Fold a chart or company event (the rows come from the read tables)."""
@@ -558,6 +582,9 @@ class PostingsFold(ForwardFold):
                 parties = self.by_party.setdefault(key, {})
                 parties[party] = parties.get(party, 0) + amount
             self.totals[key] = self.totals.get(key, 0) + amount
+            self.changes.append((kind, doc))
+            if ledger == "ap" and party is not None:
+                self.changes.append(("vendor", party))
             at = self._sub_at.setdefault(key, {})
             at[p] = at.get(p, 0) + amount
             self._touched.setdefault(account, []).append(p)
@@ -635,8 +662,11 @@ def gl_subledger_items(store: EventStore, account: str, control: str, *,
 # --- receivables ------------------------------------------------------------------------------
 
 
-def _receipt_truth(books: BooksView, world: WorldView,
-                   receipt_id: str) -> tuple[str | None, CustomerPayment | None, str]:
+_Truth = tuple[str | None, CustomerPayment | None, str]
+"""A receipt's bank line, the payment it carries and what the line is."""
+
+
+def _receipt_truth(books: BooksView, world: WorldView, receipt_id: str) -> _Truth:
     """A receipt's bank line, the payment it carries and what the line is
     (``deposit``, ``bank_copy``, ``returned``, ``no_line``, ``not_a_deposit``)."""
     line_id = books.line_of("receipt", receipt_id)
@@ -662,83 +692,106 @@ def _ar_items(account: str, books: BooksView, world: WorldView,
     """Receivables: each invoice in the books against the customer's own record of it."""
     items: list[Item] = []
     external = 0
-    seen: set[str] = set()
-    invoices = [i for i, inv in books.invoices.items() if inv.ar_account == account]
+    invoices = {i for i, inv in books.invoices.items() if inv.ar_account == account}
     world_invoices = {i: inv for c in world.customers.values() for i, inv in c.invoices.items()}
     if default:  # invoices a customer holds that the books do not: on the main AR account
-        invoices += sorted(i for i in world_invoices if i not in books.invoices)
+        invoices |= {i for i in world_invoices if i not in books.invoices}
     receipt_payer = {rid: _receipt_truth(books, world, rid) for rid in books.receipts}
     by_line: dict[str, list[str]] = {}
     for rid, (line, _, _) in receipt_payer.items():
         if line is not None:
             by_line.setdefault(line, []).append(rid)
+
+    def receipts_on(line: str) -> list[str]:
+        return by_line.get(line, [])
+
     for invoice_id in sorted(invoices):
-        if invoice_id in seen:
-            continue
-        seen.add(invoice_id)
-        inv = books.invoices.get(invoice_id)
-        w = world_invoices.get(invoice_id)
-        party = inv.customer_id if inv is not None else (w.customer_id if w else None)
-        open_ = sub.get(("invoice", invoice_id), 0)
-        if w is None:
-            if open_:
-                items.append(Item(account, "invoice_not_sent", party, invoice_id, open_, 0, open_,
-                                  False, "the customer has no record of this invoice (it was "
-                                         "never sent)"))
-            continue
-        if inv is None:
-            external += max(0, w.owed)
-            if w.owed:
-                items.append(Item(account, "invoice_not_in_books", party, invoice_id, 0,
-                                  max(0, w.owed), -max(0, w.owed), False,
-                                  "the customer received it; the books hold no such invoice"))
-            continue
-        ext = max(0, w.owed)
+        more, ext = _ar_invoice(account, invoice_id, books, world, world_invoices.get(invoice_id),
+                                sub, day, receipt_payer, receipts_on, set())
+        items += more
         external += ext
-        for d in world.customers[w.customer_id].disputes:
-            if d.invoice_id == invoice_id:
-                items.append(Item(account, "disputed", party, invoice_id, None, None, 0, True,
-                                  f"the customer disputes {display_cents(d.amount)} "
-                                  f"({d.reason}); credited {display_cents(w.credited)}"))
-        comp_books = comp_ext = 0
-        over = _over_parts(w)
-        transit = w.in_transit - sum(a for pid, a in over.items()
-                                     if world.payments[pid].in_transit)
-        if transit:
-            pays = ", ".join(pid for pid, _ in w.payments
-                             if world.payments[pid].in_transit)
-            items.append(Item(account, "payment_in_transit", party, f"{invoice_id} ({pays})",
-                              transit, 0, transit, True,
-                              "the customer paid; the bank has not posted the money yet"))
-            comp_books += transit
-        waiting = []
-        for payment_id, amount in w.payments:
-            p = world.payments[payment_id]
-            if p.in_transit or not world.unseen(p.line_id or "", day):
-                continue
-            rids = by_line.get(p.line_id or "", [])
-            if not any(books.receipts[r].applied.get(invoice_id) for r in rids):
-                waiting.append((payment_id, amount - over.get(payment_id, 0)))
-                over.pop(payment_id, None)
-        waiting = [(pid, a) for pid, a in waiting if a > 0]
-        if waiting:
-            amount = sum(a for _, a in waiting)
-            items.append(Item(account, "awaiting_application", party,
-                              f"{invoice_id} ({', '.join(p for p, _ in waiting)})", amount, 0,
-                              amount, True, f"the bank posted the payment on {day} after the "
-                                            "clerk's turn (on no statement yet): not applied yet"))
-            comp_books += amount
-        wo = books.written_off.get(invoice_id, 0)
-        if wo:
-            items.append(Item(account, "written_off", party, invoice_id, 0, wo, -wo, True,
-                              "written off in the books; the customer's records still owe it"))
-            comp_ext += wo
-        residual = (open_ - comp_books) - (ext - comp_ext)
-        if residual:
-            kind, note = _ar_residual(books, world, inv, w, residual, receipt_payer, by_line)
-            items.append(Item(account, kind, party, invoice_id, open_ - comp_books,
-                              ext - comp_ext, residual, False, note))
     return items, external
+
+
+def _ar_invoice(account: str, invoice_id: str, books: BooksView, world: WorldView,
+                w: CustomerInvoice | None, sub: Mapping[tuple[str, str], int], day: date | None,
+                receipt_payer: Mapping[str, tuple[str | None, CustomerPayment | None, str]],
+                receipts_on: Callable[[str], list[str]],
+                deps: set[tuple[str, str]]) -> tuple[list[Item], int]:
+    """One invoice's receivable items and its external balance; ``deps`` gains the
+    documents the answer read (``(kind, id)``, as the folds' ``changes`` name them)."""
+    items: list[Item] = []
+    deps.add(("invoice", invoice_id))
+    inv = books.invoices.get(invoice_id)
+    party = inv.customer_id if inv is not None else (w.customer_id if w else None)
+    open_ = sub.get(("invoice", invoice_id), 0)
+    if w is None:
+        if open_:
+            items.append(Item(account, "invoice_not_sent", party, invoice_id, open_, 0, open_,
+                              False, "the customer has no record of this invoice (it was "
+                                     "never sent)"))
+        return items, 0
+    if inv is None:
+        if w.owed:
+            items.append(Item(account, "invoice_not_in_books", party, invoice_id, 0,
+                              max(0, w.owed), -max(0, w.owed), False,
+                              "the customer received it; the books hold no such invoice"))
+        return items, max(0, w.owed)
+    ext = max(0, w.owed)
+    for payment_id, _ in w.payments:
+        deps.add(("payment", payment_id))
+        line = world.payments[payment_id].line_id
+        if line is not None:
+            deps.add(("wline", line))
+            for r in receipts_on(line):
+                deps.add(("receipt", r))
+                deps.update(("invoice", i) for i in books.receipts[r].applied)
+    deps.update(("receipt", r) for r in books.applied_to.get(invoice_id, {}))
+    for d in world.customers[w.customer_id].disputes:
+        if d.invoice_id == invoice_id:
+            items.append(Item(account, "disputed", party, invoice_id, None, None, 0, True,
+                              f"the customer disputes {display_cents(d.amount)} "
+                              f"({d.reason}); credited {display_cents(w.credited)}"))
+    comp_books = comp_ext = 0
+    over = _over_parts(w)
+    transit = w.in_transit - sum(a for pid, a in over.items()
+                                 if world.payments[pid].in_transit)
+    if transit:
+        pays = ", ".join(pid for pid, _ in w.payments
+                         if world.payments[pid].in_transit)
+        items.append(Item(account, "payment_in_transit", party, f"{invoice_id} ({pays})",
+                          transit, 0, transit, True,
+                          "the customer paid; the bank has not posted the money yet"))
+        comp_books += transit
+    waiting = []
+    for payment_id, amount in w.payments:
+        p = world.payments[payment_id]
+        if p.in_transit or not world.unseen(p.line_id or "", day):
+            continue
+        rids = receipts_on(p.line_id or "")
+        if not any(books.receipts[r].applied.get(invoice_id) for r in rids):
+            waiting.append((payment_id, amount - over.get(payment_id, 0)))
+            over.pop(payment_id, None)
+    waiting = [(pid, a) for pid, a in waiting if a > 0]
+    if waiting:
+        amount = sum(a for _, a in waiting)
+        items.append(Item(account, "awaiting_application", party,
+                          f"{invoice_id} ({', '.join(p for p, _ in waiting)})", amount, 0,
+                          amount, True, f"the bank posted the payment on {day} after the "
+                                        "clerk's turn (on no statement yet): not applied yet"))
+        comp_books += amount
+    wo = books.written_off.get(invoice_id, 0)
+    if wo:
+        items.append(Item(account, "written_off", party, invoice_id, 0, wo, -wo, True,
+                          "written off in the books; the customer's records still owe it"))
+        comp_ext += wo
+    residual = (open_ - comp_books) - (ext - comp_ext)
+    if residual:
+        kind, note = _ar_residual(books, world, inv, w, residual, receipt_payer,
+                                 receipts_on)
+        items.append(Item(account, kind, party, invoice_id, open_ - comp_books,
+                          ext - comp_ext, residual, False, note))
+    return items, ext
 
 
 def _over_parts(w: CustomerInvoice) -> dict[str, int]:
@@ -758,7 +811,7 @@ def _over_parts(w: CustomerInvoice) -> dict[str, int]:
 def _ar_residual(books: BooksView, world: WorldView, inv: ev.InvoiceIssued, w: CustomerInvoice,
                  residual: int, truth: Mapping[str, tuple[str | None, CustomerPayment | None,
                                                           str]],
-                 by_line: Mapping[str, list[str]]) -> tuple[str, str]:
+                 receipts_on: Callable[[str], list[str]]) -> tuple[str, str]:
     """Name an invoice's unexplained difference and the evidence for it."""
     notes: list[str] = []
     kinds: list[str] = []
@@ -766,7 +819,7 @@ def _ar_residual(books: BooksView, world: WorldView, inv: ev.InvoiceIssued, w: C
         p = world.payments[payment_id]
         if p.in_transit:
             continue
-        rids = by_line.get(p.line_id or "", [])
+        rids = receipts_on(p.line_id or "")
         if not rids:
             kinds.append("deposit_not_recorded")
             notes.append(f"paid {display_cents(amount)} by {payment_id} (bank line {p.line_id}, "
@@ -827,7 +880,8 @@ def _ar_residual(books: BooksView, world: WorldView, inv: ev.InvoiceIssued, w: C
 
 def _unapplied_items(account: str, books: BooksView, world: WorldView,
                      sub: Mapping[tuple[str, str], int], default: bool,
-                     day: date | None) -> tuple[list[Item], int]:
+                     day: date | None,
+                     truth: Mapping[str, _Truth] | None = None) -> tuple[list[Item], int]:
     """Unapplied cash: each receipt against the customer money on account behind it."""
     items: list[Item] = []
     left = {pid: p.on_account for pid, p in world.payments.items() if p.on_account}
@@ -835,7 +889,8 @@ def _unapplied_items(account: str, books: BooksView, world: WorldView,
     for rid in sorted(r for r, x in books.receipts.items() if x.account == account):
         r = books.receipts[rid]
         open_ = sub.get(("receipt", rid), 0)
-        line, p, what = _receipt_truth(books, world, rid)
+        line, p, what = (truth[rid] if truth is not None
+                         else _receipt_truth(books, world, rid))
         party = r.customer_id or UNASSIGNED
         ref = f"{rid} (line {line})" if line else rid
         if what in ("bank_copy", "returned", "no_line", "not_a_deposit") or p is None:
@@ -916,128 +971,141 @@ def _ap_items(account: str, books: BooksView, world: WorldView, default: bool,
                      | {c.vendor_id for c in books.credits.values() if c.ap_account == account}
                      | {p.vendor_id for p in books.payments.values() if p.account == account}
                      | (set(world.vendors) if default else set()))
+    bills, credits = list(books.bills.values()), list(books.credits.values())
+    payments = list(books.payments.values())
     for vid in vendors:
-        v = world.vendors.get(vid)
-        w_bills = list(v.bills.values()) if v else []
-        matched: dict[str, str] = {}  # world bill ref -> books bill id
-        counted = [b for b in w_bills if b.counted]
-        by_ref = {b.bill_ref: b for b in w_bills}
-        book_bills = sorted((b for b in books.bills.values()
-                             if b.vendor_id == vid and b.account == account),
-                            key=lambda b: (b.entry_date, b.bill_id))
-        books_side = 0
-        for b in book_bills:
-            books_side += b.total
-            w = _match_bill(b, counted, w_bills, by_ref, matched)
-            doc = f"{b.bill_id} ({b.number})"
-            if w is None:
-                items.append(Item(account, "bill_not_issued", vid, doc, b.total, 0, b.total,
-                                  False, "the vendor's books hold no such bill"))
-                continue
-            if w.bill_ref in matched and matched[w.bill_ref] != b.bill_id:
-                resent = next((x for x in w_bills if x.duplicate_of == w.bill_ref
-                               and (document_number_key(x.invoice_number)
-                                    == document_number_key(b.number)
-                                    or number_digits(x.invoice_number)
-                                    == number_digits(b.number))), None)
-                what = (f"a {resent.kind.replace('_', '-')} of {w.invoice_number}"
-                        if resent is not None else f"a second entry of {w.invoice_number}")
-                items.append(Item(account, "bill_entered_twice", vid, doc, b.total, 0, b.total,
-                                  False, f"{what}, already entered as {matched[w.bill_ref]}; "
-                                         "the vendor's books count it once"))
-                continue
-            matched[w.bill_ref] = b.bill_id
-            if w.total != b.total:
-                held = w.kind == "price_variance" and b.total == w.agreed_total
-                items.append(Item(account, "price_variance_disputed" if held else
-                                  "bill_amount_differs", vid, doc, b.total, w.total,
-                                  b.total - w.total, held,
-                                  f"the vendor billed {display_cents(w.total)}"
-                                  + (", above the agreed price: entered at the agreed "
-                                     f"{display_cents(b.total)}" if held else "")))
-        ext_side = 0
-        for w in counted:
-            ext_side += w.total
-            if w.bill_ref in matched:
-                continue
-            doc = f"{w.invoice_number} ({w.bill_ref})"
-            if w.delivered and w.kind == "price_variance":
-                items.append(Item(account, "price_variance_held", vid, doc, 0, w.total, -w.total,
-                                  True, f"billed {display_cents(w.total)}, above the agreed "
-                                        f"{display_cents(w.agreed_total or 0)}: held out of the "
-                                        "books as an exception"))
-            elif w.delivered:
-                items.append(Item(account, "bill_not_entered", vid, doc, 0, w.total, -w.total,
-                                  False, f"issued {w.issued_on}, delivered {w.delivered_on}; not "
-                                         "in the books"))
-            else:
-                items.append(Item(account, "bill_not_delivered", vid, doc, 0, w.total, -w.total,
-                                  True, f"issued {w.issued_on}; not delivered to the company yet"))
-        # credit notes
-        w_credits = dict(v.credits) if v else {}
-        taken: set[str] = set()
-        for c in sorted((c for c in books.credits.values()
-                         if c.vendor_id == vid and c.ap_account == account),
-                        key=lambda c: c.credit_id):
-            books_side -= c.amount
-            key = document_number_key(c.vendor_credit_number)
-            wc = next((x for n, x in w_credits.items()
-                       if document_number_key(n) == key and n not in taken), None)
-            doc = f"{c.credit_id} ({c.vendor_credit_number})"
-            if wc is None:
-                items.append(Item(account, "credit_not_issued", vid, doc, -c.amount, 0, -c.amount,
-                                  False, "the vendor's books hold no such credit note"))
-                continue
-            taken.add(wc.number)
-            if wc.amount != c.amount:
-                items.append(Item(account, "credit_amount_differs", vid, doc, -c.amount,
-                                  -wc.amount, wc.amount - c.amount, False,
-                                  f"the vendor credited {display_cents(wc.amount)}"))
-        for n, wc in sorted(w_credits.items()):
-            ext_side -= wc.amount
-            if n in taken:
-                continue
-            delivered = wc.delivered_on is not None
-            items.append(Item(account, "credit_not_recorded" if delivered else
-                              "credit_not_delivered", vid, n, 0, -wc.amount, wc.amount,
-                              not delivered, "not in the books" if delivered else
-                              "not delivered to the company yet"))
-        # payments
-        w_pays = dict(v.payments) if v else {}
-        for p in sorted((p for p in books.payments.values()
-                         if p.vendor_id == vid and p.account == account),
-                        key=lambda p: p.payment_id):
-            books_side -= p.applied
-            wp = w_pays.pop(p.payment_id, None)
-            if wp is None:
-                items.append(Item(account, "vendor_payment_in_transit", vid, p.payment_id,
-                                  -p.applied, 0, -p.applied, True,
-                                  f"paid {p.entry_date}; the bank has not paid it out yet"))
-            elif not wp.received:  # the vendor's books never saw the money
-                items.append(Item(account, "payment_diverted", vid, p.payment_id, -p.applied, 0,
-                                  -p.applied, False,
-                                  f"paid to {wp.account}, an account the vendor does not own: "
-                                  "its books still show the bills owed"))
-            else:
-                ext_side -= wp.amount
-                if wp.amount != p.applied:
-                    items.append(Item(account, "payment_amount_differs", vid, p.payment_id,
-                                      -p.applied, -wp.amount, wp.amount - p.applied, False,
-                                      f"the vendor received {display_cents(wp.amount)}; the "
-                                      f"books applied {display_cents(p.applied)} to its bills"))
-        for pid, wp in sorted(w_pays.items()):
-            if wp.received:
-                ext_side -= wp.amount
-                items.append(Item(account, "payment_not_in_books", vid, pid, 0, -wp.amount,
-                                  wp.amount, False, "the vendor received it; the books hold no "
-                                                    "such payment"))
-        external += ext_side
-        other = sub_by_party.get(vid, 0) - books_side
-        if other:
-            items.append(Item(account, "books_other", vid, "(subledger)", other, 0, other, False,
-                              "subledger movements of this vendor that are not its bills, "
-                              "credits or payments"))
+        more, ext = _ap_vendor(account, vid, world, bills, credits, payments, sub_by_party)
+        items += more
+        external += ext
     return items, external
+
+
+def _ap_vendor(account: str, vid: str, world: WorldView, bills: Iterable[_Bill],
+               credits: Iterable[ev.VendorCreditRecorded], payments: Iterable[_Payment],
+               sub_by_party: Mapping[str, int]) -> tuple[list[Item], int]:
+    """One vendor's payable items and its own books' balance (``bills``, ``credits`` and
+    ``payments``: the books' documents, the vendor's among them)."""
+    items: list[Item] = []
+    v = world.vendors.get(vid)
+    w_bills = list(v.bills.values()) if v else []
+    matched: dict[str, str] = {}  # world bill ref -> books bill id
+    counted = [b for b in w_bills if b.counted]
+    by_ref = {b.bill_ref: b for b in w_bills}
+    book_bills = sorted((b for b in bills
+                         if b.vendor_id == vid and b.account == account),
+                        key=lambda b: (b.entry_date, b.bill_id))
+    books_side = 0
+    for b in book_bills:
+        books_side += b.total
+        w = _match_bill(b, counted, w_bills, by_ref, matched)
+        doc = f"{b.bill_id} ({b.number})"
+        if w is None:
+            items.append(Item(account, "bill_not_issued", vid, doc, b.total, 0, b.total,
+                              False, "the vendor's books hold no such bill"))
+            continue
+        if w.bill_ref in matched and matched[w.bill_ref] != b.bill_id:
+            resent = next((x for x in w_bills if x.duplicate_of == w.bill_ref
+                           and (document_number_key(x.invoice_number)
+                                == document_number_key(b.number)
+                                or number_digits(x.invoice_number)
+                                == number_digits(b.number))), None)
+            what = (f"a {resent.kind.replace('_', '-')} of {w.invoice_number}"
+                    if resent is not None else f"a second entry of {w.invoice_number}")
+            items.append(Item(account, "bill_entered_twice", vid, doc, b.total, 0, b.total,
+                              False, f"{what}, already entered as {matched[w.bill_ref]}; "
+                                     "the vendor's books count it once"))
+            continue
+        matched[w.bill_ref] = b.bill_id
+        if w.total != b.total:
+            held = w.kind == "price_variance" and b.total == w.agreed_total
+            items.append(Item(account, "price_variance_disputed" if held else
+                              "bill_amount_differs", vid, doc, b.total, w.total,
+                              b.total - w.total, held,
+                              f"the vendor billed {display_cents(w.total)}"
+                              + (", above the agreed price: entered at the agreed "
+                                 f"{display_cents(b.total)}" if held else "")))
+    ext_side = 0
+    for w in counted:
+        ext_side += w.total
+        if w.bill_ref in matched:
+            continue
+        doc = f"{w.invoice_number} ({w.bill_ref})"
+        if w.delivered and w.kind == "price_variance":
+            items.append(Item(account, "price_variance_held", vid, doc, 0, w.total, -w.total,
+                              True, f"billed {display_cents(w.total)}, above the agreed "
+                                    f"{display_cents(w.agreed_total or 0)}: held out of the "
+                                    "books as an exception"))
+        elif w.delivered:
+            items.append(Item(account, "bill_not_entered", vid, doc, 0, w.total, -w.total,
+                              False, f"issued {w.issued_on}, delivered {w.delivered_on}; not "
+                                     "in the books"))
+        else:
+            items.append(Item(account, "bill_not_delivered", vid, doc, 0, w.total, -w.total,
+                              True, f"issued {w.issued_on}; not delivered to the company yet"))
+    # credit notes
+    w_credits = dict(v.credits) if v else {}
+    taken: set[str] = set()
+    for c in sorted((c for c in credits
+                     if c.vendor_id == vid and c.ap_account == account),
+                    key=lambda c: c.credit_id):
+        books_side -= c.amount
+        key = document_number_key(c.vendor_credit_number)
+        wc = next((x for n, x in w_credits.items()
+                   if document_number_key(n) == key and n not in taken), None)
+        doc = f"{c.credit_id} ({c.vendor_credit_number})"
+        if wc is None:
+            items.append(Item(account, "credit_not_issued", vid, doc, -c.amount, 0, -c.amount,
+                              False, "the vendor's books hold no such credit note"))
+            continue
+        taken.add(wc.number)
+        if wc.amount != c.amount:
+            items.append(Item(account, "credit_amount_differs", vid, doc, -c.amount,
+                              -wc.amount, wc.amount - c.amount, False,
+                              f"the vendor credited {display_cents(wc.amount)}"))
+    for n, wc in sorted(w_credits.items()):
+        ext_side -= wc.amount
+        if n in taken:
+            continue
+        delivered = wc.delivered_on is not None
+        items.append(Item(account, "credit_not_recorded" if delivered else
+                          "credit_not_delivered", vid, n, 0, -wc.amount, wc.amount,
+                          not delivered, "not in the books" if delivered else
+                          "not delivered to the company yet"))
+    # payments
+    w_pays = dict(v.payments) if v else {}
+    for p in sorted((p for p in payments
+                     if p.vendor_id == vid and p.account == account),
+                    key=lambda p: p.payment_id):
+        books_side -= p.applied
+        wp = w_pays.pop(p.payment_id, None)
+        if wp is None:
+            items.append(Item(account, "vendor_payment_in_transit", vid, p.payment_id,
+                              -p.applied, 0, -p.applied, True,
+                              f"paid {p.entry_date}; the bank has not paid it out yet"))
+        elif not wp.received:  # the vendor's books never saw the money
+            items.append(Item(account, "payment_diverted", vid, p.payment_id, -p.applied, 0,
+                              -p.applied, False,
+                              f"paid to {wp.account}, an account the vendor does not own: "
+                              "its books still show the bills owed"))
+        else:
+            ext_side -= wp.amount
+            if wp.amount != p.applied:
+                items.append(Item(account, "payment_amount_differs", vid, p.payment_id,
+                                  -p.applied, -wp.amount, wp.amount - p.applied, False,
+                                  f"the vendor received {display_cents(wp.amount)}; the "
+                                  f"books applied {display_cents(p.applied)} to its bills"))
+    for pid, wp in sorted(w_pays.items()):
+        if wp.received:
+            ext_side -= wp.amount
+            items.append(Item(account, "payment_not_in_books", vid, pid, 0, -wp.amount,
+                              wp.amount, False, "the vendor received it; the books hold no "
+                                                "such payment"))
+    other = sub_by_party.get(vid, 0) - books_side
+    if other:
+        items.append(Item(account, "books_other", vid, "(subledger)", other, 0, other, False,
+                          "subledger movements of this vendor that are not its bills, "
+                          "credits or payments"))
+    return items, ext_side
 
 
 def _match_bill(b: _Bill, counted: list[VendorBill], every: list[VendorBill],
@@ -1201,18 +1269,233 @@ def _statement_only(account: str, x: BankLinePosted, world: WorldView, books: Bo
     return Item(account, kind, None, ref, 0, x.amount, -x.amount, False, what)
 
 
+# --- itemizing per date, incrementally ---------------------------------------------------------
+
+
+Key = tuple[str, str]
+
+
+@dataclass
+class _Receivables:
+    """One AR account's items per invoice, kept from the last date."""
+
+    generation: int = -1
+    members: set[str] = field(default_factory=set)
+    items: dict[str, tuple[list[Item], int]] = field(default_factory=dict)
+    readers: dict[Key, set[str]] = field(default_factory=dict)
+    """A document -> the invoices whose answer read it."""
+    dated: set[str] = field(default_factory=set)
+    """Invoices whose answer read a bank line posted on the day (it changes with the day)."""
+
+
+@dataclass
+class _Payables:
+    """One AP account's items per vendor, kept from the last date."""
+
+    generation: int = -1
+    vendors: dict[str, tuple[list[Item], int]] = field(default_factory=dict)
+
+
+_VENDOR_DOC = {"bill": 0, "credit": 1, "vpayment": 2}
+
+
+class Itemizer:
+    """The reconciliation's itemizing kept across the dates of per-date control.
+
+    Each receipt's bank-line truth, each receivable invoice's items and each vendor's
+    payable items are kept with the documents they read; at the next date only those whose
+    documents changed (by the folds' ``changes`` since the last date) or that depend on the
+    day are worked out
+    again, the settled ones' contributions kept. A fold started afresh starts it afresh.
+    """
+
+    def __init__(self, books: BooksFold, world: WorldFold, postings: PostingsFold) -> None:
+        self.folds: tuple[BooksFold, WorldFold, PostingsFold] = (books, world, postings)
+        self._read = [0, 0, 0]
+        self.generation = 0
+        self.day: date | None = None
+        self.day_changed = True
+        self.changed: set[Key] = set()
+        self.truth: dict[str, _Truth] = {}
+        self._truth_readers: dict[Key, set[str]] = {}
+        self._on_line: dict[str, set[str]] = {}
+        self._rank: dict[str, int] = {}
+        self._customer_rank: dict[str, int] = {}
+        self._ar: dict[str, _Receivables] = {}
+        self._ap: dict[str, _Payables] = {}
+        self._vendor_docs: dict[str, tuple[set[str], set[str], set[str]]] = {}
+        """Vendor -> the ids of its bills, credits and payments in the books."""
+
+    def same(self, books: BooksFold, world: WorldFold, postings: PostingsFold) -> bool:
+        """Whether the folds are the ones this itemizer followed (not started afresh)."""
+        return all(a is b for a, b in zip(self.folds, (books, world, postings), strict=True))
+
+    def update(self, books: BooksView, world: WorldView, day: date | None) -> None:
+        """Read the folds' changes since the last date and work the receipts' truths out
+        again where they changed."""
+        changed: set[Key] = set()
+        b, w, p = self.folds
+        for n, changes in enumerate((b.changes, w.changes, p.changes)):
+            changed.update(changes[self._read[n]:])
+            self._read[n] = len(changes)
+        if len(self._rank) != len(books.receipts):
+            self._rank = {rid: n for n, rid in enumerate(books.receipts)}
+        todo = {rid for rid in books.receipts if rid not in self.truth}
+        for key in changed:
+            if key[0] == "receipt" and key[1] in books.receipts:
+                todo.add(key[1])
+            todo.update(r for r in self._truth_readers.get(key, ()) if r in books.receipts)
+        for rid in todo:
+            old = self.truth.get(rid)
+            new = self.truth[rid] = _receipt_truth(books, world, rid)
+            line = new[0]
+            for key in self._truth_keys(books, world, rid, line):
+                self._truth_readers.setdefault(key, set()).add(rid)
+            if old == new:
+                continue
+            changed.add(("receipt", rid))
+            if old is not None and old[0] is not None:
+                self._on_line.get(old[0], set()).discard(rid)
+                changed.add(("wline", old[0]))
+            if line is not None:
+                self._on_line.setdefault(line, set()).add(rid)
+                changed.add(("wline", line))
+        for kind, doc in changed:
+            if kind in _VENDOR_DOC:
+                n = _VENDOR_DOC[kind]
+                found: Any = (books.bills, books.credits, books.payments)[n].get(doc)
+                if found is not None:
+                    self._vendor_docs.setdefault(found.vendor_id, (set(), set(), set()))[n].add(doc)
+        self.changed = changed
+        self.day_changed = day != self.day
+        self.day = day
+        self.generation += 1
+
+    @staticmethod
+    def _truth_keys(books: BooksView, world: WorldView, rid: str,
+                    line: str | None) -> list[Key]:
+        keys: list[Key] = [("receipt", rid)]
+        if line is not None:
+            keys.append(("wline", line))
+            x = world.lines.get(line)
+            if x is not None:
+                if x.source:
+                    keys.append(("payment", x.source))
+                if x.duplicate_of:
+                    keys.append(("wline", x.duplicate_of))
+        return keys
+
+    def receipts_on(self, line: str) -> list[str]:
+        """The receipts whose bank line is ``line``, in the order the books recorded them."""
+        rank = self._rank
+        return sorted(self._on_line.get(line, ()), key=rank.__getitem__)
+
+    def ar_items(self, account: str, books: BooksView, world: WorldView,
+                 sub: Mapping[tuple[str, str], int], default: bool,
+                 day: date | None) -> tuple[list[Item], int]:
+        """:func:`_ar_items`, working out again only the invoices whose documents changed."""
+        state = self._ar.get(account)
+        if state is None or state.generation != self.generation - 1:
+            state = self._ar[account] = _Receivables()
+            todo = {i for i, inv in books.invoices.items() if inv.ar_account == account}
+            if default:
+                todo |= {i for c in world.customers.values() for i in c.invoices
+                         if i not in books.invoices}
+        else:
+            todo = {d for k, d in self.changed if k == "invoice"}
+            for key in self.changed:
+                todo.update(state.readers.get(key, ()))
+            if self.day_changed:
+                todo |= state.dated
+        state.generation = self.generation
+        if len(self._customer_rank) != len(world.customers):
+            self._customer_rank = {c: n for n, c in enumerate(world.customers)}
+        for invoice_id in todo:
+            inv = books.invoices.get(invoice_id)
+            w = self._world_invoice(world, invoice_id)
+            if (inv.ar_account == account) if inv is not None else (default and w is not None):
+                state.members.add(invoice_id)
+            else:
+                state.members.discard(invoice_id)
+                state.items.pop(invoice_id, None)
+                state.dated.discard(invoice_id)
+                continue
+            deps: set[Key] = set()
+            state.items[invoice_id] = _ar_invoice(account, invoice_id, books, world, w, sub,
+                                                  day, self.truth, self.receipts_on, deps)
+            for key in deps:
+                state.readers.setdefault(key, set()).add(invoice_id)
+            lines = world.lines
+            if any(k == "wline" and d in lines and lines[d].posted_on == day
+                   for k, d in deps):
+                state.dated.add(invoice_id)
+            else:
+                state.dated.discard(invoice_id)
+        items: list[Item] = []
+        external = 0
+        for invoice_id in sorted(state.members):
+            more, ext = state.items[invoice_id]
+            items += more
+            external += ext
+        return items, external
+
+    def ap_items(self, account: str, books: BooksView, world: WorldView, default: bool,
+                 sub_by_party: Mapping[str, int]) -> tuple[list[Item], int]:
+        """:func:`_ap_items`, working out again only the vendors whose documents changed."""
+        state = self._ap.get(account)
+        if state is None or state.generation != self.generation - 1:
+            state = self._ap[account] = _Payables()
+            todo = set(self._vendor_docs) | set(world.vendors)
+        else:
+            todo = {d for k, d in self.changed if k == "vendor"}
+        state.generation = self.generation
+        for vid in todo:
+            bill_ids, credit_ids, payment_ids = self._vendor_docs.get(vid, ((), (), ()))
+            bills = [books.bills[i] for i in bill_ids]
+            credits = [books.credits[i] for i in credit_ids]
+            payments = [books.payments[i] for i in payment_ids]
+            if (any(b.account == account for b in bills)
+                    or any(c.ap_account == account for c in credits)
+                    or any(p.account == account for p in payments)
+                    or (default and vid in world.vendors)):
+                state.vendors[vid] = _ap_vendor(account, vid, world, bills, credits, payments,
+                                                sub_by_party)
+            else:
+                state.vendors.pop(vid, None)
+        items: list[Item] = []
+        external = 0
+        for vid in sorted(state.vendors):
+            more, ext = state.vendors[vid]
+            items += more
+            external += ext
+        return items, external
+
+    def _world_invoice(self, world: WorldView, invoice_id: str) -> CustomerInvoice | None:
+        """The customer invoice the full walk finds (the last customer's that holds it)."""
+        found: CustomerInvoice | None = None
+        best = -1
+        for w in self.folds[1].invoice_holders(invoice_id):
+            n = self._customer_rank[w.customer_id]
+            if n > best:
+                found, best = w, n
+        return found
+
+
 # --- putting it together ---------------------------------------------------------------------
 
 
 def reconcile(store: EventStore, *, as_of: date | None = None, position: int | None = None,
               control_accounts: Mapping[str, str] | None = None,
               world: WorldView | None = None, books: BooksView | None = None,
-              postings: PostingsFold | None = None) -> Reconciliation:
+              postings: PostingsFold | None = None,
+              itemizer: Itemizer | None = None) -> Reconciliation:
     """Reconcile every control account as of a date and/or log position.
 
     ``control_accounts`` adds declared control accounts (``{account: subledger}``); those
     are compared with their subledger only. ``world``, ``books`` and ``postings`` reuse
-    views folded already (as of the same moment).
+    views folded already (as of the same moment); ``itemizer`` (per-date control, following
+    the folds of ``books``, ``world`` and ``postings``) keeps the itemizing of the last date
+    and works out again only what changed since.
     """
     if postings is None:
         postings = PostingsFold(as_of=as_of)
@@ -1230,6 +1513,8 @@ def reconcile(store: EventStore, *, as_of: date | None = None, position: int | N
     codes += [c for c in declared if c not in codes]
     order = {k: n for n, k in enumerate(("bank", "ar", "unapplied_cash", "ap"))}
     codes.sort(key=lambda c: (order.get(_control_of(chart, declared, c), 9), c))
+    if itemizer is not None:
+        itemizer.update(books, world, day)
     unapplied_open: dict[str, int] = {}
     for a in chart.values():
         if a.control == "unapplied_cash":
@@ -1249,14 +1534,19 @@ def reconcile(store: EventStore, *, as_of: date | None = None, position: int | N
         if code in declared:
             pass
         elif control == "ar":
-            more, external = _ar_items(code, books, world, sub, main, day)
+            more, external = (itemizer.ar_items(code, books, world, sub, main, day)
+                              if itemizer is not None
+                              else _ar_items(code, books, world, sub, main, day))
             items += more
         elif control == "unapplied_cash":
-            more, external = _unapplied_items(code, books, world, sub, main, day)
+            more, external = _unapplied_items(code, books, world, sub, main, day,
+                                              itemizer.truth if itemizer is not None else None)
             items += more
         elif control == "ap":
             by_party = postings.by_party.get(("ap", code), {})
-            more, external = _ap_items(code, books, world, main, by_party)
+            more, external = (itemizer.ap_items(code, books, world, main, by_party)
+                              if itemizer is not None
+                              else _ap_items(code, books, world, main, by_party))
             items += more
         elif control == "bank":
             more, ext = _bank_items(code, books, world, sub, unapplied_open, day)
@@ -1317,9 +1607,10 @@ def reconciliation(ctx: CheckContext, as_of: date | None) -> Reconciliation:
     def make() -> Reconciliation:
         books = ctx.cached(("checks.books_view", as_of, ctx.position), lambda: _books(ctx, as_of))
         postings = postings_as_of(ctx, as_of)
+        world = world_view(ctx, as_of)
         return reconcile(ctx.store, as_of=as_of, position=ctx.position,
-                         control_accounts=ctx.control_accounts,
-                         world=world_view(ctx, as_of), books=books, postings=postings)
+                         control_accounts=ctx.control_accounts, world=world, books=books,
+                         postings=postings, itemizer=_itemizer(ctx, as_of))
 
     return ctx.cached(key, make)
 
@@ -1334,6 +1625,24 @@ def postings_as_of(ctx: CheckContext, as_of: date | None) -> PostingsFold | None
     return ctx.cached(("checks.postings", as_of, position), lambda: folds.get(
         ("checks.postings", as_of is None), lambda d: PostingsFold(as_of=d), ctx.store, as_of,
         position))
+
+
+def _itemizer(ctx: CheckContext, as_of: date | None) -> Itemizer | None:
+    """The itemizing kept from the last date (per-date control at a date; None otherwise
+    or when the folds are not all there), started afresh when a fold was."""
+    folds = ctx.folds
+    if folds is None or ctx.position is None or as_of is None:
+        return None
+    books = folds.peek(("checks.books", False))
+    world = folds.peek(("checks.world", False))
+    postings = folds.peek(("checks.postings", False))
+    if not (isinstance(books, BooksFold) and isinstance(world, WorldFold)
+            and isinstance(postings, PostingsFold)):
+        return None
+    kept: list[Itemizer] = folds.keep(("checks.itemizer", as_of is None), list)
+    if not kept or not kept[0].same(books, world, postings):
+        kept[:] = [Itemizer(books, world, postings)]
+    return kept[0]
 
 
 def _books(ctx: CheckContext, as_of: date | None) -> BooksView:
@@ -1351,6 +1660,7 @@ __all__ = [
     "BooksFold",
     "BooksView",
     "Item",
+    "Itemizer",
     "PostingsFold",
     "Reconciliation",
     "fold_books",

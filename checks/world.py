@@ -452,6 +452,10 @@ class WorldFold(ForwardFold):
         """Payment ids whose bank lines changed since the last view (settle them again)."""
         self._dirty_customers: set[str] = set()
         """Customers whose records changed since the last view (allocate them again)."""
+        self.changes: list[tuple[str, str]] = []
+        """What each folded event and each ``view()`` changed, in order: ``("invoice", id)``,
+        ``("payment", id)``, ``("wline", bank line id)``; read by the reconciliation's
+        incremental itemizing (it remembers how far it read)."""
         books: dict[type[Record], Handler] = {
             ev.BankAccountOpened: self._bank_account_opened,
             ev.CreditMemoIssued: self._credit_memo_issued,
@@ -493,6 +497,11 @@ class WorldFold(ForwardFold):
             return
         x = e.event if e.realm == "erp" else decode_world_event(e.type, e.payload)
         handler(e, x, day)
+        changes = self.changes
+        for name, kind in _CHANGE_KEYS:
+            value = getattr(x, name, None)
+            if isinstance(value, str):
+                changes.append((kind, value))
 
     # --- the few book facts the world takes from the books -------------------------------
 
@@ -595,13 +604,22 @@ class WorldFold(ForwardFold):
                                         day, e.position, dict(x.truth)))
         if x.kind == "statement" and "bank_account_id" in x.truth:
             for line_id in x.truth.get("line_ids") or ():
-                view.stated.setdefault(str(line_id), day)
+                if str(line_id) not in view.stated:
+                    view.stated[str(line_id)] = day
+                    self.changes.append(("wline", str(line_id)))
         _note_delivery(x, day, self._bills_by_ref, self._credits_by_number)
+        vendor = x.truth.get("vendor_id")
+        if isinstance(vendor, str):
+            self.changes.append(("vendor", vendor))
 
     def _injection_planted(self, e: StoredEvent, x: InjectionPlanted, day: date) -> None:
         self._view.injections.append(x)
 
     # --- the view ------------------------------------------------------------------------
+
+    def invoice_holders(self, invoice_id: str) -> list[CustomerInvoice]:
+        """The customers' records of an invoice (one per customer that received it)."""
+        return self._invoice_owners.get(invoice_id, [])
 
     def view(self) -> WorldView:
         """Settle what changed since the last view and return the (live) view."""
@@ -614,9 +632,23 @@ class WorldFold(ForwardFold):
                 self._dirty_customers.add(p.customer_id)
         self._dirty_sources.clear()
         for cid in sorted(self._dirty_customers):
-            _allocate(view.customers[cid])
+            c = view.customers[cid]
+            before = {i: (w.paid, w.in_transit, w.fees, tuple(w.payments))
+                      for i, w in c.invoices.items()}
+            held = {pid: p.on_account for pid, p in c.payments.items()}
+            _allocate(c)
+            self.changes += [("invoice", i) for i, w in c.invoices.items()
+                             if before.get(i) != (w.paid, w.in_transit, w.fees,
+                                                  tuple(w.payments))]
+            self.changes += [("payment", pid) for pid, p in c.payments.items()
+                             if held.get(pid) != p.on_account]
         self._dirty_customers.clear()
         return view
+
+
+_CHANGE_KEYS = (("invoice_id", "invoice"), ("payment_id", "payment"), ("source", "payment"),
+                ("line_id", "wline"), ("duplicate_of", "wline"), ("vendor_id", "vendor"))
+"""The ids an event of the world fold carries and the change key each gives."""
 
 
 def fold_world(store: EventStore, *, as_of: date | None = None,
