@@ -62,6 +62,11 @@ def _wrong_cell(s: Any) -> None:
     s["H3"], s["G3"] = s["G3"].value, None  # the result one cell to the right
 
 
+def _header_dropped(s: Any) -> None:
+    for col in "ABDE":
+        s[f"{col}7"] = None
+
+
 def _error_cell(s: Any) -> None:
     s["G6"] = "=1/0"
 
@@ -79,6 +84,7 @@ CASES: list[tuple[str, Edit, str]] = [
     ("wrong figure: a cent on the book balance", _edit(_cent_off), "template/this-month-inputs"),
     ("wrong identifier: a result in another cell", _edit(_wrong_cell), "template/refilled:G3"),
     ("output: an error cell", _edit(_error_cell), "no-error-cells"),
+    ("output: the item headers dropped", _edit(_header_dropped), "template/layout-labels"),
 ]
 
 

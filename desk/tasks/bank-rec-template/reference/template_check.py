@@ -6,6 +6,7 @@ outstanding checks in D8:E27 (check number, amount, positive), B30 the bank char
 B31 the interest the books do not have yet; G3, G4 and G5 the adjusted bank balance, the
 adjusted book balance and the difference.
 
+- ``layout-labels``: the labels the prompt fixes (F3:F5, the item headers A7, B7, D7, E7).
 - ``this-month-inputs``: the agent's own input cells hold this month's figures (``month.json``):
   the two balances, the charges and interest, and the deposits in transit and outstanding
   checks as sets of amounts, to the cent.
@@ -26,6 +27,8 @@ BOOK = "out/bank_rec_template.xlsx"
 SHEET = "Reconciliation"
 ROWS = range(8, 28)
 RESULTS = (("G3", "adjusted_bank"), ("G4", "adjusted_book"), ("G5", "difference"))
+LABELS = {"F3": "Adjusted bank balance", "F4": "Adjusted book balance", "F5": "Difference",
+          "A7": "Deposit in transit", "B7": "Amount", "D7": "Outstanding check", "E7": "Amount"}
 
 
 def _cents(value: Any) -> int | None:
@@ -40,19 +43,19 @@ def _amounts(sheet: Any, col: str) -> list[int | None]:
 
 
 def check(ws: Path, ref: Path) -> list[dict[str, object]]:
-    """``this-month-inputs`` and one ``refilled:<cell>`` per result cell."""
+    """``layout-labels``, ``this-month-inputs`` and one ``refilled:<cell>`` per result cell."""
     import openpyxl
 
     from checks.workbook import convert_with_soffice
 
     book = ws / BOOK
     if not book.is_file():
-        return [{"name": "this-month-inputs", "passed": False, "detail": f"no {BOOK}"}]
+        return [{"name": "layout-labels", "passed": False, "detail": f"no {BOOK}"}]
     try:
         wb = openpyxl.load_workbook(book)
         sheet = wb[SHEET]
     except Exception as e:  # the agent's file
-        return [{"name": "this-month-inputs", "passed": False,
+        return [{"name": "layout-labels", "passed": False,
                  "detail": f"{BOOK}: {type(e).__name__}: {str(e)[:200]}"}]
     month = json.loads((ref / "month.json").read_text(encoding="utf-8"))
     want = {"B3": month["statement_balance"], "B4": month["book_balance"],
@@ -63,8 +66,11 @@ def check(ws: Path, ref: Path) -> list[dict[str, object]]:
         expected = sorted(a for _, a in month[key])
         if _amounts(sheet, col) != expected:
             wrong.append(f"{col}8:{col}27 = {_amounts(sheet, col)} (expected {expected}, cents)")
-    out: list[dict[str, object]] = [{"name": "this-month-inputs", "passed": not wrong,
-                                     "detail": "; ".join(wrong)}]
+    labels = [f"{c} = {sheet[c].value!r} (expected {t!r})" for c, t in LABELS.items()
+              if " ".join(str(sheet[c].value or "").split()).lower() != t.lower()]
+    out: list[dict[str, object]] = [
+        {"name": "layout-labels", "passed": not labels, "detail": "; ".join(labels)},
+        {"name": "this-month-inputs", "passed": not wrong, "detail": "; ".join(wrong)}]
     held = json.loads((ref / "holdout.json").read_text(encoding="utf-8"))
     for r in ROWS:
         for col in "ABDE":
