@@ -880,82 +880,100 @@ def _ar_residual(books: BooksView, world: WorldView, inv: ev.InvoiceIssued, w: C
 
 def _unapplied_items(account: str, books: BooksView, world: WorldView,
                      sub: Mapping[tuple[str, str], int], default: bool,
-                     day: date | None,
-                     truth: Mapping[str, _Truth] | None = None) -> tuple[list[Item], int]:
+                     day: date | None) -> tuple[list[Item], int]:
     """Unapplied cash: each receipt against the customer money on account behind it."""
     items: list[Item] = []
     left = {pid: p.on_account for pid, p in world.payments.items() if p.on_account}
     external = 0
     for rid in sorted(r for r, x in books.receipts.items() if x.account == account):
-        r = books.receipts[rid]
-        open_ = sub.get(("receipt", rid), 0)
-        line, p, what = (truth[rid] if truth is not None
-                         else _receipt_truth(books, world, rid))
-        party = r.customer_id or UNASSIGNED
-        ref = f"{rid} (line {line})" if line else rid
-        if what in ("bank_copy", "returned", "no_line", "not_a_deposit") or p is None:
-            if not open_:
-                continue
-            if what == "bank_copy":
-                original = world.lines[line].duplicate_of if line else None
-                items.append(Item(account, "bank_error", party, ref, open_, 0, open_, True,
-                                  f"the bank posted line {original} twice; this receipt holds "
-                                  "no money (the bank is to reverse the copy)"))
-            elif what == "returned" and p is not None:
-                items.append(Item(account, "returned_item", p.customer_id, ref, open_, 0, open_,
-                                  False, f"the bank returned the deposit unpaid (line "
-                                         f"{p.returned_line}); the receipt still holds the "
-                                         "bounced cash (record the returned deposit)"))
-            else:
-                why = {"no_line": "no bank line behind it",
-                       "not_a_deposit": "matched to a bank line that is not a deposit"}.get(
-                    what, "no customer payment behind its bank line")
-                items.append(Item(account, "receipt_without_payment", party, ref, open_, 0,
-                                  open_, False, why))
-            continue
-        ext = min(left.get(p.payment_id, 0), r.amount)
-        if ext:
-            left[p.payment_id] -= ext
+        more, ext = _unapplied_receipt(account, rid, books, world, sub, day,
+                                       _receipt_truth(books, world, rid), left)
+        items += more
         external += ext
-        meant = (f"a repeat of {p.duplicate_of}: on account, to refund or credit"
-                 if p.duplicate_of else
-                 "meant for " + ", ".join(f"{i} {display_cents(a)}" for i, a in p.allocations))
-        if (open_ > ext and r.customer_id in (None, p.customer_id) and line is not None
-                and world.unseen(line, day)):
-            items.append(Item(account, "awaiting_application", p.customer_id, ref, open_, ext,
-                              open_ - ext, True, f"{p.payment_id} {meant}; the bank posted it "
-                                                 f"on {day} after the clerk's turn (on no "
-                                                 "statement yet)"))
-            continue
-        if r.customer_id != p.customer_id:
-            kind = "receipt_unidentified" if r.customer_id is None else "receipt_wrong_customer"
-            note = (f"the money came from {p.customer_id} ({p.payment_id}, {meant})"
-                    + ("" if r.customer_id is None else f", not from {r.customer_id}"))
-            if open_:
-                items.append(Item(account, kind, party, ref, open_, 0, open_, False, note))
-            if ext:
-                items.append(Item(account, kind, p.customer_id, ref, 0, ext, -ext, False, note))
-            continue
-        if open_ == ext:
-            if ext:
-                why = ("a duplicate payment" if p.duplicate_of else "an overpayment")
-                items.append(Item(account, "on_account", party, ref, open_, ext, 0, True,
-                                  f"{why} held on account ({p.payment_id}, {meant})"))
-            continue
-        kind = "receipt_not_applied" if open_ > ext else "on_account_applied"
-        note = (f"{p.payment_id} {meant}; {display_cents(open_)} unapplied"
-                if open_ > ext else
-                f"{display_cents(ext - open_)} of money on account was applied ({p.payment_id}, "
-                f"{meant})")
-        items.append(Item(account, kind, party, ref, open_, ext, open_ - ext, False, note))
-    if default:
-        for pid in sorted(left):
-            if left[pid] > 0:
-                p = world.payments[pid]
-                external += left[pid]
-                items.append(Item(account, "deposit_not_recorded", p.customer_id,
-                                  f"{pid} (line {p.line_id})", 0, left[pid], -left[pid], False,
-                                  "money on account reached the bank; no receipt holds it"))
+    more, ext = _unrecorded_on_account(account, world, left) if default else ([], 0)
+    return items + more, external + ext
+
+
+def _unapplied_receipt(account: str, rid: str, books: BooksView, world: WorldView,
+                       sub: Mapping[tuple[str, str], int], day: date | None, truth: _Truth,
+                       left: dict[str, int]) -> tuple[list[Item], int]:
+    """One receipt's unapplied-cash items and the money on account it holds (taken from
+    ``left``, each payment's money on account not held by an earlier receipt)."""
+    items: list[Item] = []
+    line, p, what = truth
+    r = books.receipts[rid]
+    open_ = sub.get(("receipt", rid), 0)
+    party = r.customer_id or UNASSIGNED
+    ref = f"{rid} (line {line})" if line else rid
+    if what in ("bank_copy", "returned", "no_line", "not_a_deposit") or p is None:
+        if not open_:
+            return items, 0
+        if what == "bank_copy":
+            original = world.lines[line].duplicate_of if line else None
+            items.append(Item(account, "bank_error", party, ref, open_, 0, open_, True,
+                              f"the bank posted line {original} twice; this receipt holds "
+                              "no money (the bank is to reverse the copy)"))
+        elif what == "returned" and p is not None:
+            items.append(Item(account, "returned_item", p.customer_id, ref, open_, 0, open_,
+                              False, f"the bank returned the deposit unpaid (line "
+                                     f"{p.returned_line}); the receipt still holds the "
+                                     "bounced cash (record the returned deposit)"))
+        else:
+            why = {"no_line": "no bank line behind it",
+                   "not_a_deposit": "matched to a bank line that is not a deposit"}.get(
+                what, "no customer payment behind its bank line")
+            items.append(Item(account, "receipt_without_payment", party, ref, open_, 0,
+                              open_, False, why))
+        return items, 0
+    ext = min(left.get(p.payment_id, 0), r.amount)
+    if ext:
+        left[p.payment_id] -= ext
+    meant = (f"a repeat of {p.duplicate_of}: on account, to refund or credit"
+             if p.duplicate_of else
+             "meant for " + ", ".join(f"{i} {display_cents(a)}" for i, a in p.allocations))
+    if (open_ > ext and r.customer_id in (None, p.customer_id) and line is not None
+            and world.unseen(line, day)):
+        items.append(Item(account, "awaiting_application", p.customer_id, ref, open_, ext,
+                          open_ - ext, True, f"{p.payment_id} {meant}; the bank posted it "
+                                             f"on {day} after the clerk's turn (on no "
+                                             "statement yet)"))
+        return items, ext
+    if r.customer_id != p.customer_id:
+        kind = "receipt_unidentified" if r.customer_id is None else "receipt_wrong_customer"
+        note = (f"the money came from {p.customer_id} ({p.payment_id}, {meant})"
+                + ("" if r.customer_id is None else f", not from {r.customer_id}"))
+        if open_:
+            items.append(Item(account, kind, party, ref, open_, 0, open_, False, note))
+        if ext:
+            items.append(Item(account, kind, p.customer_id, ref, 0, ext, -ext, False, note))
+        return items, ext
+    if open_ == ext:
+        if ext:
+            why = ("a duplicate payment" if p.duplicate_of else "an overpayment")
+            items.append(Item(account, "on_account", party, ref, open_, ext, 0, True,
+                              f"{why} held on account ({p.payment_id}, {meant})"))
+        return items, ext
+    kind = "receipt_not_applied" if open_ > ext else "on_account_applied"
+    note = (f"{p.payment_id} {meant}; {display_cents(open_)} unapplied"
+            if open_ > ext else
+            f"{display_cents(ext - open_)} of money on account was applied ({p.payment_id}, "
+            f"{meant})")
+    items.append(Item(account, kind, party, ref, open_, ext, open_ - ext, False, note))
+    return items, ext
+
+
+def _unrecorded_on_account(account: str, world: WorldView,
+                           left: Mapping[str, int]) -> tuple[list[Item], int]:
+    """Money on account that reached the bank and that no receipt holds."""
+    items: list[Item] = []
+    external = 0
+    for pid in sorted(left):
+        if left[pid] > 0:
+            p = world.payments[pid]
+            external += left[pid]
+            items.append(Item(account, "deposit_not_recorded", p.customer_id,
+                              f"{pid} (line {p.line_id})", 0, left[pid], -left[pid], False,
+                              "money on account reached the bank; no receipt holds it"))
     return items, external
 
 
@@ -1296,16 +1314,33 @@ class _Payables:
     vendors: dict[str, tuple[list[Item], int]] = field(default_factory=dict)
 
 
+@dataclass
+class _Unapplied:
+    """One unapplied-cash account's items per receipt, kept from the last date."""
+
+    generation: int = -1
+    members: set[str] = field(default_factory=set)
+    items: dict[str, tuple[list[Item], int]] = field(default_factory=dict)
+    holds: dict[str, str] = field(default_factory=dict)
+    """Receipt -> the payment whose money on account it draws on."""
+    groups: dict[str, set[str]] = field(default_factory=dict)
+    """Payment -> the receipts drawing on its money on account (in id order)."""
+    left: dict[str, int] = field(default_factory=dict)
+    """Payment -> its money on account no receipt holds (payments with some)."""
+    readers: dict[Key, set[str]] = field(default_factory=dict)
+    dated: set[str] = field(default_factory=set)
+
+
 _VENDOR_DOC = {"bill": 0, "credit": 1, "vpayment": 2}
 
 
 class Itemizer:
     """The reconciliation's itemizing kept across the dates of per-date control.
 
-    Each receipt's bank-line truth, each receivable invoice's items and each vendor's
-    payable items are kept with the documents they read; at the next date only those whose
-    documents changed (by the folds' ``changes`` since the last date) or that depend on the
-    day are worked out
+    Each receipt's bank-line truth and unapplied-cash items, each receivable invoice's
+    items and each vendor's payable items are kept with the documents they read; at the
+    next date only those whose documents changed (by the folds' ``changes`` since the last
+    date) or that depend on the day are worked out
     again, the settled ones' contributions kept. A fold started afresh starts it afresh.
     """
 
@@ -1323,6 +1358,7 @@ class Itemizer:
         self._customer_rank: dict[str, int] = {}
         self._ar: dict[str, _Receivables] = {}
         self._ap: dict[str, _Payables] = {}
+        self._unapplied: dict[str, _Unapplied] = {}
         self._vendor_docs: dict[str, tuple[set[str], set[str], set[str]]] = {}
         """Vendor -> the ids of its bills, credits and payments in the books."""
 
@@ -1439,6 +1475,80 @@ class Itemizer:
             external += ext
         return items, external
 
+    def unapplied_items(self, account: str, books: BooksView, world: WorldView,
+                        sub: Mapping[tuple[str, str], int], default: bool,
+                        day: date | None) -> tuple[list[Item], int]:
+        """:func:`_unapplied_items`, working out again only the receipts whose documents
+        changed (with the others drawing on the same payment's money on account)."""
+        state = self._unapplied.get(account)
+        payments = world.payments
+        if state is None or state.generation != self.generation - 1:
+            state = self._unapplied[account] = _Unapplied()
+            todo = set(books.receipts)
+            paid = set(payments)
+        else:
+            todo = {d for k, d in self.changed if k == "receipt"}
+            for key in self.changed:
+                todo.update(state.readers.get(key, ()))
+            if self.day_changed:
+                todo |= state.dated
+            paid = {d for k, d in self.changed if k == "payment" and d in payments}
+        state.generation = self.generation
+        redo: set[str] = set()
+        for rid in todo:
+            r = books.receipts.get(rid)
+            old = state.holds.pop(rid, None)
+            if old is not None:
+                state.groups[old].discard(rid)
+                paid.add(old)
+            if r is None or r.account != account:
+                state.members.discard(rid)
+                state.items.pop(rid, None)
+                state.dated.discard(rid)
+                continue
+            state.members.add(rid)
+            line, p, what = self.truth[rid]
+            if what == "deposit" and p is not None:
+                state.holds[rid] = p.payment_id
+                state.groups.setdefault(p.payment_id, set()).add(rid)
+                paid.add(p.payment_id)
+            else:
+                redo.add(rid)
+            keys: list[Key] = [("receipt", rid)]
+            if line is not None:
+                keys.append(("wline", line))
+            if p is not None:
+                keys.append(("payment", p.payment_id))
+            for key in keys:
+                state.readers.setdefault(key, set()).add(rid)
+            x = world.lines.get(line) if line is not None else None
+            if x is not None and x.posted_on == day:
+                state.dated.add(rid)
+            else:
+                state.dated.discard(rid)
+        for rid in redo:
+            state.items[rid] = _unapplied_receipt(account, rid, books, world, sub, day,
+                                                  self.truth[rid], {})
+        for pid in paid:
+            p = payments.get(pid)
+            held = p.on_account if p is not None else 0
+            left = {pid: held} if held else {}
+            for rid in sorted(state.groups.get(pid, ())):
+                state.items[rid] = _unapplied_receipt(account, rid, books, world, sub, day,
+                                                      self.truth[rid], left)
+            if held:
+                state.left[pid] = left[pid]
+            else:
+                state.left.pop(pid, None)
+        items: list[Item] = []
+        external = 0
+        for rid in sorted(state.members):
+            more, ext = state.items[rid]
+            items += more
+            external += ext
+        more, ext = _unrecorded_on_account(account, world, state.left) if default else ([], 0)
+        return items + more, external + ext
+
     def ap_items(self, account: str, books: BooksView, world: WorldView, default: bool,
                  sub_by_party: Mapping[str, int]) -> tuple[list[Item], int]:
         """:func:`_ap_items`, working out again only the vendors whose documents changed."""
@@ -1539,8 +1649,9 @@ def reconcile(store: EventStore, *, as_of: date | None = None, position: int | N
                               else _ar_items(code, books, world, sub, main, day))
             items += more
         elif control == "unapplied_cash":
-            more, external = _unapplied_items(code, books, world, sub, main, day,
-                                              itemizer.truth if itemizer is not None else None)
+            more, external = (itemizer.unapplied_items(code, books, world, sub, main, day)
+                              if itemizer is not None
+                              else _unapplied_items(code, books, world, sub, main, day))
             items += more
         elif control == "ap":
             by_party = postings.by_party.get(("ap", code), {})
