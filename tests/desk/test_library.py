@@ -65,7 +65,6 @@ def test_the_first_five_tasks_categories() -> None:
     assert {name: load_task(name).category for name in EXISTING} == EXISTING
 
 
-@pytest.mark.xfail(strict=False, reason="the desk library grows to 30 tasks (issue 18)")
 def test_thirty_tasks_at_least_four_per_category() -> None:
     counts = _categories()
     assert sum(counts.values()) >= 30, dict(counts)
