@@ -156,10 +156,9 @@ def _model_endpoint(system: System, timeout_s: float) -> list[str]:
     if not url:
         return []
     where = f"system {system.name}.env.{MODEL_URL_VAR}"
-    problems = []
     # docker without a network reaches it through the model relay (runs/execution/model_relay.py)
     if not url.startswith(("http://", "https://")):
-        return [*problems, f"{where}: {url!r} is not an http(s) URL"]
+        return [f"{where}: {url!r} is not an http(s) URL"]
     try:
         with urllib.request.urlopen(urllib.request.Request(url, method="GET"),
                                     timeout=timeout_s):
@@ -168,6 +167,6 @@ def _model_endpoint(system: System, timeout_s: float) -> list[str]:
         e.close()
     except (urllib.error.URLError, OSError, ValueError) as e:
         reason = getattr(e, "reason", e)
-        problems.append(f"{where}: {url} does not answer ({reason}); start the model server "
-                        "or fix the URL")
-    return problems
+        return [f"{where}: {url} does not answer ({reason}); start the model server or fix "
+                "the URL"]
+    return []

@@ -37,7 +37,7 @@ def http_server() -> Iterator[str]:
     """A real loopback HTTP server that answers 404 to everything (a model endpoint's
     base URL usually has no page of its own): it answers, so the preflight passes."""
     class Quiet(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self.send_error(404)
 
         def log_message(self, *args: object) -> None:

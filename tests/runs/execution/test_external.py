@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import sqlite3
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
