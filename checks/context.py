@@ -69,6 +69,22 @@ class ForwardFold:
         self.position = position
 
 
+_KEYS_OF: dict[tuple[type, tuple[tuple[str, str], ...]], tuple[tuple[str, str], ...]] = {}
+
+
+def change_keys(cls: type, keys: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """The ``(attribute, change kind)`` pairs of ``keys`` an event class has (worked out
+    once per class; all of them for a class without pydantic fields): the ids a fold's
+    ``changes`` record for its events."""
+    found = _KEYS_OF.get((cls, keys))
+    if found is None:
+        fields = getattr(cls, "model_fields", None)
+        found = _KEYS_OF[(cls, keys)] = tuple(
+            (name, kind) for name, kind in keys
+            if fields is None or name in fields)
+    return found
+
+
 class Folds:
     """The folds of one attempt's per-date evaluations, each advanced from the last date.
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from checks.context import ForwardFold
+from checks.context import ForwardFold, change_keys
 from checks.world import (
     CustomerInvoice,
     CustomerPayment,
@@ -386,7 +386,7 @@ class BooksFold(ForwardFold):
         if line_id is not None:  # a statement line: what it was matched to, before and after
             changes += [(t.kind, t.doc_id) for t in self.books.matches.get(line_id, ())]
         handler(x)
-        for name, kind in _BOOKS_CHANGE_KEYS:
+        for name, kind in change_keys(type(x), _BOOKS_CHANGE_KEYS):
             value = getattr(x, name, None)
             if isinstance(value, str):
                 changes.append((kind, value))

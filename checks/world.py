@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from checks.context import ForwardFold
+from checks.context import ForwardFold, change_keys
 from erp import events as ev
 from erp.events import Record
 from erp.store import EventStore, StoredEvent
@@ -498,7 +498,7 @@ class WorldFold(ForwardFold):
         x = e.event if e.realm == "erp" else decode_world_event(e.type, e.payload)
         handler(e, x, day)
         changes = self.changes
-        for name, kind in _CHANGE_KEYS:
+        for name, kind in change_keys(type(x), _CHANGE_KEYS):
             value = getattr(x, name, None)
             if isinstance(value, str):
                 changes.append((kind, value))
