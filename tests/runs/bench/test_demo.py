@@ -49,8 +49,11 @@ def test_the_whole_documented_range_is_accepted_and_beyond_it_refused(tmp_path: 
 def test_an_interrupted_demo_leaves_no_partial_file(tmp_path: Path) -> None:
     out = tmp_path / "books.db"
     erpsim = Path(sys.executable).with_name("erpsim")
+    # SIGINT as a terminal delivers it: a test run started in the background (a CI job)
+    # ignores SIGINT, and its children would inherit that
     proc = subprocess.Popen([str(erpsim), "demo", "--out", str(out), "--days", "2000"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     building = out.with_name(out.name + ".building")
     deadline = time.monotonic() + 60
     while not building.exists() and proc.poll() is None and time.monotonic() < deadline:

@@ -87,6 +87,7 @@ WRITERS: dict[tuple[str, str], list[str]] = {
     ("demo", "--out"): ["demo", "--days", "2", "--out", "{p}"],
     ("export beancount", "--out"): ["export", "beancount", "{attempt}", "--out", "{p}"],
     ("export parquet", "--out"): ["export", "parquet", "{attempt}", "--out", "{p}"],
+    ("freeze", "--out"): ["freeze", "pilot", "cash-application", "--seeds", "0", "--out", "{p}"],
 }
 """Every option of the CLI that names a path to write, with a command using it."""
 
@@ -95,6 +96,7 @@ READ_ONLY_PATHS = {
     ("reconcile", "attempt"), ("sweep", "--systems-file"), ("report", "--results-dir"),
     ("compare", "--results-dir"), ("rescore", "--results-dir"), ("rescore", "--scenario-dir"),
     ("view", "--reference"), ("view", "--results-dir"), ("bench view", "--attempt"),
+    ("sweep", "--frozen"), ("sweep", "--salt-file"), ("freeze", "--salt-file"),
 }
 """Path parameters that are only read (the folders there are not created)."""
 
