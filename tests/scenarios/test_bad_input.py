@@ -143,8 +143,8 @@ def test_show_is_bounded_for_huge_and_deep_values() -> None:
     for _ in range(30):
         huge = [huge] * 10  # 10**30 leaves if printed in full
     started = time.monotonic()
-    text = show(huge)
-    assert time.monotonic() - started < 0.1
+    text = show(huge)  # printed in full, this would not finish
+    assert time.monotonic() - started < 5
     assert len(text) <= 60
     assert show({"low": 3, "high": 20}) == "{'low': 3, 'high': 20}"  # in the file's order
 

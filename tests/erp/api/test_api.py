@@ -352,7 +352,62 @@ def test_missing_wrong_and_revoked_tokens_get_401(api: Running) -> None:
     assert fingerprint(api.ledger) == before
 
 
-def test_a_token_revoked_while_its_request_waits_gets_401(api: Running) -> None:
+class WatchedLock:
+    """A real ``threading.Lock`` that counts the threads waiting to take it.
+
+    The app takes it as its ledger lock (``create_app(lock=...)``), so a test can wait
+    until requests are parked inside the server instead of sleeping and hoping.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen = threading.Condition()
+        self.waiting = 0
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        """Take the lock, counted as a waiter while blocked."""
+        with self._seen:
+            self.waiting += 1
+            self._seen.notify_all()
+        try:
+            return self._lock.acquire(blocking, timeout)
+        finally:
+            with self._seen:
+                self.waiting -= 1
+
+    def release(self) -> None:
+        """Release the lock."""
+        self._lock.release()
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def wait_for_waiters(self, n: int, timeout: float = 30.0) -> None:
+        """Block until ``n`` threads wait for the lock (fail after ``timeout`` seconds)."""
+        with self._seen:
+            assert self._seen.wait_for(lambda: self.waiting >= n, timeout), (
+                f"{self.waiting} of {n} requests reached the ledger lock within {timeout} s")
+
+
+@pytest.fixture
+def watched(api: Running) -> Iterator[tuple[Running, WatchedLock]]:
+    """A second server over the fixture's books whose ledger lock the test can watch."""
+    lock = WatchedLock()
+    app = create_app(api.ledger, api.tokens, lock=lock)  # type: ignore[arg-type]
+    server = ApiServer(app, uds=Path(api.workdir) / "watched.sock").start()
+    try:
+        yield Running(api.ledger, api.tokens, server, api.clerk, api.controller,
+                      api.workdir), lock
+    finally:
+        server.stop()
+
+
+def test_a_token_revoked_while_its_request_waits_gets_401(
+        watched: tuple[Running, WatchedLock]) -> None:
+    api, lock = watched
     token = api.tokens.issue("agent:turn-8", "clerk", DAY)
     before = fingerprint(api.ledger)
     answers: list[tuple[int, str, bytes]] = []
@@ -360,17 +415,21 @@ def test_a_token_revoked_while_its_request_waits_gets_401(api: Running) -> None:
     def call(method: str, path: str, body: Any = None) -> None:
         answers.append(request(api.url, method, path, token=token, body=body))
 
-    with api.server.app.state.lock:  # the ledger is busy: both requests wait for it
+    with lock:  # the ledger is busy: both requests pass the token check, then wait for it
         threads = [threading.Thread(target=call, args=("GET", "/v1/invoices")),
                    threading.Thread(target=call, args=("POST", "/v1/commands/register-customer",
                                                        {"name": "Late"}))]
         for t in threads:
             t.start()
-        time.sleep(0.2)
+        lock.wait_for_waiters(2)  # both are inside the server, past the middleware
         api.tokens.revoke(token)  # the turn ends
     for t in threads:
-        t.join(10)
+        t.join(30)
+    assert not any(t.is_alive() for t in threads)
     assert sorted(a[0] for a in answers) == [401, 401]
+    # the second check (after the lock) answered, not the middleware's first one
+    assert all(json.loads(a[2])["message"] == "the token was revoked"
+               for a in answers), answers
     assert fingerprint(api.ledger) == before
 
 
@@ -484,15 +543,16 @@ def test_tcp_mode_and_fast_start_stop(tmp_path: Path) -> None:
     app = create_app(ledger, tokens)
     token = tokens.issue(CLERK_ACTOR, "clerk", DAY)
     try:
-        started = time.perf_counter()
-        server = ApiServer(app, host="127.0.0.1", port=0).start()
+        started = time.monotonic()
+        # a long grace: a stop that sat out the graceful-shutdown window would show
+        server = ApiServer(app, host="127.0.0.1", port=0, grace=30.0).start()
         try:
             assert server.url.startswith("http://127.0.0.1:") and server.port > 0
             status, _, body = request(server.url, "GET", "/v1/whoami", token=token)
             assert status == 200 and json.loads(body)["actor"] == CLERK_ACTOR
         finally:
             server.stop()
-        assert time.perf_counter() - started < 0.5
+        assert time.monotonic() - started < 15, "stop() waited for the grace period"
         with pytest.raises(OSError):
             request(server.url, "GET", "/v1/whoami", token=token)
         with pytest.raises(ValueError, match="loopback"):
@@ -508,37 +568,53 @@ def test_unix_socket_is_private_and_removed_at_stop(api: Running) -> None:
     other = Path(api.workdir) / "again.sock"
     times = []
     for _ in range(3):
-        started = time.perf_counter()
-        server = ApiServer(api.server.app, uds=other).start()
+        started = time.monotonic()
+        server = ApiServer(api.server.app, uds=other, grace=30.0).start()
         status, _, _ = request(server.url, "GET", "/v1/whoami", token=api.clerk)
         server.stop()
-        times.append(time.perf_counter() - started)
+        times.append(time.monotonic() - started)
         assert status == 200 and not other.exists()
-    assert min(times) < 0.25, times
+    assert max(times) < 15, f"stop() waited for the grace period: {times}"
     with pytest.raises(ValueError, match="longer than"):
         ApiServer(api.server.app, uds="/tmp/" + "x" * 120 + ".sock")
 
 
-def test_stop_waits_for_a_request_in_flight(api: Running) -> None:
-    other = Path(api.workdir) / "inflight.sock"
-    server = ApiServer(api.server.app, uds=other).start()
-    lock = api.server.app.state.lock
+def _refuses_connections(url: str) -> bool:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(url.removeprefix("unix://"))
+    except (ConnectionRefusedError, FileNotFoundError):
+        return True
+    finally:
+        sock.close()
+    return False
+
+
+def test_stop_waits_for_a_request_in_flight(watched: tuple[Running, WatchedLock]) -> None:
+    api, lock = watched
+    server = api.server
+    url = server.url
     result: dict[str, Any] = {}
 
     def call() -> None:
-        result["answer"] = request(server.url, "GET", "/v1/customers", token=api.clerk)
+        result["answer"] = request(url, "GET", "/v1/customers", token=api.clerk)
 
     with lock:  # hold the ledger so the request waits inside the server
         t = threading.Thread(target=call)
         t.start()
-        time.sleep(0.1)
+        lock.wait_for_waiters(1)
         stopper = threading.Thread(target=server.stop)
         stopper.start()
-        time.sleep(0.05)
-    t.join(10)
-    stopper.join(10)
+        deadline = time.monotonic() + 30
+        while not _refuses_connections(url):  # stop has begun: the listener is closed
+            assert time.monotonic() < deadline, "stop() did not close the listener"
+            stopper.join(0.01)
+        assert stopper.is_alive(), "stop() returned with a request in flight"
+    t.join(30)
+    stopper.join(30)
+    assert not t.is_alive() and not stopper.is_alive()
     assert result["answer"][0] == 200
-    assert not other.exists()
+    assert not Path(url.removeprefix("unix://")).exists()
 
 
 # --- both backends --------------------------------------------------------------------
