@@ -11,10 +11,12 @@ from pydantic import BeforeValidator, PlainSerializer
 
 from erp.errors import MoneyError
 
-_DECIMAL = re.compile(r"^([+-])?([0-9]{1,15})(?:\.([0-9]{1,2}))?$", re.ASCII)
+_DECIMAL = re.compile(r"^([+-])?([0-9]+)(?:\.([0-9]{1,2}))?$", re.ASCII)
 _GROUPED = re.compile(r"^[+-]?[0-9]{1,3}(?:[,_][0-9]{3})+(?:\.[0-9]*)?$", re.ASCII)
-MAX_CENTS = 10**17 - 1
+MAX_WHOLE_DIGITS = 15
+MAX_CENTS = 10**(MAX_WHOLE_DIGITS + 2) - 1
 """The largest magnitude accepted: 15 digits of whole units, and it fits a BIGINT."""
+_RANGE = f"expected from -{MAX_CENTS} to {MAX_CENTS} cents, i.e. at most 15 whole digits"
 
 
 def parse_cents(value: object, *, what: str = "amount") -> int:
@@ -29,8 +31,8 @@ def parse_cents(value: object, *, what: str = "amount") -> int:
         raise MoneyError(f"{what}: {value!r} is not money (expected a decimal string like '12.34')")
     if isinstance(value, numbers.Integral):
         cents = int(value)
-        if abs(cents) > MAX_CENTS:
-            raise MoneyError(f"{what}: {value!r} cents is out of range (at most {MAX_CENTS})")
+        if not -MAX_CENTS <= cents <= MAX_CENTS:
+            raise MoneyError(f"{what}: {value!r} cents is out of range ({_RANGE})")
         return cents
     if isinstance(value, float | numbers.Real) and not isinstance(value, Decimal):
         raise MoneyError(
@@ -53,9 +55,9 @@ def parse_cents(value: object, *, what: str = "amount") -> int:
             raise MoneyError(f"{what}: {value!r} has more than two decimal places")
         raise MoneyError(f"{what}: {value!r} is not a decimal amount (expected e.g. '1240.00')")
     sign, whole, frac = m.groups()
+    if len(whole.lstrip("0")) > MAX_WHOLE_DIGITS:  # before int(): a long digit string is slow
+        raise MoneyError(f"{what}: {value!r} is out of range ({_RANGE})")
     cents = int(whole) * 100 + int((frac or "0").ljust(2, "0"))
-    if cents > MAX_CENTS:
-        raise MoneyError(f"{what}: {value!r} is out of range")
     return -cents if sign == "-" else cents
 
 

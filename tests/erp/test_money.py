@@ -7,12 +7,24 @@ from decimal import ROUND_HALF_UP, Decimal
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import BaseModel, ValidationError
 
 from erp.errors import MoneyError
-from erp.money import display_cents, format_cents, parse_cents, pct_of
+from erp.money import (
+    MAX_CENTS,
+    Cents,
+    DecimalMoney,
+    MoneyStr,
+    display_cents,
+    format_cents,
+    parse_cents,
+    pct_of,
+)
 
 # parse_cents reads at most 15 whole digits, so this is the largest amount a string can carry.
 MAX_STRING_CENTS = 10**17 - 1
+RANGE = ("expected from -99999999999999999 to 99999999999999999 cents, i.e. at most 15 whole "
+         "digits")
 
 
 def shown(value: object) -> str:
@@ -77,7 +89,7 @@ def test_parse_cents_refuses_more_than_two_decimals(value: object) -> None:
 
 @pytest.mark.parametrize("value", ["", " ", "abc", "12.34.56", "1e3", "$12.00", "12.00 USD",
                                    "--5", "+-5", ".5", "5.", "12 .34", "0x10", "NaN",
-                                   "1000000000000000.00", Decimal("NaN"), Decimal("Infinity")])
+                                   Decimal("NaN"), Decimal("Infinity")])
 def test_parse_cents_refuses_non_numbers(value: object) -> None:
     with pytest.raises(MoneyError) as info:
         parse_cents(value)
@@ -126,11 +138,132 @@ def test_parse_cents_accepts_grouped_thousands(value: str, cents: int) -> None:
     assert parse_cents(value) == cents
 
 
-def test_parse_cents_refuses_non_ascii_digits_and_out_of_range() -> None:
-    with pytest.raises(MoneyError, match="is not a decimal amount"):
-        parse_cents("\u0661\u0662.34")
+def test_parse_cents_refuses_non_ascii_digits() -> None:
+    for text in ("\u0661\u0662.34", "\u0661\u0662.345"):
+        with pytest.raises(MoneyError) as info:
+            parse_cents(text)
+        assert str(info.value) == (f"amount: {text!r} is not a decimal amount "
+                                   "(expected e.g. '1240.00')")
+
+
+# --- the limits: MAX_CENTS both ways, for integers, strings and Decimals -------------------
+
+
+def test_max_cents_is_fifteen_whole_digits_and_fits_a_bigint() -> None:
+    assert MAX_CENTS == MAX_STRING_CENTS == 99_999_999_999_999_999
+    assert MAX_CENTS < 2**63 - 1
+    assert format_cents(MAX_CENTS) == "999999999999999.99"
+
+
+@pytest.mark.parametrize("value", [MAX_CENTS, -MAX_CENTS, MAX_CENTS - 1, -MAX_CENTS + 1])
+def test_integer_cents_up_to_max_cents_are_accepted(value: int) -> None:
+    assert parse_cents(value) == value
+
+
+@pytest.mark.parametrize("value", [MAX_CENTS + 1, -MAX_CENTS - 1, 10**18, -10**18, 10**30,
+                                   -10**30, -10**300])
+def test_integer_cents_beyond_max_cents_are_refused_naming_value_and_range(value: int) -> None:
+    with pytest.raises(MoneyError) as info:
+        parse_cents(value, what="lines[0].amount")
+    assert str(info.value) == f"lines[0].amount: {value!r} cents is out of range ({RANGE})"
+
+
+@pytest.mark.parametrize(("value", "cents"), [
+    ("999999999999999.99", MAX_CENTS),
+    ("-999999999999999.99", -MAX_CENTS),
+    ("+999999999999999.99", MAX_CENTS),
+    ("999,999,999,999,999.99", MAX_CENTS),
+    ("999999999999999", MAX_CENTS - 99),
+    ("0999999999999999.99", MAX_CENTS),      # a leading zero is not a sixteenth digit
+    ("0000000000000000001.50", 150),
+    (Decimal("999999999999999.99"), MAX_CENTS),
+    (Decimal("-999999999999999.99"), -MAX_CENTS),
+])
+def test_strings_up_to_fifteen_whole_digits_are_accepted(value: object, cents: int) -> None:
+    assert parse_cents(value) == cents
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    ("1000000000000000.00", "'1000000000000000.00'"),
+    ("1000000000000000", "'1000000000000000'"),
+    ("-1000000000000000.00", "'-1000000000000000.00'"),
+    ("1,000,000,000,000,000.00", "'1,000,000,000,000,000.00'"),
+    ("9" * 40, repr("9" * 40)),
+    (Decimal("1E+15"), "'1000000000000000'"),
+    (Decimal("-1E+30"), repr("-1" + "0" * 30)),
+])
+def test_strings_beyond_fifteen_whole_digits_are_refused_naming_value_and_range(
+        value: object, shown: str) -> None:
+    with pytest.raises(MoneyError) as info:
+        parse_cents(value)
+    assert str(info.value) == f"amount: {shown} is out of range ({RANGE})"
+
+
+def test_a_huge_digit_string_is_refused_at_once() -> None:
+    # more digits than int() converts (4300): refused by its length, never converted
     with pytest.raises(MoneyError, match="out of range"):
-        parse_cents(10**18)
+        parse_cents("-" + "9" * 5000)
+
+
+def test_the_default_field_name_and_the_float_message() -> None:
+    with pytest.raises(MoneyError) as info:
+        parse_cents(1.5)
+    assert str(info.value) == ("amount: 1.5 is a float; money must be a decimal string like "
+                               "'12.34' or integer cents (floats cannot hold cents exactly)")
+    with pytest.raises(MoneyError) as info:
+        parse_cents(None)
+    assert str(info.value) == ("amount: None is not money (expected a decimal string like "
+                               "'12.34')")
+    with pytest.raises(MoneyError) as info:
+        parse_cents(True)
+    assert str(info.value) == "amount: True is not money (expected a decimal string like '12.34')"
+
+
+@pytest.mark.parametrize(("value", "shown"), [(Decimal("NaN"), "'NaN'"),
+                                              (Decimal("-Infinity"), "'-Infinity'")])
+def test_a_decimal_that_is_no_number_is_quoted_as_written(value: Decimal, shown: str) -> None:
+    with pytest.raises(MoneyError) as info:
+        parse_cents(value)
+    assert str(info.value) == f"amount: {shown} is not a decimal amount (expected e.g. '1240.00')"
+
+
+# --- the model types: Cents, MoneyStr, DecimalMoney ----------------------------------------
+
+
+class _Amounts(BaseModel):
+    cents: Cents
+    wire: MoneyStr
+    text: DecimalMoney
+
+
+def test_the_model_types_read_cents_and_decimal_strings() -> None:
+    m = _Amounts(cents="12.34", wire=MAX_CENTS, text="-999999999999999.99")
+    assert (m.cents, m.wire, m.text) == (1234, MAX_CENTS, -MAX_CENTS)
+    assert m.model_dump(mode="json") == {"cents": 1234, "wire": "999999999999999.99",
+                                         "text": "-999999999999999.99"}
+    assert _Amounts(cents=5, wire="0.05", text="0").model_dump() == {
+        "cents": 5, "wire": "0.05", "text": "0.00"}
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("cents", "1.234", "amount: '1.234' has more than two decimal places"),
+    ("cents", MAX_CENTS + 1, f"amount: {MAX_CENTS + 1} cents is out of range ({RANGE})"),
+    ("wire", 1.5, "amount: 1.5 is a float"),
+    ("wire", "1000000000000000", f"amount: '1000000000000000' is out of range ({RANGE})"),
+    ("text", 250000, "250000: write money as a decimal string like '250000.00' (a bare number "
+                     "could mean units or cents)"),
+    ("text", 2.5, "2.5: write money as a decimal string like '250000.00'"),
+    ("text", True, "amount: True is not money"),
+    ("text", "-1000000000000000.00", "out of range"),
+])
+def test_the_model_types_refuse_bad_money_naming_the_field(field: str, value: object,
+                                                           message: str) -> None:
+    good = {"cents": 1, "wire": 1, "text": "1"}
+    with pytest.raises(ValidationError) as info:
+        _Amounts(**{**good, field: value})
+    errors = info.value.errors()
+    assert [e["loc"] for e in errors] == [(field,)]
+    assert message in errors[0]["msg"], errors[0]["msg"]
 
 
 def test_parse_cents_accepts_numpy_integers() -> None:
@@ -179,7 +312,7 @@ def test_parse_of_the_decimal_agrees_with_decimal(cents: int) -> None:
 
 def test_amounts_beyond_fifteen_digits_are_refused_by_name() -> None:
     too_big = format_cents(MAX_STRING_CENTS + 1)
-    with pytest.raises(MoneyError, match=r"'1000000000000000\.00' is not a decimal amount"):
+    with pytest.raises(MoneyError, match=r"'1000000000000000\.00' is out of range"):
         parse_cents(too_big)
 
 
