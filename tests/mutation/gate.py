@@ -1,0 +1,318 @@
+"""Mutation testing of the core, as a gate: every mutant is killed or listed as equivalent.
+
+Runs mutmut (pinned in constraints.txt) over the modules of ``modules.toml``, each in a
+fresh copy of the working tree (mutmut writes its ``mutants/`` folder there, never in the
+project) with only that module's fast tests selected, then compares the mutants that
+survived with ``equivalent.toml``: a surviving mutant that is not listed there, with a
+reason, fails the gate. Figures per module: mutants, killed, equivalent (listed),
+survived.
+
+    python tests/mutation/gate.py                 # every gated module (``make mutate``)
+    python tests/mutation/gate.py erp/money.py    # some of them
+    python tests/mutation/gate.py --changed       # those the last commit changed (make test)
+
+Exit 0 when no unlisted mutant survived, 1 when one did, 2 on bad input or a failed run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import fnmatch
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+MODULES_FILE = HERE / "modules.toml"
+EQUIVALENT_FILE = HERE / "equivalent.toml"
+PACKAGES = ("erp", "sim", "counterparties", "scenarios", "checks", "desk", "runs")
+KILLED = {"killed", "timeout", "killed when applied"}  # a hang is caught by pytest-timeout
+_NAME = re.compile(r"^(?P<module>[\w.]+?)\.x(?:ǁ(?P<cls>\w+)ǁ|_)(?P<fn>\w+?)__mutmut_(?P<n>\d+)$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Module:
+    """One gated module: its path, the fast tests that guard it, the functions mutated."""
+
+    path: str
+    tests: tuple[str, ...]
+    functions: tuple[str, ...] = ()
+    import_time: tuple[str, ...] = ()
+
+    @property
+    def dotted(self) -> str:
+        """``erp/money.py`` -> ``erp.money``."""
+        return self.path.removesuffix(".py").replace("/", ".")
+
+    def patterns(self) -> list[str]:
+        """mutmut name globs for the gated functions (all of the module's when none)."""
+        if not self.functions:
+            return [f"{self.dotted}.*"]
+        return [f"{self.dotted}.x_{f}__mutmut_*" for f in self.functions]
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutant:
+    """One mutant mutmut made: its name, status and the line it changed."""
+
+    name: str
+    status: str
+    function: str
+    original: str
+    mutated: str
+
+
+@dataclasses.dataclass
+class Figures:
+    """What one module's run found."""
+
+    module: str
+    mutants: int = 0
+    killed: int = 0
+    equivalent: int = 0
+    survivors: list[Mutant] = dataclasses.field(default_factory=list)
+    seconds: float = 0.0
+
+
+def load_modules(path: Path = MODULES_FILE) -> list[Module]:
+    """The gated modules, checked: each path and test file exists."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    modules = []
+    for n, entry in enumerate(data.get("module", [])):
+        where = f"{path.name}: module[{n}]"
+        unknown = set(entry) - {"path", "tests", "functions", "import_time"}
+        if unknown:
+            raise SystemExit(f"{where}: unknown keys {sorted(unknown)} (expected path, tests, "
+                             "functions, import_time)")
+        m = Module(entry["path"], tuple(entry["tests"]), tuple(entry.get("functions", ())),
+                   tuple(entry.get("import_time", ())))
+        for p in (m.path, *m.tests):
+            if not (ROOT / p).is_file():
+                raise SystemExit(f"{where}: {p} is not a file of the project")
+        modules.append(m)
+    return modules
+
+
+def load_equivalent(path: Path = EQUIVALENT_FILE) -> dict[tuple[str, str, str, str], str]:
+    """``(module, function, original line, mutated line) -> reason`` of the listed mutants."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    listed: dict[tuple[str, str, str, str], str] = {}
+    for n, entry in enumerate(data.get("equivalent", [])):
+        where = f"{path.name}: equivalent[{n}]"
+        missing = {"module", "function", "original", "mutant", "reason"} - set(entry)
+        if missing:
+            raise SystemExit(f"{where}: missing {sorted(missing)}")
+        if not str(entry["reason"]).strip():
+            raise SystemExit(f"{where}: an equivalent mutant needs a reason")
+        key = (entry["module"], entry["function"], entry["original"].strip(),
+               entry["mutant"].strip())
+        listed[key] = entry["reason"]
+    return listed
+
+
+def changed_modules(modules: list[Module]) -> list[Module]:
+    """The gated modules the last commit changed (``git diff HEAD~1 --name-only``)."""
+    done = subprocess.run(["git", "diff", "HEAD~1", "--name-only"], cwd=ROOT,
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        print(f"mutation gate: no previous commit to compare with ({done.stderr.strip()}); "
+              "nothing to run", flush=True)
+        return []
+    changed = set(done.stdout.split())
+    return [m for m in modules if m.path in changed]
+
+
+def _copy_tree(dest: Path) -> None:
+    """The working tree's files (tracked and untracked, not ignored) under ``dest``."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        src = ROOT / rel
+        if src.is_file() and not rel.startswith(("mutants/", ".mutation/")):
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target)
+
+
+def _toml_list(items: list[str]) -> str:
+    return "[" + ", ".join(f'"{x}"' for x in items) + "]"
+
+
+def _configure(work: Path, m: Module) -> None:
+    package = m.path.split("/")[0]
+    others = [p for p in PACKAGES if p != package and (work / p).is_dir()]
+    text = (work / "pyproject.toml").read_text(encoding="utf-8")
+    text += (
+        "\n[tool.mutmut]\n"
+        f"source_paths = {_toml_list([package])}\n"
+        f"only_mutate = {_toml_list([m.path])}\n"
+        f"also_copy = {_toml_list(others)}\n"
+        f"pytest_add_cli_args_test_selection = {_toml_list(list(m.tests))}\n"
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]\n'
+        "use_setproctitle = false\n"
+    )
+    (work / "pyproject.toml").write_text(text, encoding="utf-8")
+
+
+def _diff_lines(diff: str) -> tuple[str, str]:
+    """The removed and the added line of a mutant's diff (joined when several)."""
+    old = [x[1:].strip() for x in diff.splitlines() if x.startswith("-") and
+           not x.startswith("---")]
+    new = [x[1:].strip() for x in diff.splitlines() if x.startswith("+") and
+           not x.startswith("+++")]
+    return " / ".join(old), " / ".join(new)
+
+
+def _killed_when_applied(m: Module, work: Path, mutmut: str, name: str) -> bool:
+    """Whether the module's tests fail with the mutant written into the source.
+
+    For functions that run while the module is imported (a registering decorator):
+    mutmut switches mutants on inside functions called by the tests, after the import,
+    so it cannot tell these apart; written into the file, the mutant is imported.
+    """
+    source = work / m.path
+    original = source.read_bytes()
+    try:
+        subprocess.run([mutmut, "apply", name], cwd=work, capture_output=True, check=True)
+        if source.read_bytes() == original:
+            raise RuntimeError(f"mutmut apply {name} changed nothing in {m.path}")
+        done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
+                               "no:cacheprovider", "-n", "0", *m.tests], cwd=work,
+                              capture_output=True, text=True, check=False)
+        return done.returncode in (1, 2)  # a test failed, or the import did
+    finally:
+        source.write_bytes(original)
+
+
+def run_module(m: Module, base: Path, mutmut: str, children: int) -> tuple[list[Mutant], str]:
+    """mutmut over one module in a fresh copy; its mutants, and mutmut's output."""
+    work = base / m.dotted
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    _copy_tree(work)
+    _configure(work, m)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("PYTEST_ADDOPTS", None)
+    env.pop("COV_CORE_SOURCE", None)  # no coverage inside the mutation runs
+    done = subprocess.run([mutmut, "run", "--max-children", str(children), *m.patterns()],
+                          cwd=work, env=env, capture_output=True, text=True, check=False)
+    log = done.stdout + done.stderr
+    results = subprocess.run([mutmut, "results", "--all", "true"], cwd=work, env=env,
+                             capture_output=True, text=True, check=False)
+    mutants = []
+    for line in results.stdout.splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        parsed = _NAME.match(name) if sep else None
+        if parsed is None or parsed["module"] != m.dotted:
+            continue
+        if not any(fnmatch.fnmatch(name, p) for p in m.patterns()):
+            continue
+        fn = f"{parsed['cls']}.{parsed['fn']}" if parsed["cls"] else parsed["fn"]
+        original = mutated = ""
+        if status not in KILLED and fn in m.import_time and _killed_when_applied(m, work,
+                                                                                 mutmut, name):
+            status = "killed when applied"
+        if status not in KILLED:
+            shown = subprocess.run([mutmut, "show", name], cwd=work, env=env,
+                                   capture_output=True, text=True, check=False).stdout
+            original, mutated = _diff_lines(shown)
+        mutants.append(Mutant(name, status, fn, original, mutated))
+    if done.returncode != 0 or not mutants:
+        raise RuntimeError(f"mutmut failed on {m.path} (exit {done.returncode}):\n"
+                           f"{log[-4000:]}\n{results.stdout[-2000:]}{results.stderr[-2000:]}")
+    return mutants, log
+
+
+def judge(m: Module, mutants: list[Mutant],
+          listed: dict[tuple[str, str, str, str], str]) -> tuple[Figures, set[tuple[str, ...]]]:
+    """Count one module's mutants; the listed equivalents it used."""
+    figures = Figures(m.path, mutants=len(mutants))
+    used: set[tuple[str, ...]] = set()
+    for x in mutants:
+        key = (m.path, x.function, x.original, x.mutated)
+        if x.status in KILLED:
+            figures.killed += 1
+        elif key in listed:
+            figures.equivalent += 1
+            used.add(key)
+        else:
+            figures.survivors.append(x)
+    return figures, used
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the gate; print figures per module and the unlisted survivors."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="*", help="gated modules to run (default: all of them)")
+    parser.add_argument("--changed", action="store_true",
+                        help="only the gated modules changed by the last commit")
+    parser.add_argument("--children", type=int, default=2, help="parallel mutant runs")
+    parser.add_argument("--workdir", type=Path, default=None,
+                        help="where the copies go (default: a temporary folder, removed)")
+    args = parser.parse_args(argv)
+    modules = load_modules()
+    listed = load_equivalent()
+    known = {m.path: m for m in modules}
+    bad = [p for p in args.paths if p not in known]
+    if bad:
+        print(f"mutation gate: {bad} not gated (expected some of {sorted(known)})",
+              file=sys.stderr)
+        return 2
+    chosen = [known[p] for p in args.paths] if args.paths else modules
+    if args.changed:
+        chosen = [m for m in changed_modules(modules) if m in chosen]
+        print(f"mutation gate: gated modules changed by the last commit: "
+              f"{[m.path for m in chosen] or 'none'}", flush=True)
+    mutmut = shutil.which("mutmut", path=str(Path(sys.executable).parent)) or "mutmut"
+    base = args.workdir or Path(tempfile.mkdtemp(prefix="erpsim-mutation-"))
+    all_figures: list[Figures] = []
+    used: set[tuple[str, ...]] = set()
+    try:
+        for m in chosen:
+            started = time.monotonic()
+            print(f"mutation gate: {m.path} (tests: {' '.join(m.tests)})", flush=True)
+            try:
+                mutants, _ = run_module(m, base, mutmut, args.children)
+            except RuntimeError as e:
+                print(f"mutation gate: {e}", file=sys.stderr)
+                return 2
+            figures, u = judge(m, mutants, listed)
+            figures.seconds = time.monotonic() - started
+            used |= u
+            all_figures.append(figures)
+            for x in figures.survivors:
+                print(f"  SURVIVED ({x.status}) {x.name} in {x.function}:\n"
+                      f"    - {x.original}\n    + {x.mutated}", flush=True)
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(base, ignore_errors=True)
+    print(f"\n{'module':28} {'mutants':>8} {'killed':>7} {'equivalent':>11} {'survived':>9} "
+          f"{'seconds':>8}")
+    for f in all_figures:
+        print(f"{f.module:28} {f.mutants:8} {f.killed:7} {f.equivalent:11} "
+              f"{len(f.survivors):9} {f.seconds:8.0f}")
+    ran = {f.module for f in all_figures}
+    stale = [k for k in listed if k[0] in ran and k not in used]
+    for k in stale:
+        print(f"note: listed as equivalent but not among the survivors (remove it from "
+              f"{EQUIVALENT_FILE.name}?): {k[0]} {k[1]}: {k[2]!r} -> {k[3]!r}")
+    survivors = sum(len(f.survivors) for f in all_figures)
+    if survivors:
+        print(f"mutation gate: FAILED: {survivors} surviving mutant(s) not listed as equivalent "
+              f"in {EQUIVALENT_FILE.relative_to(ROOT)} (add a test that kills them, or list a "
+              "truly equivalent one with its reason)")
+        return 1
+    print("mutation gate: passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
