@@ -104,6 +104,8 @@ class BillState:
     ap_account: str
     due_on: date
     approved: bool = False
+    discount: int = 0
+    discount_until: date | None = None
 
 
 @dataclass(slots=True)
@@ -300,6 +302,11 @@ class Books:
                     document_number_key(e.vendor_invoice_number))
             case ev.BillApproved():
                 self.bills[e.bill_id].approved = True
+            case ev.BillTermsSet():
+                terms = self.bills[e.bill_id]
+                terms.discount, terms.discount_until = e.discount, e.discount_until
+            case ev.PurchaseDiscountTaken():
+                self.bills[e.bill_id].open -= e.amount
             case ev.VendorPaid():
                 for a in e.applications:
                     self.bills[a.bill_id].open -= a.amount

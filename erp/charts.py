@@ -29,8 +29,15 @@ _STANDARD_SERVICES: tuple[tuple[str, str, AccountType, ControlKind | None], ...]
     ("6900", "Bad debt expense", "expense", None),
 )
 
+_SERVICES_WITH_TERMS = (*_STANDARD_SERVICES,
+                        ("4950", "Purchase discounts", "revenue", None),
+                        ("6850", "Late fees", "expense", None))
+"""The services chart plus the accounts of vendor payment terms: early-payment discounts
+taken and vendors' late fees (the ``payment-run`` scenario)."""
+
 CHARTS: dict[str, tuple[tuple[str, str, AccountType, ControlKind | None], ...]] = {
     "standard-services": _STANDARD_SERVICES,
+    "services-with-terms": _SERVICES_WITH_TERMS,
 }
 
 

@@ -270,6 +270,10 @@ class EnterBill(Command):
     due_on: date | None = None
     lines: Annotated[tuple[BillLineIn, ...], Field(min_length=1, max_length=500)]
     tax: Cents = 0
+    discount: Cents = 0
+    """An early-payment discount the invoice's terms offer (0: none), with..."""
+    discount_until: date | None = None
+    """...the last day a payment may take it (both or neither)."""
 
 
 class ApproveBill(Command):
@@ -313,6 +317,19 @@ class PayVendor(Command):
     bank_account_id: Id
     entry_date: date | None = None
     applications: Annotated[tuple[BillPayment, ...], Field(min_length=1, max_length=500)]
+
+
+class PayBillWithDiscount(Command):
+    """Pay a bill in full less its early-payment discount, by its discount date."""
+
+    payment_id: Id | None = None
+    bill_id: Id
+    bank_account_id: Id
+    entry_date: date | None = None
+    discount: Cents
+    """The discount claimed: exactly the bill's terms (``EnterBill.discount``)."""
+    account: Code | None = None
+    """Where the discount is earned (default 4950 Purchase discounts)."""
 
 
 class RunPayments(Command):

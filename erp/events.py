@@ -500,6 +500,36 @@ class BillApproved(Event):
     vendor_id: str
 
 
+class BillTermsSet(Event):
+    """A bill's early-payment discount: ``discount`` off if paid by ``discount_until``
+    (the vendor's terms, e.g. 2/10 net 30: 2% off within 10 days of the invoice)."""
+
+    type: Literal["bill_terms_set"] = "bill_terms_set"
+    stream_kind: ClassVar[str] = "bill"
+    stream_key: ClassVar[str] = "bill_id"
+    bill_id: str
+    vendor_id: str
+    discount: int
+    discount_until: date
+
+
+class PurchaseDiscountTaken(Event):
+    """An early-payment discount was taken on a bill, with the payment that settled it:
+    payables are relieved by the discount, which is earned on the purchase-discounts
+    account."""
+
+    type: Literal["purchase_discount_taken"] = "purchase_discount_taken"
+    stream_kind: ClassVar[str] = "bill"
+    stream_key: ClassVar[str] = "bill_id"
+    bill_id: str
+    vendor_id: str
+    payment_id: str
+    entry_date: date
+    amount: int
+    ap_account: str
+    discount_account: str
+
+
 class VendorCreditRecorded(Event):
     """A vendor's credit note was recorded against payables."""
 
@@ -685,6 +715,8 @@ ErpEvent = Annotated[
     | DepositReturned
     | BillEntered
     | BillApproved
+    | BillTermsSet
+    | PurchaseDiscountTaken
     | VendorCreditRecorded
     | VendorCreditApplied
     | PaymentRunCreated

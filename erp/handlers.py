@@ -676,12 +676,36 @@ def enter_bill(cmd: c.EnterBill, books: Books, ctx: Context) -> list[ev.Event]:
         raise CommandRejected("non_positive_amount",
                               f"tax cannot be negative (got {_fmt(cmd.tax)})", "tax")
     total = sum(line.amount for line in lines) + cmd.tax
-    return [ev.BillEntered(bill_id=bid, vendor_id=cmd.vendor_id, vendor_invoice_number=number,
-                           entry_date=cmd.entry_date,
-                           due_on=_due(cmd.entry_date, vendor.terms_days, cmd.due_on),
-                           lines=tuple(lines), tax=cmd.tax, total=total,
-                           ap_account=company.accounts.ap,
-                           tax_account=company.accounts.tax_payable)]
+    due_on = _due(cmd.entry_date, vendor.terms_days, cmd.due_on)
+    entered: list[ev.Event] = [ev.BillEntered(
+        bill_id=bid, vendor_id=cmd.vendor_id, vendor_invoice_number=number,
+        entry_date=cmd.entry_date, due_on=due_on, lines=tuple(lines), tax=cmd.tax, total=total,
+        ap_account=company.accounts.ap, tax_account=company.accounts.tax_payable)]
+    terms = _discount_terms(cmd, total, due_on)
+    if terms is not None:
+        entered.append(ev.BillTermsSet(bill_id=bid, vendor_id=cmd.vendor_id,
+                                       discount=terms[0], discount_until=terms[1]))
+    return entered
+
+
+def _discount_terms(cmd: c.EnterBill, total: int, due_on: date) -> tuple[int, date] | None:
+    """A bill's early-payment discount and its last day, checked; None when it has none."""
+    if cmd.discount == 0 and cmd.discount_until is None:
+        return None
+    if cmd.discount_until is None:
+        raise CommandRejected("invalid_terms", f"discount {_fmt(cmd.discount)} needs "
+                              "discount_until, the last day a payment may take it",
+                              "discount_until")
+    if not 0 < cmd.discount < total:
+        raise CommandRejected("invalid_terms", f"discount {_fmt(cmd.discount)} must be more "
+                              f"than 0.00 and less than the bill's total {_fmt(total)}",
+                              "discount")
+    if not cmd.entry_date <= cmd.discount_until <= due_on:
+        raise CommandRejected("invalid_terms", f"discount_until "
+                              f"{cmd.discount_until.isoformat()} must fall from the bill's date "
+                              f"{cmd.entry_date.isoformat()} to its due date "
+                              f"{due_on.isoformat()}", "discount_until")
+    return cmd.discount, cmd.discount_until
 
 
 @handles(c.ApproveBill)
@@ -827,6 +851,57 @@ def pay_vendor(cmd: c.PayVendor, books: Books, ctx: Context) -> list[ev.Event]:
                            run_id=None)
     require_cash_policy(books, cmd.bank_account_id, paid.amount, f"payment {pid}")
     return [paid]
+
+
+PURCHASE_DISCOUNTS = "4950"
+"""The purchase-discounts account of the ``services-with-terms`` chart (the default)."""
+
+
+@handles(c.PayBillWithDiscount)
+def pay_bill_with_discount(cmd: c.PayBillWithDiscount, books: Books,
+                           ctx: Context) -> list[ev.Event]:
+    """Pay a bill in full less its early-payment discount, on or before its discount date.
+
+    The ledger enforces the terms: a discount is taken only on a bill that has one, only
+    as its terms give it, only by its date, and only with the payment that settles the
+    whole bill (a discount lost is not takeable).
+    """
+    day = cmd.entry_date or ctx.business_date
+    require_open_period(books, day)
+    bill = books.bill(cmd.bill_id)
+    require_positive(cmd.discount, "discount")
+    if bill.discount_until is None:
+        raise CommandRejected("no_discount_terms",
+                              f"bill {bill.bill_id} has no early-payment discount terms; pay "
+                              "it in full (PayVendor or RunPayments)", "bill_id")
+    if day > bill.discount_until:
+        raise CommandRejected("discount_lost",
+                              f"bill {bill.bill_id}'s early-payment discount of "
+                              f"{_fmt(bill.discount)} could be taken until "
+                              f"{bill.discount_until.isoformat()}; a payment dated "
+                              f"{day.isoformat()} cannot claim it (the discount is lost: pay "
+                              f"the full {_fmt(bill.open)})", "entry_date")
+    if cmd.discount != bill.discount:
+        raise CommandRejected("discount_mismatch",
+                              f"bill {bill.bill_id}'s terms give a discount of "
+                              f"{_fmt(bill.discount)}, not {_fmt(cmd.discount)}", "discount")
+    if bill.open != bill.total:
+        raise CommandRejected("partly_settled",
+                              f"bill {bill.bill_id} has {_fmt(bill.open)} of "
+                              f"{_fmt(bill.total)} open; a discount is taken only with the "
+                              "payment that settles the whole bill", "bill_id")
+    account = cmd.account or PURCHASE_DISCOUNTS
+    require_non_control_account(books, account, "account")
+    pid = new_id(cmd.payment_id, _payment_ids(books), "PAY", "payment", books, "payment_id")
+    paid = _payment_events(books, payment_id=pid, vendor_id=bill.vendor_id,
+                           bank_account_id=cmd.bank_account_id, day=day,
+                           applications=[(bill.bill_id, bill.open - cmd.discount)],
+                           run_id=None)
+    require_cash_policy(books, cmd.bank_account_id, paid.amount, f"payment {pid}")
+    return [ev.PurchaseDiscountTaken(bill_id=bill.bill_id, vendor_id=bill.vendor_id,
+                                     payment_id=pid, entry_date=day, amount=cmd.discount,
+                                     ap_account=bill.ap_account, discount_account=account),
+            paid]
 
 
 @handles(c.RunPayments)

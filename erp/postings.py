@@ -92,6 +92,12 @@ def _vendor_paid(e: ev.VendorPaid) -> tuple[Posting, ...]:
             Posting(e.bank_gl_account, -e.amount, e.vendor_id, e.payment_id))
 
 
+@_rule(ev.PurchaseDiscountTaken)
+def _purchase_discount_taken(e: ev.PurchaseDiscountTaken) -> tuple[Posting, ...]:
+    return (Posting(e.ap_account, e.amount, e.vendor_id, e.bill_id),
+            Posting(e.discount_account, -e.amount, e.vendor_id, e.bill_id))
+
+
 @_rule(ev.JournalEntryPosted)
 def _journal_entry_posted(e: ev.JournalEntryPosted) -> tuple[Posting, ...]:
     return tuple(Posting(x.account, x.amount, x.party, e.entry_id) for x in e.lines)

@@ -194,6 +194,11 @@ class Subledgers(Projector):
         out.append((p, seq, "bank", e.bank_gl_account, e.vendor_id, "payment", e.payment_id, day,
                     -e.amount))
 
+    @folds(ev.PurchaseDiscountTaken)
+    def _purchase_discount_taken(self, p: int, day: str, e: ev.PurchaseDiscountTaken) -> None:
+        self.rows.append((p, 0, "ap", e.ap_account, e.vendor_id, "bill", e.bill_id, day,
+                          -e.amount))
+
     @folds(ev.CreditMemoIssued, ev.InvoiceWrittenOff, ev.FeeAllowanceGranted)
     def _invoice_reduced(self, p: int, day: str, e: Any) -> None:
         self.rows.append((p, 0, "ar", e.ar_account, e.customer_id, "invoice", e.invoice_id, day,
@@ -324,6 +329,10 @@ class DocumentStates(Projector):
     def _bill_approved(self, p: int, day: str, e: ev.BillApproved) -> None:
         self.approved.add(e.bill_id)
         self._change(p, "bill", e.bill_id, day)
+
+    @folds(ev.PurchaseDiscountTaken)
+    def _purchase_discount_taken(self, p: int, day: str, e: ev.PurchaseDiscountTaken) -> None:
+        self._change(p, "bill", e.bill_id, day, delta=e.amount)
 
     @folds(ev.VendorPaid)
     def _vendor_paid(self, p: int, day: str, e: ev.VendorPaid) -> None:
