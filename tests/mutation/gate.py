@@ -46,6 +46,7 @@ class Module:
     tests: tuple[str, ...]
     functions: tuple[str, ...] = ()
     import_time: tuple[str, ...] = ()
+    undecorate: bool = False
 
     @property
     def dotted(self) -> str:
@@ -88,12 +89,12 @@ def load_modules(path: Path = MODULES_FILE) -> list[Module]:
     modules = []
     for n, entry in enumerate(data.get("module", [])):
         where = f"{path.name}: module[{n}]"
-        unknown = set(entry) - {"path", "tests", "functions", "import_time"}
+        unknown = set(entry) - {"path", "tests", "functions", "import_time", "undecorate"}
         if unknown:
             raise SystemExit(f"{where}: unknown keys {sorted(unknown)} (expected path, tests, "
-                             "functions, import_time)")
+                             "functions, import_time, undecorate)")
         m = Module(entry["path"], tuple(entry["tests"]), tuple(entry.get("functions", ())),
-                   tuple(entry.get("import_time", ())))
+                   tuple(entry.get("import_time", ())), bool(entry.get("undecorate", False)))
         for p in (m.path, *m.tests):
             if not (ROOT / p).is_file():
                 raise SystemExit(f"{where}: {p} is not a file of the project")
@@ -140,6 +141,29 @@ def _copy_tree(dest: Path) -> None:
             target = dest / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, target)
+
+
+def undecorate(source: str) -> str:
+    """``@d(x)\ndef f(...)`` at module level as ``def f(...)`` then ``f = d(x)(f)``.
+
+    What decorator syntax means, spelt out; mutmut leaves decorated functions alone, so
+    the gate rewrites a module's copy (never the project's file) this way first.
+    """
+    import libcst as cst
+
+    module = cst.parse_module(source)
+    body: list[cst.CSTNode] = []
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.decorators:
+            body.append(stmt.with_changes(decorators=[]))
+            expr: cst.BaseExpression = cst.Name(stmt.name.value)
+            for d in reversed(stmt.decorators):
+                expr = cst.Call(func=d.decorator, args=[cst.Arg(expr)])
+            body.append(cst.SimpleStatementLine(
+                [cst.Assign([cst.AssignTarget(cst.Name(stmt.name.value))], expr)]))
+        else:
+            body.append(stmt)
+    return module.with_changes(body=body).code
 
 
 def _toml_list(items: list[str]) -> str:
@@ -198,6 +222,9 @@ def run_module(m: Module, base: Path, mutmut: str, children: int) -> tuple[list[
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     _copy_tree(work)
+    if m.undecorate:
+        source = work / m.path
+        source.write_text(undecorate(source.read_text(encoding="utf-8")), encoding="utf-8")
     _configure(work, m)
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTEST_ADDOPTS", None)
