@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from erp import events as ev
 from erp.postings import NO_LINES, POSTING_TYPES, Posting, post
+from tests.erp.test_postings_discounts import EXACT as DISCOUNT_EXACT
 
 # --- field strategies ------------------------------------------------------------
 
@@ -212,6 +213,11 @@ STRATEGIES: dict[type[ev.Event], st.SearchStrategy[ev.Event]] = {
                                      kind=st.sampled_from(["manual", "opening"]), memo=text,
                                      lines=balanced_lines()),
     ev.JournalEntryReversed: journal_reversals(),
+    ev.BillTermsSet: st.builds(ev.BillTermsSet, bill_id=ids, vendor_id=ids, discount=cents,
+                               discount_until=days),
+    ev.PurchaseDiscountTaken: st.builds(ev.PurchaseDiscountTaken, bill_id=ids, vendor_id=ids,
+                                        payment_id=ids, entry_date=days, amount=cents,
+                                        ap_account=codes, discount_account=codes),
 }
 """A strategy for every event class (enforced by ``test_every_event_class_has_a_strategy``)."""
 
@@ -220,6 +226,7 @@ MOVES_MONEY: frozenset[type[ev.Event]] = frozenset({
     ev.ApplicationReversed, ev.InvoiceWrittenOff, ev.FeeAllowanceGranted, ev.CustomerRefunded,
     ev.DepositReturned, ev.BillEntered, ev.VendorCreditRecorded, ev.VendorPaid, ev.BankFeeRecorded,
     ev.InterestRecorded, ev.JournalEntryPosted, ev.JournalEntryReversed, ev.BankAccountOpened,
+    ev.PurchaseDiscountTaken,
 })
 """Events that post GL lines (``BankAccountOpened`` only with an opening balance)."""
 
@@ -231,6 +238,7 @@ POSTS_NOTHING: frozenset[type[ev.Event]] = frozenset({
     ev.StatementLineUnmatched,
     # moves an amount between two AP documents of one vendor on the same account: no GL line
     ev.VendorCreditApplied,
+    ev.BillTermsSet,  # the terms; the discount posts when taken (PurchaseDiscountTaken)
 })
 """Events that post no GL lines: master data, workflow, bank matching."""
 
@@ -506,6 +514,9 @@ EXACT: dict[type[ev.Event], list[tuple[str, ev.Event, tuple[Posting, ...]]]] = {
     ],
 }
 """Exact postings per rule (``test_every_posting_rule_has_an_exact_postings_case``)."""
+
+for _cls, _cases in DISCOUNT_EXACT.items():  # the payment-terms rules keep their own file
+    EXACT.setdefault(_cls, []).extend(_cases)
 
 EXACT_CASES = [pytest.param(e, lines, id=f"{cls.__name__}: {what}")
                for cls, cases in EXACT.items() for what, e, lines in cases]
