@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from checks.context import ForwardFold, change_keys
@@ -288,6 +289,23 @@ class BooksView:
     """``(doc_kind, doc_id)`` -> the lines matched to it, each with its place in ``matches``."""
     _place: dict[str, int] = field(default_factory=dict, repr=False)
     _placed: int = field(default=0, repr=False)
+    _of_world: dict[str, set[str]] = field(default_factory=dict, repr=False, compare=False)
+    """The bank's line id -> the books' statement lines that are it (see :meth:`world_line`)."""
+
+    def import_line(self, x: ev.StatementLineImported) -> None:
+        """Record a statement line the books imported (replacing one of the same id)."""
+        old = self.lines.get(x.line_id)
+        if old is not None:
+            self._of_world.get(old.bank_ref or old.line_id, set()).discard(x.line_id)
+        self.lines[x.line_id] = x
+        self._of_world.setdefault(x.bank_ref or x.line_id, set()).add(x.line_id)
+
+    def books_lines(self, world_line: str) -> set[str]:
+        """The matched books lines whose :meth:`world_line` is ``world_line``."""
+        found = {lid for lid in self._of_world.get(world_line, ()) if lid in self.matches}
+        if world_line in self.matches and world_line not in self.lines:
+            found.add(world_line)
+        return found
 
     def match(self, line_id: str, targets: tuple[ev.MatchTarget, ...]) -> None:
         """Record a statement line's match (replacing the line's earlier one in its place)."""
@@ -385,6 +403,7 @@ class BooksFold(ForwardFold):
         line_id = getattr(x, "line_id", None)
         if line_id is not None:  # a statement line: what it was matched to, before and after
             changes += [(t.kind, t.doc_id) for t in self.books.matches.get(line_id, ())]
+            changes.append(("wline", self.books.world_line(line_id)))
         handler(x)
         for name, kind in change_keys(type(x), _BOOKS_CHANGE_KEYS):
             value = getattr(x, name, None)
@@ -448,7 +467,7 @@ class BooksFold(ForwardFold):
     # --- the bank ------------------------------------------------------------------------
 
     def _statement_line_imported(self, x: ev.StatementLineImported) -> None:
-        self.books.lines[x.line_id] = x
+        self.books.import_line(x)
 
     def _statement_line_matched(self, x: ev.StatementLineMatched) -> None:
         self.books.match(x.line_id, x.targets)
@@ -1009,13 +1028,14 @@ def _ap_vendor(account: str, vid: str, world: WorldView, bills: Iterable[_Bill],
     matched: dict[str, str] = {}  # world bill ref -> books bill id
     counted = [b for b in w_bills if b.counted]
     by_ref = {b.bill_ref: b for b in w_bills}
+    index = _BillIndex(w_bills)
     book_bills = sorted((b for b in bills
                          if b.vendor_id == vid and b.account == account),
                         key=lambda b: (b.entry_date, b.bill_id))
     books_side = 0
     for b in book_bills:
         books_side += b.total
-        w = _match_bill(b, counted, w_bills, by_ref, matched)
+        w = _match_bill(b, index, by_ref, matched)
         doc = f"{b.bill_id} ({b.number})"
         if w is None:
             items.append(Item(account, "bill_not_issued", vid, doc, b.total, 0, b.total,
@@ -1126,15 +1146,31 @@ def _ap_vendor(account: str, vid: str, world: WorldView, bills: Iterable[_Bill],
     return items, ext_side
 
 
-def _match_bill(b: _Bill, counted: list[VendorBill], every: list[VendorBill],
-                by_ref: Mapping[str, VendorBill], matched: Mapping[str, str]) -> VendorBill | None:
+class _BillIndex:
+    """A vendor's bills looked up by number key and by the number's digits and amount, in
+    their order (what :func:`_match_bill` filters for, worked out once per vendor)."""
+
+    def __init__(self, every: list[VendorBill]) -> None:
+        self.counted_by_key: dict[str, list[VendorBill]] = {}
+        self.every_by_key: dict[str, list[VendorBill]] = {}
+        self.by_digits: dict[tuple[str, int], list[VendorBill]] = {}
+        for w in every:
+            key = document_number_key(w.invoice_number)
+            self.every_by_key.setdefault(key, []).append(w)
+            if w.counted:
+                self.counted_by_key.setdefault(key, []).append(w)
+            digits = number_digits(w.invoice_number)
+            if digits:
+                self.by_digits.setdefault((digits, w.total), []).append(w)
+
+
+def _match_bill(b: _Bill, index: _BillIndex, by_ref: Mapping[str, VendorBill],
+                matched: Mapping[str, str]) -> VendorBill | None:
     """The vendor's counted bill a books bill records: by number, else by the number's digits
     and the amount; a resend leads to its original."""
     key, digits = document_number_key(b.number), number_digits(b.number)
-    pools = ([w for w in counted if document_number_key(w.invoice_number) == key],
-             [w for w in every if document_number_key(w.invoice_number) == key],
-             [w for w in every if digits and number_digits(w.invoice_number) == digits
-              and w.total == b.total])
+    pools = (index.counted_by_key.get(key, ()), index.every_by_key.get(key, ()),
+             index.by_digits.get((digits, b.total), ()) if digits else ())
     for pool in pools:
         leads = [w if w.counted else by_ref.get(w.duplicate_of or "") for w in pool]
         found = [w for w in leads if w is not None]
@@ -1157,7 +1193,7 @@ _LINE_KIND = {"deposit": "unrecorded_deposit", "fee": "unrecorded_fee",
 
 
 def _bank_items(gl_account: str, books: BooksView, world: WorldView,
-                docs: Mapping[tuple[str, str], int], unapplied: Mapping[str, int],
+                docs: Mapping[tuple[str, str], int], unapplied: _OpenOnAccount,
                 day: date | None) -> tuple[list[Item], int | None]:
     """A bank GL account against the bank's statement: each statement line and each book
     document on one side only, or on both with different amounts."""
@@ -1171,57 +1207,83 @@ def _bank_items(gl_account: str, books: BooksView, world: WorldView,
         bank = world.banks.get(acct.bank_account_id)
         opening = bank.opening if bank is not None else acct.opening_balance
         statement += opening
-        key = ("bank_account", acct.bank_account_id)
-        book_opening = left.pop(key, 0)
-        if book_opening != opening:
-            items.append(Item(gl_account, "opening_differs", None, acct.bank_account_id,
-                              book_opening, opening, book_opening - opening, False,
-                              "the books' opening balance is not the bank's"))
-        lines = sorted(bank.lines if bank else [], key=lambda x: (x.posted_on, x.line_id))
+        book_opening = left.pop(("bank_account", acct.bank_account_id), 0)
+        lines = sorted(bank.lines if bank else [], key=_line_order)
         by_world: dict[str, list[tuple[str, tuple[ev.MatchTarget, ...]]]] = {}
         for lid, targets in books.matches.items():
             line = books.lines.get(lid)
             if line is not None and line.bank_account_id == acct.bank_account_id:
                 by_world.setdefault(books.world_line(lid), []).append((lid, targets))
-        pending: list[BankLinePosted] = []
-        for x in lines:
-            statement += x.amount
-            booked = 0
-            found = False
-            for _, targets in by_world.get(x.line_id, []):
-                for t in targets:
-                    amount = left.pop((t.kind, t.doc_id), None)
-                    if amount is not None:
-                        booked += amount
-                        found = True
-            if found:
-                if booked != x.amount:
-                    items.append(Item(gl_account, "amount_differs", None, x.line_id, booked,
-                                      x.amount, booked - x.amount, False,
-                                      "the books matched documents of another amount to it"))
-                elif world.is_bank_copy(x):
-                    items.append(Item(gl_account, "bank_error", None, x.line_id, booked, x.amount,
-                                      0, True, f"a copy of {x.duplicate_of} the bank posted "
-                                               "twice; the books recorded it as well (the bank "
-                                               "is to reverse it)"))
-                continue
-            pending.append(x)
-        for x in pending:  # lines the books did not match: pair them by the truth
-            doc = _pair_line(x, left)
-            if doc is not None:
-                amount = left.pop(doc)
-                if amount != x.amount:
-                    items.append(Item(gl_account, "amount_differs", None,
-                                      f"{x.line_id} / {doc[1]}", amount, x.amount,
-                                      amount - x.amount, False, "recorded at another amount"))
-                continue
-            item = _statement_only(gl_account, x, world, books, unapplied)
-            if not item.explained and world.unseen(x.line_id, day):
-                item = Item(item.account, item.kind, item.party, item.document, item.books,
-                            item.external, item.difference, True,
-                            f"{item.note}; posted on {day} after the clerk's turn (on no "
-                            "statement yet)")
-            items.append(item)
+        statement += sum(x.amount for x in lines)
+        items += _bank_account_items(gl_account, acct, opening, book_opening, lines, by_world,
+                                     left, books, world, unapplied, day)
+    items += _bank_docs_left(gl_account, books, world, left)
+    return items, statement
+
+
+def _line_order(x: BankLinePosted) -> tuple[date, str]:
+    return (x.posted_on, x.line_id)
+
+
+def _bank_account_items(gl_account: str, acct: ev.BankAccountOpened, opening: int,
+                        book_opening: int, lines: list[BankLinePosted],
+                        by_world: Mapping[str, list[tuple[str, tuple[ev.MatchTarget, ...]]]],
+                        left: dict[tuple[str, str], int], books: BooksView, world: WorldView,
+                        unapplied: _OpenOnAccount, day: date | None) -> list[Item]:
+    """One bank account's items: its opening balance, then its statement ``lines`` (in
+    statement order) against the documents ``left`` (taking those it accounts for), first by
+    the books' matches (``by_world``: the bank's line id -> the books' lines and their
+    targets), then by the truth."""
+    items: list[Item] = []
+    if book_opening != opening:
+        items.append(Item(gl_account, "opening_differs", None, acct.bank_account_id,
+                          book_opening, opening, book_opening - opening, False,
+                          "the books' opening balance is not the bank's"))
+    pending: list[BankLinePosted] = []
+    for x in lines:
+        booked = 0
+        found = False
+        for _, targets in by_world.get(x.line_id, []):
+            for t in targets:
+                amount = left.pop((t.kind, t.doc_id), None)
+                if amount is not None:
+                    booked += amount
+                    found = True
+        if found:
+            if booked != x.amount:
+                items.append(Item(gl_account, "amount_differs", None, x.line_id, booked,
+                                  x.amount, booked - x.amount, False,
+                                  "the books matched documents of another amount to it"))
+            elif world.is_bank_copy(x):
+                items.append(Item(gl_account, "bank_error", None, x.line_id, booked, x.amount,
+                                  0, True, f"a copy of {x.duplicate_of} the bank posted "
+                                           "twice; the books recorded it as well (the bank "
+                                           "is to reverse it)"))
+            continue
+        pending.append(x)
+    for x in pending:  # lines the books did not match: pair them by the truth
+        doc = _pair_line(x, left)
+        if doc is not None:
+            amount = left.pop(doc)
+            if amount != x.amount:
+                items.append(Item(gl_account, "amount_differs", None,
+                                  f"{x.line_id} / {doc[1]}", amount, x.amount,
+                                  amount - x.amount, False, "recorded at another amount"))
+            continue
+        item = _statement_only(gl_account, x, world, books, unapplied)
+        if not item.explained and world.unseen(x.line_id, day):
+            item = Item(item.account, item.kind, item.party, item.document, item.books,
+                        item.external, item.difference, True,
+                        f"{item.note}; posted on {day} after the clerk's turn (on no "
+                        "statement yet)")
+        items.append(item)
+    return items
+
+
+def _bank_docs_left(gl_account: str, books: BooksView, world: WorldView,
+                    left: Mapping[tuple[str, str], int]) -> list[Item]:
+    """The book documents no statement line accounts for."""
+    items: list[Item] = []
     for (kind, doc_id), amount in sorted(left.items()):
         if kind == "bank_account":
             continue
@@ -1238,7 +1300,7 @@ def _bank_items(gl_account: str, books: BooksView, world: WorldView,
                 "outstanding_refund": "refunded in the books, not debited by the bank yet"}.get(
             name, "recorded in the books; the bank has no such line")
         items.append(Item(gl_account, name, None, doc_id, amount, 0, amount, explained, note))
-    return items, statement
+    return items
 
 
 def _pair_line(x: BankLinePosted, left: Mapping[tuple[str, str], int]) -> tuple[str, str] | None:
@@ -1257,7 +1319,7 @@ def _pair_line(x: BankLinePosted, left: Mapping[tuple[str, str], int]) -> tuple[
 
 
 def _statement_only(account: str, x: BankLinePosted, world: WorldView, books: BooksView,
-                    unapplied: Mapping[str, int]) -> Item:
+                    unapplied: _OpenOnAccount) -> Item:
     """A statement line the books do not have."""
     kind = _LINE_KIND.get(x.kind, "unrecorded_line")
     ref = f"{x.line_id} {x.description} {x.reference}".strip()
@@ -1268,10 +1330,9 @@ def _statement_only(account: str, x: BankLinePosted, world: WorldView, books: Bo
         p = world.payments.get(x.source or "")
         held = 0
         if p is not None and p.line_id is not None:
-            for lid, targets in books.matches.items():
-                if books.world_line(lid) == p.line_id:
-                    held += sum(unapplied.get(t.doc_id, 0) for t in targets
-                                if t.kind == "receipt")
+            for lid in books.books_lines(p.line_id):
+                held += sum(unapplied.get(t.doc_id, 0) for t in books.matches[lid]
+                            if t.kind == "receipt")
         return Item(account, kind, p.customer_id if p else None, ref, 0, x.amount, -x.amount,
                     False, f"returns {p.line_id if p else '?'} unpaid (NSF): "
                     + ("its receipt holds the bounced cash unapplied; the return is not recorded"
@@ -1293,15 +1354,53 @@ def _statement_only(account: str, x: BankLinePosted, world: WorldView, books: Bo
 Key = tuple[str, str]
 
 
+class _ItemsBy:
+    """Items and external balance per document, with their sum kept as they change: the
+    documents with items listed apart, so that putting the date's items together walks
+    those only."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, tuple[list[Item], int]] = {}
+        self._listed: set[str] = set()
+        self._external = 0
+
+    def __setitem__(self, doc: str, value: tuple[list[Item], int]) -> None:
+        self.pop(doc)
+        self._items[doc] = value
+        self._external += value[1]
+        if value[0]:
+            self._listed.add(doc)
+
+    def __getitem__(self, doc: str) -> tuple[list[Item], int]:
+        return self._items[doc]
+
+    def pop(self, doc: str, default: None = None) -> tuple[list[Item], int] | None:
+        """Forget a document's items (None when it had none)."""
+        old = self._items.pop(doc, None)
+        if old is not None:
+            self._external -= old[1]
+            self._listed.discard(doc)
+        return old
+
+    def collect(self) -> tuple[list[Item], int]:
+        """Every document's items in document order, and the external balances' sum."""
+        items: list[Item] = []
+        for doc in sorted(self._listed):
+            items += self._items[doc][0]
+        return items, self._external
+
+
 @dataclass
 class _Receivables:
     """One AR account's items per invoice, kept from the last date."""
 
     generation: int = -1
     members: set[str] = field(default_factory=set)
-    items: dict[str, tuple[list[Item], int]] = field(default_factory=dict)
+    items: _ItemsBy = field(default_factory=_ItemsBy)
     readers: dict[Key, set[str]] = field(default_factory=dict)
     """A document -> the invoices whose answer read it."""
+    read: dict[str, set[Key]] = field(default_factory=dict)
+    """An invoice -> the documents its last answer read (the other way round)."""
     dated: set[str] = field(default_factory=set)
     """Invoices whose answer read a bank line posted on the day (it changes with the day)."""
 
@@ -1320,7 +1419,7 @@ class _Unapplied:
 
     generation: int = -1
     members: set[str] = field(default_factory=set)
-    items: dict[str, tuple[list[Item], int]] = field(default_factory=dict)
+    items: _ItemsBy = field(default_factory=_ItemsBy)
     holds: dict[str, str] = field(default_factory=dict)
     """Receipt -> the payment whose money on account it draws on."""
     groups: dict[str, set[str]] = field(default_factory=dict)
@@ -1329,6 +1428,41 @@ class _Unapplied:
     """Payment -> its money on account no receipt holds (payments with some)."""
     readers: dict[Key, set[str]] = field(default_factory=dict)
     dated: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _Bank:
+    """One bank GL account's statement lines and documents, kept from the last date.
+
+    A line the books matched to documents it alone accounts for first (in statement order),
+    at its own amount, and that is no bank copy, is *settled*: it gives no item and takes
+    its documents. The items of the date are those the full walk gives over the lines not
+    settled and the documents they did not take, which is the same thing (a settled line
+    takes documents no earlier line takes, and no later one is given them).
+    """
+
+    account: str
+    generation: int = -1
+    seen: int = 0
+    """How many of the bank's lines (appended in order) were read."""
+    total: int = 0
+    """The amounts of those lines."""
+    lines: dict[str, BankLinePosted] = field(default_factory=dict)
+    order: dict[str, tuple[date, str]] = field(default_factory=dict)
+    targets: dict[str, frozenset[Key]] = field(default_factory=dict)
+    """The bank's line id -> the documents the books matched to it (this bank account's
+    statement lines)."""
+    claims: dict[Key, set[str]] = field(default_factory=dict)
+    """A document -> the bank's lines the books matched it to."""
+    copies: dict[str, set[str]] = field(default_factory=dict)
+    settled: dict[str, tuple[Key, ...]] = field(default_factory=dict)
+    taken: dict[Key, str] = field(default_factory=dict)
+    free: dict[Key, int] = field(default_factory=dict)
+    """The documents with a balance that no settled line takes."""
+    open: set[str] = field(default_factory=set)
+    """The lines not settled."""
+    broken: bool = False
+    """A line id the bank posted twice: the full walk is kept to."""
 
 
 _VENDOR_DOC = {"bill": 0, "credit": 1, "vpayment": 2}
@@ -1361,6 +1495,7 @@ class Itemizer:
         self._unapplied: dict[str, _Unapplied] = {}
         self._vendor_docs: dict[str, tuple[set[str], set[str], set[str]]] = {}
         """Vendor -> the ids of its bills, credits and payments in the books."""
+        self._bank: dict[str, _Bank] = {}
 
     def same(self, books: BooksFold, world: WorldFold, postings: PostingsFold) -> bool:
         """Whether the folds are the ones this itemizer followed (not started afresh)."""
@@ -1374,9 +1509,11 @@ class Itemizer:
         for n, changes in enumerate((b.changes, w.changes, p.changes)):
             changed.update(changes[self._read[n]:])
             self._read[n] = len(changes)
-        if len(self._rank) != len(books.receipts):
-            self._rank = {rid: n for n, rid in enumerate(books.receipts)}
-        todo = {rid for rid in books.receipts if rid not in self.truth}
+        # receipts are only added (in log order): the new ones are those past the last count
+        added = list(islice(books.receipts, len(self._rank), None))
+        for rid in added:
+            self._rank[rid] = len(self._rank)
+        todo = {rid for rid in added if rid not in self.truth}
         for key in changed:
             if key[0] == "receipt" and key[1] in books.receipts:
                 todo.add(key[1])
@@ -1444,8 +1581,8 @@ class Itemizer:
             if self.day_changed:
                 todo |= state.dated
         state.generation = self.generation
-        if len(self._customer_rank) != len(world.customers):
-            self._customer_rank = {c: n for n, c in enumerate(world.customers)}
+        for c in islice(world.customers, len(self._customer_rank), None):  # only added
+            self._customer_rank[c] = len(self._customer_rank)
         for invoice_id in todo:
             inv = books.invoices.get(invoice_id)
             w = self._world_invoice(world, invoice_id)
@@ -1459,21 +1596,19 @@ class Itemizer:
             deps: set[Key] = set()
             state.items[invoice_id] = _ar_invoice(account, invoice_id, books, world, w, sub,
                                                   day, self.truth, self.receipts_on, deps)
+            readers = state.readers
+            for key in state.read.get(invoice_id, set()) - deps:  # read no more
+                readers[key].discard(invoice_id)
             for key in deps:
-                state.readers.setdefault(key, set()).add(invoice_id)
+                readers.setdefault(key, set()).add(invoice_id)
+            state.read[invoice_id] = deps
             lines = world.lines
             if any(k == "wline" and d in lines and lines[d].posted_on == day
                    for k, d in deps):
                 state.dated.add(invoice_id)
             else:
                 state.dated.discard(invoice_id)
-        items: list[Item] = []
-        external = 0
-        for invoice_id in sorted(state.members):
-            more, ext = state.items[invoice_id]
-            items += more
-            external += ext
-        return items, external
+        return state.items.collect()
 
     def unapplied_items(self, account: str, books: BooksView, world: WorldView,
                         sub: Mapping[tuple[str, str], int], default: bool,
@@ -1540,12 +1675,7 @@ class Itemizer:
                 state.left[pid] = left[pid]
             else:
                 state.left.pop(pid, None)
-        items: list[Item] = []
-        external = 0
-        for rid in sorted(state.members):
-            more, ext = state.items[rid]
-            items += more
-            external += ext
+        items, external = state.items.collect()
         more, ext = _unrecorded_on_account(account, world, state.left) if default else ([], 0)
         return items + more, external + ext
 
@@ -1579,6 +1709,113 @@ class Itemizer:
             items += more
             external += ext
         return items, external
+
+    def bank_items(self, code: str, books: BooksView, world: WorldView,
+                   docs: Mapping[tuple[str, str], int], unapplied: _OpenOnAccount,
+                   day: date | None) -> tuple[list[Item], int | None]:
+        """:func:`_bank_items`, walking only the statement lines not settled (see
+        :class:`_Bank`) and working their settling out again where documents, matches or
+        lines changed. A GL account of several bank accounts takes the full walk."""
+        accounts = [a for a in books.bank_accounts.values() if a.gl_account == code]
+        if len(accounts) != 1:
+            return _bank_items(code, books, world, docs, unapplied, day)
+        acct = accounts[0]
+        aid = acct.bank_account_id
+        state = self._bank.get(code)
+        dirty_lines: set[str]
+        dirty_docs: set[Key]
+        if state is None or state.generation != self.generation - 1 or state.account != aid:
+            state = self._bank[code] = _Bank(aid)
+            dirty_lines, dirty_docs = set(), set(docs)
+        else:
+            dirty_lines = {d for k, d in self.changed if k == "wline"}
+            dirty_docs = set(self.changed)  # any key may be a document of the bank's ledger
+        if state.broken:
+            return _bank_items(code, books, world, docs, unapplied, day)
+        state.generation = self.generation
+        bank = world.banks.get(aid)
+        for x in bank.lines[state.seen:] if bank is not None else ():
+            if x.line_id in state.lines:
+                state.broken = True
+                return _bank_items(code, books, world, docs, unapplied, day)
+            state.lines[x.line_id] = x
+            state.order[x.line_id] = _line_order(x)
+            state.total += x.amount
+            state.open.add(x.line_id)
+            dirty_lines.add(x.line_id)
+            if x.duplicate_of:
+                state.copies.setdefault(x.duplicate_of, set()).add(x.line_id)
+        state.seen = len(bank.lines) if bank is not None else 0
+        for line_id in dirty_lines:
+            old = state.targets.get(line_id, frozenset())
+            new = frozenset((t.kind, t.doc_id) for lid in books.books_lines(line_id)
+                            if (b := books.lines.get(lid)) is not None
+                            and b.bank_account_id == aid for t in books.matches[lid])
+            if new != old:
+                for k in old - new:
+                    state.claims[k].discard(line_id)
+                for k in new - old:
+                    state.claims.setdefault(k, set()).add(line_id)
+                if new:
+                    state.targets[line_id] = new
+                else:
+                    state.targets.pop(line_id, None)
+            dirty_docs |= old | new
+        recheck = set(dirty_lines)
+        for line_id in dirty_lines:
+            recheck |= state.copies.get(line_id, set())
+        for k in dirty_docs:
+            recheck |= state.claims.get(k, set())
+        touched = set(dirty_docs)
+        for line_id in recheck:  # unsettle first: a document has one taker at a time
+            was = state.settled.pop(line_id, None)
+            if was is not None:
+                for k in was:
+                    del state.taken[k]
+                touched.update(was)
+                state.open.add(line_id)
+        own = ("bank_account", aid)
+        for line_id in recheck:
+            line = state.lines.get(line_id)
+            if line is None or world.is_bank_copy(line):
+                continue
+            found = [k for k in state.targets.get(line_id, ())
+                     if k != own and docs.get(k, 0) and self._first(state, k) == line_id]
+            if found and sum(docs[k] for k in found) == line.amount:
+                state.settled[line_id] = tuple(found)
+                for k in found:
+                    state.taken[k] = line_id
+                touched.update(found)
+                state.open.discard(line_id)
+        for k in touched:
+            v = docs.get(k, 0)
+            if v and k not in state.taken:
+                state.free[k] = v
+            else:
+                state.free.pop(k, None)
+        opening = bank.opening if bank is not None else acct.opening_balance
+        left = dict(state.free)
+        book_opening = left.pop(own, 0)
+        lines = sorted((state.lines[i] for i in state.open), key=_line_order)
+        place = books._place
+        by_world: dict[str, list[tuple[str, tuple[ev.MatchTarget, ...]]]] = {}
+        for x in lines:
+            lids = [lid for lid in books.books_lines(x.line_id)
+                    if (b := books.lines.get(lid)) is not None and b.bank_account_id == aid]
+            if lids:
+                by_world[x.line_id] = [(lid, books.matches[lid])
+                                       for lid in sorted(lids, key=place.__getitem__)]
+        items = _bank_account_items(code, acct, opening, book_opening, lines, by_world, left,
+                                    books, world, unapplied, day)
+        items += _bank_docs_left(code, books, world, left)
+        return items, opening + state.total
+
+    @staticmethod
+    def _first(state: _Bank, k: Key) -> str | None:
+        """The first of the bank's lines (in statement order) the books matched ``k`` to."""
+        order = state.order
+        found = [c for c in state.claims.get(k, ()) if c in order]
+        return min(found, key=order.__getitem__) if found else None
 
     def _world_invoice(self, world: WorldView, invoice_id: str) -> CustomerInvoice | None:
         """The customer invoice the full walk finds (the last customer's that holds it)."""
@@ -1625,12 +1862,8 @@ def reconcile(store: EventStore, *, as_of: date | None = None, position: int | N
     codes.sort(key=lambda c: (order.get(_control_of(chart, declared, c), 9), c))
     if itemizer is not None:
         itemizer.update(books, world, day)
-    unapplied_open: dict[str, int] = {}
-    for a in chart.values():
-        if a.control == "unapplied_cash":
-            for (k, d), v in postings.by_document.get(("unapplied_cash", a.code), {}).items():
-                if k == "receipt":
-                    unapplied_open[d] = unapplied_open.get(d, 0) + v
+    unapplied_open = _OpenOnAccount([postings.by_document.get(("unapplied_cash", a.code), {})
+                                     for a in chart.values() if a.control == "unapplied_cash"])
     for code in codes:
         control = _control_of(chart, declared, code)
         name = chart[code].name if code in chart else code
@@ -1660,13 +1893,29 @@ def reconcile(store: EventStore, *, as_of: date | None = None, position: int | N
                               else _ap_items(code, books, world, main, by_party))
             items += more
         elif control == "bank":
-            more, ext = _bank_items(code, books, world, sub, unapplied_open, day)
+            more, ext = (itemizer.bank_items(code, books, world, sub, unapplied_open, day)
+                         if itemizer is not None
+                         else _bank_items(code, books, world, sub, unapplied_open, day))
             items += more
             external = ext
         rows.append(_finish(AccountRow(code, name, control, gl, subledger, external,
                                        EXTERNAL_SOURCE.get(control, "none") if external
                                        is not None else "none", tuple(items))))
     return Reconciliation(as_of, position, tuple(rows), day)
+
+
+class _OpenOnAccount:
+    """Each receipt's balance on the unapplied-cash accounts, looked up when asked (the
+    sum over the accounts' subledgers of the receipt's rows)."""
+
+    def __init__(self, ledgers: list[Mapping[tuple[str, str], int]]) -> None:
+        self.ledgers = ledgers
+
+    def get(self, receipt_id: str, default: int = 0) -> int:
+        """The receipt's balance on account (``default`` when no account holds it)."""
+        key = ("receipt", receipt_id)
+        found = [d[key] for d in self.ledgers if key in d]
+        return sum(found) if found else default
 
 
 def _latest_business_date(store: EventStore, position: int | None) -> date | None:

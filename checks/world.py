@@ -450,8 +450,11 @@ class WorldFold(ForwardFold):
         self._lines_of_source: dict[str, list[BankLinePosted]] = {}
         self._dirty_sources: set[str] = set()
         """Payment ids whose bank lines changed since the last view (settle them again)."""
-        self._dirty_customers: set[str] = set()
-        """Customers whose records changed since the last view (allocate them again)."""
+        self._dirty_customers: dict[str, tuple[set[str], set[str]]] = {}
+        """Customers whose records changed since the last view, with the invoices and the
+        payments that changed (allocate those again, with all they are tied to)."""
+        self._payers: dict[tuple[str, str], list[str]] = {}
+        """``(customer, invoice)`` -> the customer's payments that allocate to it."""
         self.changes: list[tuple[str, str]] = []
         """What each folded event and each ``view()`` changed, in order: ``("invoice", id)``,
         ``("payment", id)``, ``("wline", bank line id)``; read by the reconciliation's
@@ -516,7 +519,7 @@ class WorldFold(ForwardFold):
         self._credited[x.invoice_id] = self._credited.get(x.invoice_id, 0) + x.amount
         for inv in self._invoice_owners.get(x.invoice_id, ()):
             inv.credited = self._credited[x.invoice_id]
-            self._dirty_customers.add(inv.customer_id)
+            self._dirty(inv.customer_id)[0].add(x.invoice_id)
 
     def _bill_entered(self, e: StoredEvent, x: ev.BillEntered, day: date) -> None:
         if e.actor == SETUP:  # a bill open before the first day: the vendor's books too
@@ -549,7 +552,7 @@ class WorldFold(ForwardFold):
                 credited=self._credited.get(x.invoice_id, 0),
                 disputed=self._disputed.get(x.invoice_id, 0))
             self._invoice_owners.setdefault(x.invoice_id, []).append(inv)
-            self._dirty_customers.add(x.customer_id)
+            self._dirty(x.customer_id)[0].add(x.invoice_id)
 
     def _payment_sent(self, e: StoredEvent, x: PaymentSent, day: date) -> None:
         c = _customer(self._view, x.customer_id)
@@ -560,7 +563,9 @@ class WorldFold(ForwardFold):
         c.payments[p.payment_id] = p
         self._view.payments[p.payment_id] = p
         self._dirty_sources.add(p.payment_id)
-        self._dirty_customers.add(x.customer_id)
+        self._dirty(x.customer_id)[1].add(p.payment_id)
+        for invoice_id, _ in p.allocations:
+            self._payers.setdefault((x.customer_id, invoice_id), []).append(p.payment_id)
 
     def _line_disputed(self, e: StoredEvent, x: LineDisputed, day: date) -> None:
         _customer(self._view, x.customer_id).disputes.append(x)
@@ -617,6 +622,34 @@ class WorldFold(ForwardFold):
 
     # --- the view ------------------------------------------------------------------------
 
+    def _dirty(self, customer_id: str) -> tuple[set[str], set[str]]:
+        """The changed invoices and payments of a customer, noted for the next view."""
+        found = self._dirty_customers.get(customer_id)
+        if found is None:
+            found = self._dirty_customers[customer_id] = (set(), set())
+        return found
+
+    def _tied(self, cid: str, c: CustomerRecords, invoices: set[str],
+              payments: set[str]) -> tuple[set[str], set[str]]:
+        """The invoices and payments tied to those given by allocations, either way (what
+        allocating them again reads and writes)."""
+        invoices, payments = set(invoices), set(payments)
+        todo_i, todo_p = list(invoices), list(payments)
+        while todo_i or todo_p:
+            for i in todo_i:
+                for pid in self._payers.get((cid, i), ()):
+                    if pid not in payments:
+                        payments.add(pid)
+                        todo_p.append(pid)
+            todo_i = []
+            for pid in todo_p:
+                for i, _ in c.payments[pid].allocations:
+                    if i not in invoices:
+                        invoices.add(i)
+                        todo_i.append(i)
+            todo_p = []
+        return invoices, payments
+
     def invoice_holders(self, invoice_id: str) -> list[CustomerInvoice]:
         """The customers' records of an invoice (one per customer that received it)."""
         return self._invoice_owners.get(invoice_id, [])
@@ -629,19 +662,20 @@ class WorldFold(ForwardFold):
             p = view.payments.get(source)
             if p is not None:
                 _settle_payment(view, p, self._lines_of_source.get(source, ()))
-                self._dirty_customers.add(p.customer_id)
+                self._dirty(p.customer_id)[1].add(p.payment_id)
         self._dirty_sources.clear()
         for cid in sorted(self._dirty_customers):
             c = view.customers[cid]
+            invoices, payments = self._tied(cid, c, *self._dirty_customers[cid])
             before = {i: (w.paid, w.in_transit, w.fees, tuple(w.payments))
-                      for i, w in c.invoices.items()}
-            held = {pid: p.on_account for pid, p in c.payments.items()}
-            _allocate(c)
-            self.changes += [("invoice", i) for i, w in c.invoices.items()
-                             if before.get(i) != (w.paid, w.in_transit, w.fees,
-                                                  tuple(w.payments))]
-            self.changes += [("payment", pid) for pid, p in c.payments.items()
-                             if held.get(pid) != p.on_account]
+                      for i in invoices if (w := c.invoices.get(i)) is not None}
+            held = {pid: c.payments[pid].on_account for pid in payments}
+            _allocate(c, invoices, payments)
+            self.changes += [("invoice", i) for i in sorted(before)
+                             if before[i] != ((w := c.invoices[i]).paid, w.in_transit, w.fees,
+                                              tuple(w.payments))]
+            self.changes += [("payment", pid) for pid in sorted(held)
+                             if held[pid] != c.payments[pid].on_account]
         self._dirty_customers.clear()
         return view
 
@@ -720,15 +754,23 @@ def _settle_payment(view: WorldView, p: CustomerPayment,
     p.returned_line = returned.line_id if deposit is not None and returned is not None else None
 
 
-def _allocate(c: CustomerRecords) -> None:
+def _allocate(c: CustomerRecords, invoices: set[str] | None = None,
+              payments: set[str] | None = None) -> None:
     """A customer's paid, in transit and fee per invoice, and each payment's money on
-    account (the excess of an overpaid invoice is the latest payments' to it)."""
-    for each in c.invoices.values():
+    account (the excess of an overpaid invoice is the latest payments' to it).
+
+    ``invoices`` and ``payments``: allocate only those (every payment to those invoices
+    and every invoice of those payments among them), the others kept as they are."""
+    invs = (list(c.invoices.values()) if invoices is None
+            else [w for i in invoices if (w := c.invoices.get(i)) is not None])
+    pays = (list(c.payments.values()) if payments is None
+            else [c.payments[pid] for pid in payments])
+    for each in invs:
         each.paid = each.in_transit = each.fees = 0
         each.payments = []
-    for p in c.payments.values():
+    for p in pays:
         p.on_account = 0
-    for p in sorted(c.payments.values(), key=lambda p: p.position):
+    for p in sorted(pays, key=lambda p: p.position):
         if not p.counted:
             if p.duplicate_of is not None and not p.in_transit and not p.returned:
                 p.on_account = p.arrives  # its books do not count the repeat
@@ -745,7 +787,7 @@ def _allocate(c: CustomerRecords) -> None:
             inv.fees += fee
             if p.in_transit:
                 inv.in_transit += amount
-    for inv in c.invoices.values():
+    for inv in invs:
         excess = -inv.owed
         for payment_id, amount in reversed(inv.payments):
             if excess <= 0:

@@ -38,6 +38,7 @@ from runs.bench.workload import generate_workload
 from sim.calendar import BusinessCalendar
 
 if TYPE_CHECKING:
+    from checks.registry import CheckSpec
     from scenarios.loader import LoadedScenario
 
 
@@ -164,8 +165,51 @@ def monthly_closes(loaded: LoadedScenario, months: int) -> LoadedScenario:
     turns = sc.turns.model_copy(update={
         "dates": tuple(sorted(set(sc.turns.dates) | set(closings))),
         "roles": {**dict(sc.turns.roles), **{d: "controller" for d in closings}}})
-    return replace(loaded, scenario=sc.model_copy(update={"calendar": calendar,
-                                                          "turns": turns}))
+    checks = _checks_of_last_month(loaded, probe, first, starts)
+    return replace(loaded, checks=checks,
+                   scenario=sc.model_copy(update={"calendar": calendar, "turns": turns}))
+
+
+def _month_end(first_of_next: date, cal: BusinessCalendar) -> tuple[date, date]:
+    """The last day and the last business day of the month before ``first_of_next``."""
+    last = first_of_next - timedelta(days=1)
+    business = last
+    while not cal.is_business_day(business):
+        business -= timedelta(days=1)
+    return last, business
+
+
+def _checks_of_last_month(loaded: LoadedScenario, cal: BusinessCalendar, first: date,
+                          starts: list[date]) -> tuple[CheckSpec, ...]:
+    """The scenario's checks, those that name its month's end (a statement date, a month's
+    last day, its period) moved to the last month's: the final checks judge the files and
+    books of the last close. A period check is asked of every month closed."""
+    (last0, business0), (last1, business1) = (_month_end(starts[0], cal),
+                                              _month_end(starts[-1], cal))
+    dates = {last0: last1, business0: business1}
+    texts = {d.isoformat(): n.isoformat() for d, n in dates.items()}
+    worked = [f"{m:%Y-%m}" for m in [first, *starts[:-1]]]
+    period0, period1 = worked[0], worked[-1]
+
+    def moved(value: object) -> object:
+        if isinstance(value, date):
+            return dates.get(value, value)
+        if isinstance(value, str):
+            if value == period0:
+                return period1
+            for old, new in texts.items():
+                value = value.replace(old, new)
+        return value
+
+    out: list[CheckSpec] = []
+    for spec in loaded.checks:
+        if spec.type == "period_closed" and getattr(spec, "period", None) == period0:
+            label = spec.name or "period-closed"
+            out += [spec.model_copy(update={"period": p, "name": f"{label}-{p}"})
+                    for p in worked[:-1]]
+        out.append(spec.model_copy(update={k: moved(v) for k, v in spec
+                                           if k not in ("type", "name")}))
+    return tuple(out)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,34 @@
+"""The year-long bench scenario: its final checks judge the last close, not the first."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from runs.bench.benchmarks import monthly_closes
+from scenarios.loader import find_scenario, load_scenario
+
+
+def test_monthly_closes_moves_the_month_end_checks_to_the_last_month() -> None:
+    loaded = load_scenario(find_scenario("month-end-close"))
+    year = monthly_closes(loaded, 12)
+    by_name = {s.name: s for s in year.checks}
+    # May 2026 is the first month; twelve closes end with April 2027's
+    bank = by_name["bank-reconciles"]
+    assert bank.model_dump()["statement_as_of"] == date(2027, 4, 30)
+    ties = by_name["bank-reconciliation-ties"]
+    assert ties.model_dump()["as_of"] == date(2027, 4, 30)
+    assert "'2027-04-30'" in by_name["statement-lines-matched"].model_dump()["query"]
+    assert "2026-05" not in by_name["statement-lines-matched"].model_dump()["query"]
+    assert by_name["may-closed"].model_dump()["period"] == "2027-04"
+    closed = sorted(s.model_dump()["period"] for s in year.checks if s.type == "period_closed")
+    assert closed == [f"{y}-{m:02d}" for y, m in
+                      [(2026, m) for m in range(5, 13)] + [(2027, m) for m in range(1, 5)]]
+    assert len({s.name for s in year.checks}) == len(year.checks)  # names stay unique
+    # the checks that name no month end are left as they are
+    assert by_name["receipts-applied"] == next(s for s in loaded.checks
+                                               if s.name == "receipts-applied")
+
+
+def test_one_month_keeps_the_scenario_checks() -> None:
+    loaded = load_scenario(find_scenario("month-end-close"))
+    assert monthly_closes(loaded, 1).checks == loaded.checks
