@@ -12,6 +12,7 @@ from erp.api.params import (
     Auth,
     Ctx,
     Fmt,
+    Id,
     Party,
     Unmatched,
 )
@@ -19,7 +20,9 @@ from erp.api.wire import (
     listing_response,
     match_targets,
     money_text,
+    single_response,
 )
+from erp.errors import ApiError
 
 router = APIRouter(tags=["bank"], responses=ERRORS)
 
@@ -36,6 +39,30 @@ def _bank_accounts(ctx: Ctx, grant: Auth, as_of: AsOf = None, format: Fmt = "jso
                                  key=lambda b: b.bank_account_id)]
     return listing_response(items, format, ["id", "gl_account", "number", "gl_balance"],
                             as_of=day.isoformat())
+
+
+@router.get("/v1/bank/accounts/{bank_account_id}", name="bank_account")
+def _bank_account(ctx: Ctx, grant: Auth, bank_account_id: Id, as_of: AsOf = None,
+                  format: Fmt = "json") -> Response:
+    """One bank account as it was opened (name, number, GL account, the opening balance
+    and the equity account it came from) with its GL balance."""
+    day = as_of or grant.business_date
+    with ctx.books(grant):
+        opened = [e.data for e in ctx.store.read(stream=f"bank-account:{bank_account_id}",
+                                                 realm="erp", types=["bank_account_opened"])]
+        if not opened:
+            raise ApiError(404, "unknown_bank_account",
+                           f"no bank account {bank_account_id!r} in the books",
+                           "bank_account_id")
+        a = opened[0]
+        row = {"id": a["bank_account_id"], "name": a["name"], "number": a["number"],
+               "gl_account": a["gl_account"], "opened_on": a["entry_date"],
+               "opening_balance": money_text(a["opening_balance"]),
+               "equity_account": a["equity_account"],
+               "gl_balance": money_text(queries.account_balance(ctx.store, a["gl_account"],
+                                                                as_of=day)),
+               "as_of": day.isoformat()}
+    return single_response(row, format)
 
 
 @router.get("/v1/bank/lines", name="bank_lines")

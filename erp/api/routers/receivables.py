@@ -8,16 +8,20 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import Response
 
+from erp import queries
 from erp.api.context import ApiContext
 from erp.api.params import (
     ERRORS,
     Auth,
     Ctx,
     Fmt,
+    Id,
     Party,
     Status,
     Unapplied,
 )
+from erp.api.wire import listing_response, money_text
+from erp.errors import ApiError
 
 router = APIRouter(tags=["receivables"], responses=ERRORS)
 
@@ -57,3 +61,20 @@ def _receipts(ctx: Ctx, grant: Auth, unapplied: Unapplied = False, customer: Par
 def _credit_memos(ctx: Ctx, grant: Auth, customer: Party = None, format: Fmt = "json") -> Response:
     """Credit memos issued against invoices."""
     return ctx.doc_listing(grant, "credit_memo", None, customer, format)
+
+
+@router.get("/v1/receipts/{receipt_id}/applications", name="receipt_applications")
+def _receipt_applications(ctx: Ctx, grant: Auth, receipt_id: Id,
+                          format: Fmt = "json") -> Response:
+    """What a receipt was applied to: each application and each reversal of one, in the
+    order the books recorded them (amount: what it moved; a reversal gives it back)."""
+    with ctx.books(grant):
+        if queries.document(ctx.store, "receipt", receipt_id) is None:
+            raise ApiError(404, "unknown_receipt", f"no receipt {receipt_id!r} in the books",
+                           "receipt_id")
+        items = [{"position": e.position, "date": e.data["entry_date"], "event": e.type,
+                  "invoice_id": e.data["invoice_id"], "amount": money_text(e.data["amount"])}
+                 for e in ctx.store.read(stream=f"receipt:{receipt_id}", realm="erp",
+                                         types=["receipt_applied", "application_reversed"])]
+    return listing_response(items, format, ["position", "date", "event", "invoice_id",
+                                            "amount"], receipt=receipt_id)

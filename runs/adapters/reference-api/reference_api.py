@@ -1,0 +1,520 @@
+"""Run a library scenario's reference solver as an external agent, over the ERP API only.
+
+    reference-api --workspace W --prompt-file P --output-dir O
+
+``ERPSIM_SOLVER`` (in the turn's environment: ``--agent-env``) names the solver file,
+``scenarios/library/<name>/solver.py``; its ``reference(desk)`` is run once per turn in
+this process. The desk it gets (:class:`ApiDesk`) is TurnContext-compatible and holds
+nothing but the workspace and an HTTP client of the API (``ERPSIM_API``,
+``ERPSIM_TOKEN``): every read the solver makes (``q.documents``, ``q.statement_lines``,
+``desk.store.read(...)``, ``desk.ledger.books.bills``...) is answered by one API request
+made with the turn's token, and every command is a ``POST /v1/commands/<name>``, run by
+the server with the token's actor, role, business date and turn moment. There is no
+ledger, store or world in this process. A read the adapter does not answer raises
+:class:`NotOverTheApi` naming it (the turn crashes, saying what is missing).
+
+The solver module's global ``q`` (``from erp import queries as q``) is rebound to
+:class:`ApiQueries` in this process; the module itself is loaded unchanged. While the
+solver runs, importing ``sim``, ``counterparties``, ``checks``, ``desk`` or ``runs`` is
+refused (:class:`ImportGuard`); the ones the module imported at load time are listed on
+stderr.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from erp.api.client import Client, find_connection
+from erp.api.wire import _PARTY_NAME, _REFERENCE_NAME, kebab, money_fields
+from erp.books import BillState
+from erp.commands import COMMANDS, Command
+from erp.errors import CommandRejected
+from erp.events import EVENT_CLASSES, Role
+from erp.money import format_cents, parse_cents
+from erp.queries import AGING_BUCKETS, AgingRow
+
+FAR_FUTURE = "9999-12-31"
+"""``as_of`` for reads that in process have no date bound (every line, the current state)."""
+
+WORLD_SIDE = ("sim", "counterparties", "checks", "desk", "runs")
+"""Packages the solver may not import while it runs: the world, the graders, the harness."""
+
+
+class NotOverTheApi(RuntimeError):
+    """The solver asked for something the adapter does not answer through the API."""
+
+
+class ApiFailure(RuntimeError):
+    """The API answered a read with an error, or a command with one that is no refusal."""
+
+
+# --- the wire --------------------------------------------------------------------------------
+
+
+def _cents(text: Any) -> int | None:
+    return None if text is None else parse_cents(str(text))
+
+
+def _money_to_text(body: Any, spec: dict[str, Any]) -> Any:
+    """A dumped command with its money fields as decimal strings (the API refuses numbers)."""
+    if not isinstance(body, dict):
+        return body
+    out = dict(body)
+    for name, sub in spec.items():
+        value = out.get(name)
+        if value is None:
+            continue
+        if sub is True:
+            out[name] = format_cents(int(value))
+        elif sub[1] and isinstance(value, list):
+            out[name] = [_money_to_text(x, sub[0]) for x in value]
+        else:
+            out[name] = _money_to_text(value, sub[0])
+    return out
+
+
+def command_body(command: Command) -> dict[str, Any]:
+    """The JSON body of ``POST /v1/commands/<name>`` for a command."""
+    spec = money_fields(type(command))
+    body: dict[str, Any] = _money_to_text(command.model_dump(mode="json"), spec)
+    return body
+
+
+class Api:
+    """JSON reads and command posts with the turn's token."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.requests = 0
+
+    def get(self, path: str, **params: Any) -> Any:
+        """The JSON of a 200 answer; None for a 404; anything else raises ApiFailure."""
+        self.requests += 1
+        status, _, payload = self.client.request("GET", path, params or None)
+        if status == 404:
+            return None
+        if status != 200:
+            raise ApiFailure(f"GET {path} {params}: HTTP {status}: {payload[:300]!r}")
+        return json.loads(payload)
+
+    def items(self, path: str, **params: Any) -> list[dict[str, Any]]:
+        """The ``items`` of a listing."""
+        found = self.get(path, **params)
+        if found is None:
+            raise ApiFailure(f"GET {path}: HTTP 404")
+        items: list[dict[str, Any]] = found["items"]
+        return items
+
+    def post(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        """``(HTTP status, JSON answer)`` of a command."""
+        self.requests += 1
+        status, _, payload = self.client.request("POST", path, None, body)
+        try:
+            return status, json.loads(payload)
+        except ValueError:
+            return status, {"error": f"http_{status}", "message": payload[:300].decode(
+                "utf-8", "replace")}
+
+
+# --- what a command answered -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WrittenEvent:
+    """An event a command wrote, as the API answers it: its envelope and its id.
+
+    ``data`` holds only the id under the event's stream key (``bill_id``); ``event`` is
+    the event's class with only that field set. Anything else of the payload is not in the
+    answer, and asking for it raises :class:`NotOverTheApi`.
+    """
+
+    position: int
+    type: str
+    stream: str
+    version: int
+    id: str
+
+    @property
+    def data(self) -> _Known:
+        """``{stream key: id}``."""
+        cls = EVENT_CLASSES[self.type]
+        return _Known({cls.stream_key: self.id}, f"the {self.type} event's data")
+
+    @property
+    def event(self) -> Any:
+        """The event's class, with only its id set (``model_construct``: no other field)."""
+        cls = EVENT_CLASSES[self.type]
+        return cls.model_construct(None, **{cls.stream_key: self.id})
+
+
+class _Known(dict[str, Any]):
+    """A dict that names what it is when a key is missing."""
+
+    def __init__(self, values: dict[str, Any], what: str) -> None:
+        super().__init__(values)
+        self.what = what
+
+    def __missing__(self, key: str) -> Any:
+        raise NotOverTheApi(f"{self.what}: {key!r} is not in the API's answer "
+                            f"(only {sorted(self)})")
+
+
+@dataclass(frozen=True)
+class ReadEvent:
+    """An erp-realm fact rebuilt from an API answer, shaped as ``store.read`` yields it."""
+
+    type: str
+    data: dict[str, Any]
+
+
+# --- the books, over the API -----------------------------------------------------------------
+
+
+def _doc(row: dict[str, Any], kind: str, generic: bool) -> dict[str, Any]:
+    """A document row of the API as ``erp.queries`` gives it (cents as integers)."""
+    party = "party" if generic else _PARTY_NAME.get(kind, "party")
+    reference = "reference" if generic else _REFERENCE_NAME.get(kind, "reference")
+    return _Known({"kind": row["kind"], "doc_id": row["id"], "party": row.get(party),
+                   "account": row.get("account"), "doc_date": row.get("date"),
+                   "due_on": row.get("due_on"), "total": _cents(row.get("total")),
+                   "open_amount": _cents(row.get("open_amount")), "status": row.get("status"),
+                   "reference": row.get(reference)}, f"document {kind} {row['id']}")
+
+
+class ApiQueries:
+    """The ``erp.queries`` functions the solvers call, each answered by the API."""
+
+    AGING_BUCKETS = AGING_BUCKETS
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    def __getattr__(self, name: str) -> Any:
+        raise NotOverTheApi(f"erp.queries.{name} is not answered over the API by the "
+                            "reference-api adapter")
+
+    def documents(self, store: Any, kind: str | None = None, status: str | None = None,
+                  party: str | None = None) -> list[dict[str, Any]]:
+        """``GET /v1/documents``."""
+        rows = self.api.items("/v1/documents", kind=kind, status=status, party=party)
+        return [_doc(r, r["kind"], True) for r in rows]
+
+    def document(self, store: Any, kind: str, doc_id: str, *, as_of: date | None = None,
+                 position: int | None = None) -> dict[str, Any] | None:
+        """``GET /v1/documents/KIND/ID`` (its state now; a past state is not served)."""
+        if as_of is not None or position is not None:
+            raise NotOverTheApi("q.document(as_of=/position=): the API serves a document's "
+                                "state now and its history, not a past state")
+        row = self.api.get(f"/v1/documents/{kind}/{doc_id}")
+        return None if row is None else _doc(row, kind, False)
+
+    def statement_lines(self, store: Any, *, bank_account_id: str | None = None,
+                        unmatched: bool = False, as_of: date | None = None
+                        ) -> list[dict[str, Any]]:
+        """``GET /v1/bank/lines`` (matched_to back as the books' JSON text)."""
+        rows = self.api.items("/v1/bank/lines", bank_account=bank_account_id,
+                              unmatched=unmatched,
+                              as_of=as_of.isoformat() if as_of else FAR_FUTURE)
+        return [_Known({"line_id": r["line_id"], "bank_account_id": r["bank_account"],
+                        "entry_date": r["date"], "amount": _cents(r["amount"]),
+                        "description": r["description"], "reference": r["reference"],
+                        "counterparty": r["counterparty"], "bank_ref": r["bank_ref"],
+                        "status": r["status"],
+                        "matched_to": json.dumps(
+                            [[t["kind"], t["doc_id"], _cents(t["amount"])]
+                             for t in r["matched_to"]], separators=(",", ":"))},
+                       f"statement line {r['line_id']}") for r in rows]
+
+    def account_balance(self, store: Any, account: str, *, as_of: date | None = None,
+                        position: int | None = None) -> int:
+        """``GET /v1/gl/ACCOUNT``: its closing balance."""
+        if position is not None:
+            raise NotOverTheApi("q.account_balance(position=): not served by the API")
+        found = self.api.get(f"/v1/gl/{account}",
+                             as_of=as_of.isoformat() if as_of else FAR_FUTURE)
+        if found is None:
+            return 0  # an account with no lines in process; the API: unknown account
+        return _cents(found["closing_balance"]) or 0
+
+    def aging(self, store: Any, ledger: str, *, as_of: date,
+              position: int | None = None) -> list[AgingRow]:
+        """``GET /v1/reports/aging``."""
+        if position is not None:
+            raise NotOverTheApi("q.aging(position=): not served by the API")
+        rows = self.api.items("/v1/reports/aging", ledger=ledger, as_of=as_of.isoformat())
+        out = []
+        for r in rows:
+            b = [_cents(r[name]) or 0 for name in AGING_BUCKETS]
+            out.append(AgingRow(r["party"], (b[0], b[1], b[2], b[3], b[4])))
+        return out
+
+
+class ApiStore:
+    """``desk.store``: the few ``read`` forms the solvers use, answered by the API."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    def __getattr__(self, name: str) -> Any:
+        raise NotOverTheApi(f"store.{name}: the adapter has no store (only the API)")
+
+    def read(self, *, realm: str | None = None, types: Sequence[str] | None = None,
+             stream: str | None = None, **other: Any) -> Iterator[ReadEvent]:
+        """Registered customers and vendors, opened bank accounts, a receipt's applications."""
+        if other or realm not in (None, "erp"):
+            raise NotOverTheApi(f"store.read({other or f'realm={realm!r}'}): not served")
+        wanted = tuple(types or ())
+        if stream is None and wanted == ("customer_registered",):
+            for r in self.api.items("/v1/customers"):
+                yield ReadEvent("customer_registered", _Known(
+                    {"customer_id": r["id"], "name": r["name"]}, "customer_registered"))
+        elif stream is None and wanted == ("vendor_registered",):
+            for r in self.api.items("/v1/vendors"):
+                yield ReadEvent("vendor_registered", _Known(
+                    {"vendor_id": r["id"], "name": r["name"]}, "vendor_registered"))
+        elif stream is None and wanted == ("bank_account_opened",):
+            for r in self.api.items("/v1/bank/accounts"):
+                a = self.api.get(f"/v1/bank/accounts/{r['id']}")
+                yield ReadEvent("bank_account_opened", _Known(
+                    {"bank_account_id": a["id"], "name": a["name"], "number": a["number"],
+                     "gl_account": a["gl_account"], "entry_date": a["opened_on"],
+                     "opening_balance": _cents(a["opening_balance"]),
+                     "equity_account": a["equity_account"]}, "bank_account_opened"))
+        elif (stream is not None and stream.startswith("receipt:")
+              and set(wanted) <= {"receipt_applied", "application_reversed"}):
+            receipt = stream.removeprefix("receipt:")
+            found = self.api.get(f"/v1/receipts/{receipt}/applications")
+            for r in found["items"] if found else []:
+                if r["event"] in wanted:
+                    yield ReadEvent(r["event"], _Known(
+                        {"receipt_id": receipt, "invoice_id": r["invoice_id"],
+                         "amount": _cents(r["amount"]), "entry_date": r["date"]}, r["event"]))
+        else:
+            raise NotOverTheApi(f"store.read(stream={stream!r}, types={list(wanted)}): not "
+                                "answered over the API by the reference-api adapter")
+
+
+@dataclass(frozen=True)
+class VendorView:
+    """A vendor as ``GET /v1/vendors`` shows it (bank details masked)."""
+
+    vendor_id: str
+    name: str
+    terms_days: int
+    bank: str | None
+
+
+class ApiBooks:
+    """``desk.ledger.books``: the bills and vendors, read fresh at each access."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    def __getattr__(self, name: str) -> Any:
+        raise NotOverTheApi(f"books.{name} is not answered over the API by the "
+                            "reference-api adapter")
+
+    @property
+    def bills(self) -> dict[str, BillState]:
+        """``GET /v1/bills``."""
+        out = {}
+        for r in self.api.items("/v1/bills"):
+            out[r["id"]] = BillState(bill_id=r["id"], vendor_id=r["vendor"],
+                                     total=_cents(r["total"]) or 0,
+                                     open=_cents(r["open_amount"]) or 0,
+                                     ap_account=r["account"],
+                                     due_on=date.fromisoformat(r["due_on"]),
+                                     approved=r["status"] != "entered")
+        return out
+
+    @property
+    def vendors(self) -> dict[str, VendorView]:
+        """``GET /v1/vendors``."""
+        return {r["id"]: VendorView(r["id"], r["name"], int(r["terms_days"]), r["bank"])
+                for r in self.api.items("/v1/vendors")}
+
+
+class ApiLedger:
+    """``desk.ledger``: only ``books``; there is no ledger in this process."""
+
+    def __init__(self, api: Api) -> None:
+        self.books = ApiBooks(api)
+
+    def __getattr__(self, name: str) -> Any:
+        raise NotOverTheApi(f"ledger.{name}: the adapter has no ledger (only the API)")
+
+
+@dataclass
+class ApiDesk:
+    """A TurnContext for an agent outside the engine: the workspace and the API."""
+
+    api: Api
+    turn: int
+    day: date
+    workspace: Path
+    prompt_file: Path
+    output_dir: Path
+    actor: str
+    role: Role
+    sim_time: float | None = None
+    rejections: list[tuple[str, CommandRejected]] = field(default_factory=list)
+    commands: int = 0
+    record: list[Command] | None = None
+    declined: list[tuple[Command, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.store = ApiStore(self.api)
+        self.ledger = ApiLedger(self.api)
+
+    def execute(self, command: Command) -> list[WrittenEvent] | CommandRejected:
+        """``POST /v1/commands/<name>``; the books' refusal comes back as a value."""
+        self.commands += 1
+        name = type(command).__name__
+        if COMMANDS.get(name) is not type(command):
+            raise ApiFailure(f"{name} is not one of the API's commands")
+        status, answer = self.api.post(f"/v1/commands/{kebab(name)}", command_body(command))
+        if status == 200:
+            return [WrittenEvent(e["position"], e["type"], e["stream"], e["version"], e["id"])
+                    for e in answer["events"]]
+        if status in (401, 500) or not isinstance(answer, dict) or "error" not in answer:
+            raise ApiFailure(f"POST /v1/commands/{kebab(name)}: HTTP {status}: {answer}")
+        refused = CommandRejected(str(answer["error"]), str(answer.get("message", "")),
+                                  answer.get("field"))
+        self.rejections.append((name, refused))
+        return refused
+
+    def decline(self, command: Command, reason: str) -> None:
+        """Note a command the solver chose not to submit (only kept in this process)."""
+        self.declined.append((command, reason))
+
+    def inbox(self) -> list[Path]:
+        """The files that arrived since the last turn."""
+        box = self.workspace / "inbox"
+        return sorted(p for p in box.iterdir() if p.is_file()) if box.exists() else []
+
+    def archive(self) -> list[Path]:
+        """Files that arrived before the last turn."""
+        box = self.workspace / "inbox" / "archive"
+        return sorted(p for p in box.iterdir() if p.is_file()) if box.exists() else []
+
+
+# --- keeping the world out --------------------------------------------------------------------
+
+
+class ImportGuard(importlib.abc.MetaPathFinder):
+    """Refuses imports of the world's, the graders' and the harness's packages."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        """Raise ImportError for a refused package; otherwise let the others look."""
+        if fullname.split(".")[0] in WORLD_SIDE:
+            raise ImportError(f"reference-api: the solver may not import {fullname} (an "
+                              "external agent has the workspace and the API only)")
+        return None
+
+
+def world_modules() -> list[str]:
+    """The refused packages' modules already imported."""
+    return sorted(m for m in sys.modules if m.split(".")[0] in WORLD_SIDE)
+
+
+def load_solver(path: Path) -> ModuleType:
+    """Import the solver file as a module of its own (not through ``scenarios.loader``,
+    which brings the world's packages with it)."""
+    spec = importlib.util.spec_from_file_location("erpsim_reference_solver", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path}: not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+# --- the turn -------------------------------------------------------------------------------
+
+
+def run(workspace: Path, prompt_file: Path, output_dir: Path, solver: Path) -> int:
+    """Run the solver's ``reference`` for this turn; the exit status."""
+    os.chdir(workspace)
+    conn = find_connection()
+    api = Api(Client(*conn))
+    who = api.get("/v1/whoami")
+    if who is None:
+        raise ApiFailure("GET /v1/whoami: HTTP 404")
+    actor = str(who["actor"])
+    turn = int(actor.rsplit("-", 1)[1]) if actor.startswith("agent:turn-") else 0
+    before = set(world_modules())
+    module = load_solver(solver)
+    loaded = [m for m in world_modules() if m not in before]
+    if loaded:
+        print(f"reference-api: the solver module imported {', '.join(loaded)} when it was "
+              "loaded (code only: there is no world in this process)", file=sys.stderr)
+    if not hasattr(module, "reference"):
+        print(f"reference-api: {solver} has no reference(desk)", file=sys.stderr)
+        return 2
+    module.q = ApiQueries(api)  # type: ignore[attr-defined]
+    desk = ApiDesk(api, turn=turn, day=date.fromisoformat(who["business_date"]),
+                   workspace=workspace, prompt_file=prompt_file, output_dir=output_dir,
+                   actor=actor, role=who["role"])
+    guard = ImportGuard()
+    sys.meta_path.insert(0, guard)
+    try:
+        module.reference(desk)
+    finally:
+        sys.meta_path.remove(guard)
+    print(f"reference-api: turn {turn} as {actor} ({desk.role}) on {desk.day}: "
+          f"{desk.commands} commands, {len(desk.rejections)} refused, "
+          f"{api.requests} API requests", file=sys.stderr)
+    for name, e in desk.rejections:
+        print(f"reference-api: refused {name}: {e.code}: {e.message}", file=sys.stderr)
+    return 0
+
+
+PROJECT = Path(__file__).resolve().parents[3]
+"""The project root (this file is runs/adapters/reference-api/reference_api.py)."""
+
+
+def solver_path(text: str) -> Path:
+    """A solver named by ``ERPSIM_SOLVER``: a library scenario's name, or a path (a
+    relative one from the project root: the adapter runs in the workspace)."""
+    if "/" not in text and not text.endswith(".py"):
+        return PROJECT / "scenarios" / "library" / text / "solver.py"
+    path = Path(text)
+    return (path if path.is_absolute() else PROJECT / path).resolve()
+
+
+def main(argv: list[str]) -> int:
+    """The adapter contract's arguments, and ``ERPSIM_SOLVER``."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="reference-api")
+    p.add_argument("--workspace", required=True, type=Path)
+    p.add_argument("--prompt-file", required=True, type=Path)
+    p.add_argument("--output-dir", required=True, type=Path)
+    a = p.parse_args(argv)
+    solver = os.environ.get("ERPSIM_SOLVER", "")
+    if not solver:
+        print("reference-api: ERPSIM_SOLVER is not set (give it in the turn's environment: "
+              "--agent-env ERPSIM_SOLVER=scenarios/library/NAME/solver.py)", file=sys.stderr)
+        return 2
+    path = solver_path(solver)
+    if not path.is_file():
+        print(f"reference-api: ERPSIM_SOLVER={solver!r}: no such file {path} (expected a "
+              "library scenario's name or scenarios/library/NAME/solver.py)", file=sys.stderr)
+        return 2
+    return run(a.workspace.resolve(), a.prompt_file.resolve(), a.output_dir.resolve(), path)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

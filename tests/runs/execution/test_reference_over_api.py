@@ -1,0 +1,336 @@
+"""The library reference solvers as external agents over the real ERP API.
+
+``runs/adapters/reference-api`` runs a scenario's ``reference(desk)`` in the adapter's
+own process with a desk that holds the workspace and an HTTP client of the API only.
+Here: the two read endpoints it needs (a receipt's applications, a bank account as
+opened) over a real socket; every query the adapter answers from the API agrees with
+``erp.queries`` on the same books; a command over the API writes what it writes in
+process, and a refusal comes back as the same ``CommandRejected``; and (slow) each
+library scenario run with the adapter (a real server, a real subprocess per turn) ends
+with the in-process reference's ``final_hash``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from erp import commands as c
+from erp import queries as q
+from erp.api.client import Client
+from erp.api.server import ApiServer, TokenRegistry, create_app
+from erp.errors import CommandRejected
+from erp.ledger import Ledger
+from tests.erp.helpers import BANK, DAY, SYS, set_up_company
+
+ROOT = Path(__file__).resolve().parents[3]
+ADAPTER = ROOT / "runs" / "adapters" / "reference-api" / "reference-api"
+ACTOR = "agent:turn-1"
+
+
+def _adapter_module() -> ModuleType:
+    path = ADAPTER.parent / "reference_api.py"
+    spec = importlib.util.spec_from_file_location("reference_api_under_test", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+ra = _adapter_module()
+
+
+def build_books(ledger: Ledger) -> None:
+    """Invoices, receipts applied and reversed, statement lines matched, bills, a credit."""
+    set_up_company(ledger)
+    for cmd in (
+        c.OpenBankAccount(bank_account_id="B-SAVE", name="Savings", number="0002",
+                          gl_account="1010", entry_date=DAY, opening_balance="2500.25"),
+        c.IssueInvoice(invoice_id="INV-1", customer_id="C1", entry_date=DAY,
+                       lines=[c.InvoiceLineIn(description="Widgets", quantity=2,
+                                              unit_price="500.00")], reference="PO-1"),
+        c.IssueInvoice(invoice_id="INV-2", customer_id="C1", entry_date=date(2026, 2, 1),
+                       lines=[c.InvoiceLineIn(description="Gadgets", unit_price="250.00")]),
+        c.IssueInvoice(invoice_id="INV-3", customer_id="C2", entry_date=date(2026, 2, 2),
+                       lines=[c.InvoiceLineIn(description="Service", unit_price="300.10")]),
+        c.RecordReceipt(receipt_id="RCT-1", customer_id="C1", bank_account_id=BANK,
+                        entry_date=DAY, amount="1000.00", payer="ACME CORP", method="ach"),
+        c.RecordReceipt(receipt_id="RCT-2", bank_account_id=BANK, entry_date=DAY,
+                        amount="250.00", payer="GLOBEX INC", reference="REMIT 9"),
+        c.ApplyReceipt(receipt_id="RCT-1", invoice_id="INV-1", amount="600.00"),
+        c.ApplyReceipt(receipt_id="RCT-1", invoice_id="INV-2", amount="250.00"),
+        c.ReverseApplication(receipt_id="RCT-1", invoice_id="INV-1", amount="100.00"),
+        c.ImportStatementLines(bank_account_id=BANK, lines=[
+            c.StatementLineIn(line_id="SL-1", entry_date=DAY, amount="1000.00",
+                              description="ACH ACME CORP", reference="R-1",
+                              counterparty="ACME CORP"),
+            c.StatementLineIn(line_id="SL-2", entry_date=DAY, amount="-15.00",
+                              description="MONTHLY FEE")]),
+        c.MatchStatementLine(line_id="SL-1",
+                             targets=[c.MatchRef(kind="receipt", doc_id="RCT-1")]),
+        c.EnterBill(bill_id="BILL-1", vendor_id="V1", vendor_invoice_number="VI-1",
+                    entry_date=DAY, lines=[c.BillLineIn(description="Paper", amount="80.00")]),
+        c.EnterBill(bill_id="BILL-2", vendor_id="V1", vendor_invoice_number="VI-2",
+                    entry_date=DAY, due_on=date(2026, 3, 20),
+                    lines=[c.BillLineIn(description="Ink", amount="45.50")]),
+        c.ApproveBill(bill_id="BILL-2"),
+        c.RecordVendorCredit(vendor_id="V1", vendor_credit_number="CN-1", entry_date=DAY,
+                             amount="20.00"),
+    ):
+        ledger.execute(cmd, **SYS)
+
+
+@dataclass
+class Served:
+    """Books served over a unix socket, with a clerk's token and the adapter's API."""
+
+    ledger: Ledger
+    tokens: TokenRegistry
+    server: ApiServer
+    token: str
+    api: Any
+
+    def client(self) -> Client:
+        return Client(self.server.url, self.token)
+
+
+def serve(work: Path) -> tuple[Ledger, TokenRegistry, ApiServer, str]:
+    ledger = Ledger.open(str(work / "books.db"), create=True)
+    build_books(ledger)
+    tokens = TokenRegistry()
+    server = ApiServer(create_app(ledger, tokens), uds=work / "api.sock").start()
+    token = tokens.issue(ACTOR, "clerk", DAY, 3600.0)
+    return ledger, tokens, server, token
+
+
+@pytest.fixture
+def served() -> Iterator[Served]:
+    work = Path(tempfile.mkdtemp(prefix="erp", dir="/tmp"))  # a unix socket's short path
+    ledger, tokens, server, token = serve(work)
+    try:
+        yield Served(ledger, tokens, server, token, ra.Api(Client(server.url, token)))
+    finally:
+        server.stop()
+        ledger.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def get(s: Served, path: str, **params: Any) -> tuple[int, Any]:
+    status, _, body = s.client().request("GET", path, params or None)
+    return status, json.loads(body)
+
+
+# --- the endpoints -----------------------------------------------------------------------------
+
+
+def test_receipt_applications_lists_applications_and_reversals_in_order(served: Served) -> None:
+    status, found = get(served, "/v1/receipts/RCT-1/applications")
+    assert status == 200
+    assert [(x["event"], x["invoice_id"], x["amount"], x["date"]) for x in found["items"]] == [
+        ("receipt_applied", "INV-1", "600.00", DAY.isoformat()),
+        ("receipt_applied", "INV-2", "250.00", DAY.isoformat()),
+        ("application_reversed", "INV-1", "100.00", DAY.isoformat())]
+    positions = [x["position"] for x in found["items"]]
+    assert positions == sorted(positions)
+    status, none = get(served, "/v1/receipts/RCT-2/applications")
+    assert (status, none["items"]) == (200, [])
+    status, _, csv = served.client().request("GET", "/v1/receipts/RCT-1/applications",
+                                             {"format": "csv"})
+    assert status == 200
+    assert csv.decode().splitlines()[0] == "position,date,event,invoice_id,amount"
+
+
+def test_receipt_applications_refuses_an_unknown_receipt_and_a_bad_id(served: Served) -> None:
+    status, err = get(served, "/v1/receipts/RCT-404/applications")
+    assert status == 404
+    assert err == {"error": "unknown_receipt", "message": "no receipt 'RCT-404' in the books",
+                   "field": "receipt_id"}
+    status, err = get(served, "/v1/receipts/..%2Fx/applications")
+    assert status in (404, 422)
+    assert "receipt_id" in json.dumps(err) or status == 404
+
+
+def test_bank_account_shows_how_it_was_opened(served: Served) -> None:
+    status, a = get(served, "/v1/bank/accounts/B-SAVE")
+    assert status == 200
+    assert a == {"id": "B-SAVE", "name": "Savings", "number": "0002", "gl_account": "1010",
+                 "opened_on": DAY.isoformat(), "opening_balance": "2500.25",
+                 "equity_account": a["equity_account"], "gl_balance": "2500.25",
+                 "as_of": DAY.isoformat()}
+    assert a["equity_account"]
+    status, early = get(served, "/v1/bank/accounts/B-SAVE", as_of="2026-02-01")
+    assert (status, early["gl_balance"], early["opening_balance"]) == (200, "0.00", "2500.25")
+    status, _, csv = served.client().request("GET", "/v1/bank/accounts/B-SAVE",
+                                             {"format": "csv"})
+    assert status == 200
+    assert csv.decode().splitlines()[0].startswith("id,name,number,gl_account,opened_on")
+    status, err = get(served, "/v1/bank/accounts/B-NONE")
+    assert status == 404
+    assert err == {"error": "unknown_bank_account",
+                   "message": "no bank account 'B-NONE' in the books",
+                   "field": "bank_account_id"}
+
+
+def test_the_new_reads_need_a_live_token(served: Served) -> None:
+    served.tokens.revoke(served.token)
+    for path in ("/v1/receipts/RCT-1/applications", "/v1/bank/accounts/B-SAVE"):
+        status, err = get(served, path)
+        assert status == 401, path
+        assert err["error"] == "unauthorized"
+
+
+# --- the adapter's answers agree with the books ----------------------------------------------
+
+
+def _in_process(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if k != "last_position"}
+
+
+def test_every_query_the_adapter_answers_agrees_with_erp_queries(served: Served) -> None:
+    store = served.ledger.store
+    over = ra.ApiQueries(served.api)
+    for kind in (None, "invoice", "receipt", "bill", "vendor_credit", "statement_line"):
+        assert [dict(d) for d in over.documents(None, kind)] == [
+            _in_process(d) for d in q.documents(store, kind)], kind
+    assert [dict(d) for d in over.documents(None, "invoice", "open")] == [
+        _in_process(d) for d in q.documents(store, "invoice", "open")]
+    credit = q.documents(store, "vendor_credit")[0]["doc_id"]
+    for kind, doc_id in (("invoice", "INV-1"), ("receipt", "RCT-2"), ("bill", "BILL-2"),
+                         ("vendor_credit", credit), ("statement_line", "SL-1")):
+        want = q.document(store, kind, doc_id)
+        assert want is not None, (kind, doc_id)
+        got = over.document(None, kind, doc_id)
+        assert got is not None and dict(got) == _in_process(want), (kind, doc_id)
+    assert over.document(None, "invoice", "INV-404") is None
+    for account in (None, BANK, "B-SAVE"):
+        assert [dict(x) for x in over.statement_lines(None, bank_account_id=account)] == [
+            _in_process(x) for x in q.statement_lines(store, bank_account_id=account)]
+    for account in ("1000", "1010", "1100", "2000"):
+        assert over.account_balance(None, account, as_of=DAY) == q.account_balance(
+            store, account, as_of=DAY), account
+    for ledger in ("ar", "ap"):
+        for day in (DAY, date(2026, 4, 30)):
+            assert over.aging(None, ledger, as_of=day) == q.aging(store, ledger, as_of=day)
+
+
+def test_store_reads_and_books_agree_with_the_log(served: Served) -> None:
+    store = served.ledger.store
+    over = ra.ApiStore(served.api)
+    for t, keys in (("customer_registered", ("customer_id", "name")),
+                    ("vendor_registered", ("vendor_id", "name")),
+                    ("bank_account_opened", ("bank_account_id", "name", "number",
+                                             "gl_account", "opening_balance",
+                                             "equity_account"))):
+        want = sorted(tuple(e.data[k] for k in keys) for e in store.read(realm="erp",
+                                                                          types=[t]))
+        got = sorted(tuple(e.data[k] for k in keys) for e in over.read(realm="erp", types=[t]))
+        assert got == want, t
+    types = ["receipt_applied", "application_reversed"]
+    for rid in ("RCT-1", "RCT-2"):
+        want_r = [(e.type, e.data["invoice_id"], e.data["amount"])
+                  for e in store.read(stream=f"receipt:{rid}", types=types)]
+        got_r = [(e.type, e.data["invoice_id"], e.data["amount"])
+                 for e in over.read(stream=f"receipt:{rid}", types=types)]
+        assert got_r == want_r, rid
+    books = ra.ApiBooks(served.api)
+    assert books.bills == served.ledger.books.bills
+    assert {v: x.name for v, x in books.vendors.items()} == {
+        v: x.name for v, x in served.ledger.books.vendors.items()}
+
+
+def test_what_the_adapter_does_not_answer_is_named(served: Served) -> None:
+    with pytest.raises(ra.NotOverTheApi, match=r"erp\.queries\.trial_balance"):
+        ra.ApiQueries(served.api).trial_balance(None)
+    with pytest.raises(ra.NotOverTheApi, match="world"):
+        list(ra.ApiStore(served.api).read(realm="world"))
+    with pytest.raises(ra.NotOverTheApi, match="invoice_issued"):
+        list(ra.ApiStore(served.api).read(types=["invoice_issued"]))
+    with pytest.raises(ra.NotOverTheApi, match="no ledger"):
+        _ = ra.ApiLedger(served.api).store
+    with pytest.raises(ImportError, match="may not import sim"):
+        ra.ImportGuard().find_spec("sim.world", None)
+
+
+def test_a_command_over_the_api_is_the_command_in_process(served: Served,
+                                                          tmp_path: Path) -> None:
+    desk = ra.ApiDesk(served.api, turn=1, day=DAY, workspace=tmp_path,
+                      prompt_file=tmp_path / "p.md", output_dir=tmp_path / "out",
+                      actor=ACTOR, role="clerk")
+    done = desk.execute(c.EnterBill(vendor_id="V1", vendor_invoice_number="VI-9",
+                                    entry_date=DAY,
+                                    lines=[c.BillLineIn(description="Toner", amount="12.34")]))
+    assert isinstance(done, list)
+    bill_id = done[0].data["bill_id"]
+    assert done[0].event.bill_id == bill_id
+    e = next(served.ledger.store.read(stream=f"bill:{bill_id}"))
+    assert (e.actor, e.role, e.business_date, e.sim_time) == (ACTOR, "clerk", DAY.isoformat(),
+                                                               3600.0)
+    assert e.data["lines"][0]["amount"] == 1234
+    with pytest.raises(ra.NotOverTheApi, match="vendor_id"):
+        _ = done[0].data["vendor_id"]
+    refused = desk.execute(c.ApplyReceipt(receipt_id="RCT-1", invoice_id="INV-3",
+                                          amount="10.00"))
+    assert isinstance(refused, CommandRejected)
+    with pytest.raises(CommandRejected) as in_process:
+        served.ledger.execute(c.ApplyReceipt(receipt_id="RCT-1", invoice_id="INV-3",
+                                             amount="10.00"), actor=ACTOR, role="clerk",
+                              business_date=DAY)
+    assert (refused.code, refused.message) == (in_process.value.code, in_process.value.message)
+    assert desk.rejections == [("ApplyReceipt", refused)]
+    assert desk.commands == 2
+
+
+def test_the_adapter_refuses_to_start_without_a_solver(tmp_path: Path) -> None:
+    (tmp_path / "p.md").write_text("x")
+    args = [str(ADAPTER), "--workspace", str(tmp_path), "--prompt-file",
+            str(tmp_path / "p.md"), "--output-dir", str(tmp_path / "out")]
+    env = {"PATH": os.environ.get("PATH", os.defpath)}
+    res = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
+    assert res.returncode == 2
+    assert "ERPSIM_SOLVER is not set" in res.stderr
+    res = subprocess.run(args, env={**env, "ERPSIM_SOLVER": "no-such-scenario"},
+                         capture_output=True, text=True, check=False)
+    assert res.returncode == 2
+    assert "no-such-scenario" in res.stderr and "no such file" in res.stderr
+
+
+# --- the scenarios, end to end ---------------------------------------------------------------
+
+
+def _final_hash(out: Path, *agent: str, name: str, seed: int) -> str:
+    args = [sys.executable, "-m", "runs.cli", "run", name, "--seed", str(seed), "--out",
+            str(out), "--quiet", *agent]
+    res = subprocess.run(args, capture_output=True, text=True, check=False, cwd=ROOT,
+                         timeout=280)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["verdict"]["status"] == "accepted", res.stdout + res.stderr
+    return str(summary["final_hash"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["cash-application", "procure-to-pay", "month-end-close"])
+def test_the_reference_over_the_api_ends_with_the_in_process_final_hash(
+        name: str, tmp_path: Path) -> None:
+    seed = 3
+    in_process = _final_hash(tmp_path / "in-process", "--agent", "reference", name=name,
+                             seed=seed)
+    over_api = _final_hash(tmp_path / "over-api", "--agent-cmd", str(ADAPTER), "--agent-env",
+                           f"ERPSIM_SOLVER={name}", name=name, seed=seed)
+    assert over_api == in_process
+    for turn in sorted((tmp_path / "over-api" / "turns").iterdir()):
+        log = (turn / "agent" / "stderr.log").read_text()
+        assert f"reference-api: turn {int(turn.name)} as agent:turn-{int(turn.name)}" in log
