@@ -64,6 +64,14 @@ class VendorProfile(Profile):
     credit_note_rate: D = Constant(value=0.0)
     bank_change_rate: D = Constant(value=0.0)
     fraud_share: D = Constant(value=0.0)
+    discount_bp: D = Constant(value=0)
+    """An early-payment discount its invoices offer, in basis points of the total (0: none)."""
+    discount_days: D = Constant(value=10)
+    """Days from the invoice date the discount may be taken (2/10 net 30: 10)."""
+    late_fee_bp: D = Constant(value=0)
+    """A late fee it charges on an invoice not paid by its due date, in basis points."""
+    critical_share: D = Constant(value=0.0)
+    """The chance the vendor suspends its service when an invoice goes unpaid (a priority)."""
 
 
 VENDOR_PROFILES: dict[str, VendorProfile] = {
@@ -75,6 +83,12 @@ VENDOR_PROFILES: dict[str, VendorProfile] = {
     "changes_bank": VendorProfile(bank_change_rate=Constant(value=1.0)),
     "impersonated": VendorProfile(bank_change_rate=Constant(value=1.0),
                                   fraud_share=Constant(value=1.0)),
+    "early_discount": VendorProfile(discount_bp=Constant(value=200)),
+    "late_fees": VendorProfile(late_fee_bp=Constant(value=150)),
+    "discount_and_late_fee": VendorProfile(discount_bp=Constant(value=200),
+                                           late_fee_bp=Constant(value=150)),
+    "critical": VendorProfile(late_fee_bp=Constant(value=150),
+                              critical_share=Constant(value=1.0)),
 }
 """Vendor behaviours by name, with their default parameters."""
 

@@ -34,6 +34,7 @@ import numpy as np
 from counterparties.injections import VendorParams, register
 from counterparties.planting import injection_rng, mark_planted, pick
 from counterparties.specs import PlannedInjection, PopulationView, VendorSpec
+from erp.books import document_number_key
 from erp.events import BankDetails
 from erp.money import display_cents, format_cents
 from sim.documents import deliver, deliver_email, render_csv
@@ -57,6 +58,11 @@ STATEMENT_PHASE = Phase.COUNTERPARTIES + 0.05
 """Statements go out after the day's bills, before the turn."""
 
 STATEMENT_COLUMNS = ("date", "document", "description", "charges", "credits", "balance")
+
+LATE_FEE_GRACE_DAYS = 3
+"""A vendor charging late fees looks, this many days after an invoice's due date (the first
+business day then), whether a payment dated by the due date reached it; if none did, it
+charges the fee in its own books and sends a notice."""
 
 TRADES: dict[str, tuple[str, ...]] = {
     "it": ("Managed IT services", "Software licences", "Cloud hosting",
@@ -142,6 +148,9 @@ class Bill:
     quote: str | None = None
     variance_share: float | None = None
     text: str = ""
+    discount: int = 0
+    discount_until: date | None = None
+    late_fee: int = 0
 
 
 @dataclass(frozen=True)
@@ -167,6 +176,32 @@ class BookEntry:
     document: str
     description: str
     amount: int
+
+
+@dataclass(frozen=True)
+class PaymentTerms:
+    """A vendor's payment terms beyond net days: an early-payment discount, a late fee,
+    whether it suspends service over an unpaid invoice, and how its invoices word them."""
+
+    discount_bp: int = 0
+    discount_days: int = 10
+    late_fee_bp: int = 0
+    critical: bool = False
+    style: int = 0
+
+    @property
+    def any(self) -> bool:
+        """Whether the terms print anything on an invoice."""
+        return bool(self.discount_bp or self.late_fee_bp or self.critical)
+
+
+def share_of(total: int, bp: int) -> int:
+    """``bp`` basis points of ``total`` cents, rounded half up to the cent."""
+    return (total * bp + 5_000) // 10_000
+
+
+def _pct(bp: int) -> str:
+    return f"{bp / 100:g}%"
 
 
 @dataclass
@@ -281,6 +316,15 @@ class Vendor:
         self.contact = fake.name()
         self.email = spec.email or f"billing@{_slug(spec.name)}.example"
         self.domain = self.email.rpartition("@")[2]
+        terms = engine.streams.generator(f"vendor:{spec.vendor_id}:terms")
+        self.terms = PaymentTerms(
+            discount_bp=max(0, round(p.discount_bp.draw(terms))),
+            discount_days=max(0, round(p.discount_days.draw(terms))),
+            late_fee_bp=max(0, round(p.late_fee_bp.draw(terms))),
+            critical=bool(terms.random() < _rate(p.critical_share.draw(terms))),
+            style=int(terms.integers(3)))
+        """The vendor's payment terms (their own stream: no other draw moves)."""
+        self._received: set[str] = set()
 
     # --- wiring ---------------------------------------------------------------------------
 
@@ -419,6 +463,13 @@ class Vendor:
                     due_on=today + timedelta(days=self.spec.terms_days), lines=lines,
                     total=total, agreed_total=total if agreed_total is None else agreed_total,
                     kind=kind, quote=quote, variance_share=variance_share)
+        t = self.terms
+        if t.discount_bp:
+            bill = replace(bill, discount=share_of(total, t.discount_bp),
+                           discount_until=min(bill.due_on,
+                                              today + timedelta(days=t.discount_days)))
+        if t.late_fee_bp:
+            bill = replace(bill, late_fee=share_of(total, t.late_fee_bp))
         bill = replace(bill, text=self.render_invoice(bill))
         self._record_bill(bill)
         self.book.append(BookEntry(today, bill.number, f"Invoice {bill.number}", total))
@@ -426,6 +477,8 @@ class Vendor:
                 filename=f"invoice-{_safe_filename(bill.number)}.txt", sender=self.email,
                 subject=f"Invoice {bill.number} from {self.name}", content=bill.text,
                 truth=self._bill_truth(bill))
+        if bill.late_fee and kind == "original":
+            self.engine.process(self.charges_late_fee(bill))
         return bill
 
     def _after_issue(self, bill: Bill, rng: np.random.Generator) -> None:
@@ -484,10 +537,66 @@ class Vendor:
                              duplicate_of=bill.duplicate_of))
 
     def _bill_truth(self, bill: Bill) -> dict[str, Any]:
-        return {"vendor_id": self.vendor_id, "bill_ref": bill.ref, "kind": bill.kind,
-                "duplicate_of": bill.duplicate_of, "invoice_number": bill.number,
-                "total": bill.total, "agreed_total": bill.agreed_total, "quote": bill.quote,
-                "variance_share": bill.variance_share}
+        truth = {"vendor_id": self.vendor_id, "bill_ref": bill.ref, "kind": bill.kind,
+                 "duplicate_of": bill.duplicate_of, "invoice_number": bill.number,
+                 "total": bill.total, "agreed_total": bill.agreed_total, "quote": bill.quote,
+                 "variance_share": bill.variance_share}
+        if self.terms.any:  # only a vendor with terms: every other truth stays as it was
+            truth.update(issued_on=bill.issued_on.isoformat(), due_on=bill.due_on.isoformat(),
+                         discount=bill.discount,
+                         discount_until=(bill.discount_until.isoformat()
+                                         if bill.discount_until else None),
+                         late_fee=bill.late_fee, critical=self.terms.critical)
+        return truth
+
+    # --- late fees --------------------------------------------------------------------------
+
+    def charges_late_fee(self, bill: Bill) -> Generator[Any, Any, None]:
+        """After the grace days, charge the late fee unless a payment dated by the due date
+        settled the invoice (the vendor reads the remittance of every payment it received)."""
+        cal = self.engine.calendar
+        day = cal.next_business_day(bill.due_on + timedelta(days=LATE_FEE_GRACE_DAYS))
+        if day > cal.end:
+            return
+        yield self.engine.until(day, Phase.COUNTERPARTIES)
+        if self.paid_by(bill, bill.due_on) >= bill.total:
+            return
+        today = self.engine.today
+        number = f"LF-{bill.number}"
+        self.book.append(BookEntry(today, number, f"Late fee on invoice {bill.number}",
+                                   bill.late_fee))
+        text = "\n".join([
+            *self._letterhead(), "", f"LATE FEE NOTICE {number}", "",
+            f"Date:             {today.isoformat()}",
+            f"To:               {self.population.company_name}",
+            f"Invoice:          {bill.number} of {bill.issued_on.isoformat()}, due "
+            f"{bill.due_on.isoformat()}, unpaid",
+            f"Late fee:         USD {display_cents(bill.late_fee)} "
+            f"({_pct(self.terms.late_fee_bp)} of {display_cents(bill.total)}, per our terms)", ""])
+        deliver(self.engine, actor=self.actor, kind="other",
+                filename=f"late-fee-{_safe_filename(bill.number)}.txt", sender=self.email,
+                subject=f"Late fee on invoice {bill.number} - {self.name}", content=text,
+                truth={"vendor_id": self.vendor_id, "kind": "late_fee", "bill_ref": bill.ref,
+                       "invoice_number": bill.number, "amount": bill.late_fee})
+
+    def paid_by(self, bill: Bill, by: date) -> int:
+        """What payments dated by ``by`` (and their discounts) settled of one of its bills,
+        from the remittances of the payments the vendor received."""
+        store = self.engine.ledger.store
+        key = document_number_key(bill.number)
+        ours = {e.data["bill_id"] for e in store.read(types=["bill_entered"])
+                if e.data["vendor_id"] == self.vendor_id
+                and document_number_key(e.data["vendor_invoice_number"]) == key}
+        settled = 0
+        for e in store.read(types=["vendor_paid", "purchase_discount_taken"]):
+            d = e.data
+            if d["payment_id"] not in self._received or date.fromisoformat(d["entry_date"]) > by:
+                continue
+            if e.type == "vendor_paid":
+                settled += sum(a["amount"] for a in d["applications"] if a["bill_id"] in ours)
+            elif d["bill_id"] in ours:
+                settled += d["amount"]
+        return settled
 
     def send_quote(self, lines: tuple[OrderLine, ...], bill_ref: str | None = None) -> VendorQuote:
         """Email the company a quote: the prices the vendor agrees to bill."""
@@ -557,6 +666,7 @@ class Vendor:
         assert isinstance(event, PaymentReceived)
         if event.vendor_id != self.vendor_id:
             return
+        self._received.add(event.payment_id)
         self.book.append(BookEntry(self.engine.today, event.payment_id,
                                    "Payment received - thank you", -event.amount))
 
@@ -693,7 +803,7 @@ class Vendor:
         if bill.quote:
             head.append(f"Your quote:     {bill.quote}")
         return "\n".join([
-            *head, "", self._lines_table(bill.lines), "",
+            *head, "", self._lines_table(bill.lines), "", *self._terms_lines(bill),
             "Please remit to:",
             f"  Account name: {bank.account_name}",
             f"  Routing:      {bank.routing}",
@@ -701,6 +811,36 @@ class Vendor:
             "",
             f"Please quote invoice {bill.number} with your payment.",
             f"Questions about this invoice: {self.phone}", ""])
+
+    def _terms_lines(self, bill: Bill) -> list[str]:
+        """The invoice's payment terms, worded in the vendor's style (none: nothing)."""
+        t = self.terms
+        if not t.any:
+            return []
+        out = []
+        if bill.discount_until is not None:
+            days, pct, net = t.discount_days, _pct(t.discount_bp), self.spec.terms_days
+            until, amount = bill.discount_until.isoformat(), display_cents(bill.discount)
+            out.append([
+                f"Terms: {t.discount_bp / 100:g}/{days} net {net} - deduct USD {amount} if paid "
+                f"by {until}",
+                f"Early payment discount: {pct} (USD {amount}) when paid within {days} days, "
+                f"i.e. by {until}; otherwise net {net} days.",
+                f"Payment terms: {pct} {days} days, net {net}. Discount available until "
+                f"{until}: USD {amount}.",
+            ][t.style])
+        if bill.late_fee:
+            fee = display_cents(bill.late_fee)
+            out.append([
+                f"Late fee: USD {fee} ({_pct(t.late_fee_bp)}) if unpaid by the due date.",
+                f"A late payment charge of {_pct(t.late_fee_bp)} (USD {fee}) applies to "
+                "invoices not paid by their due date.",
+                f"Overdue invoices incur a fee of USD {fee}.",
+            ][t.style])
+        if t.critical:
+            out.append("IMPORTANT: our service to you is suspended if this invoice is not paid "
+                       "by its due date.")
+        return [*out, ""]
 
     # --- what injections plant --------------------------------------------------------------------
 

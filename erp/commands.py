@@ -467,7 +467,8 @@ COMMANDS: dict[str, type[Command]] = {
         RejectVendorBankChange, OpenBankAccount, IssueInvoice, IssueCreditMemo, RecordReceipt,
         AssignReceiptCustomer, ApplyReceipt, ReverseApplication, WriteOffInvoice,
         GrantFeeAllowance, RefundCustomer, RecordReturnedDeposit, EnterBill, ApproveBill,
-        RecordVendorCredit, ApplyVendorCredit, PayVendor, RunPayments, ImportStatementLines,
+        RecordVendorCredit, ApplyVendorCredit, PayVendor, PayBillWithDiscount, RunPayments,
+        ImportStatementLines,
         MatchStatementLine, UnmatchStatementLine, RecordBankFee, RecordInterest, PostJournalEntry,
         PostOpeningBalances, ReverseJournalEntry,
     )

@@ -761,7 +761,8 @@ def build_parser() -> Parser:
                "80.00 --due 2026-04-01"],
               lambda a: _cmd("enter-bill", vendor_id=a.vendor, vendor_invoice_number=a.number,
                              entry_date=a.date, due_on=a.due, lines=a.line, tax=a.tax,
-                             bill_id=a.new_id))
+                             bill_id=a.new_id, discount=a.discount,
+                             discount_until=a.discount_until))
     p.add_argument("vendor", metavar="VENDOR", help="vendor id")
     p.add_argument("number", metavar="VENDOR_INVOICE_NUMBER", help="the vendor's invoice number")
     p.add_argument("--date", type=day, required=True, help="bill date YYYY-MM-DD")
@@ -770,6 +771,10 @@ def build_parser() -> Parser:
     p.add_argument("--due", type=day, help="due date (default: date + vendor's terms)")
     p.add_argument("--tax", type=money_arg, help="tax on the bill")
     p.add_argument("--id", dest="new_id", help="bill id (default: the next free one)")
+    p.add_argument("--discount", type=money_arg,
+                   help="early-payment discount the invoice's terms offer (with --discount-until)")
+    p.add_argument("--discount-until", type=day,
+                   help="last day the discount may be taken YYYY-MM-DD")
     p = _leaf(v, "approve", "approve a bill for payment",
               "Approve a bill for payment (only approved bills are paid).",
               ["erp bills approve BILL-0000001"],
@@ -837,6 +842,19 @@ def build_parser() -> Parser:
     p.add_argument("--bill", action="append", help="pay only these bills (repeatable)")
     p.add_argument("--date", type=day, help="payment date (default: business date)")
     p.add_argument("--id", dest="new_id", help="payment run id (default: the next free one)")
+    p = _leaf(v, "pay-with-discount", "pay a bill less its early-payment discount",
+              "Pay a bill in full less its early-payment discount, on or before the discount "
+              "date (after it the discount is lost and the books refuse it). --discount is the "
+              "bill's discount exactly.",
+              ["erp payments pay-with-discount BILL-0000001 --bank B-OPER --discount 90.00"],
+              lambda a: _cmd("pay-bill-with-discount", bill_id=a.bill, bank_account_id=a.bank,
+                             discount=a.discount, entry_date=a.date, payment_id=a.new_id))
+    p.add_argument("bill", metavar="BILL", help="bill id")
+    p.add_argument("--bank", required=True, help="bank account to pay from")
+    p.add_argument("--discount", type=money_arg, required=True,
+                   help="the bill's early-payment discount")
+    p.add_argument("--date", type=day, help="payment date (default: business date)")
+    p.add_argument("--id", dest="new_id", help="payment id (default: the next free one)")
     p = _leaf(v, "pay-vendor", "pay chosen bills of one vendor",
               "Pay a vendor's approved bills; each --bill is BILL:AMOUNT.",
               ["erp payments pay-vendor V0001 --bank B-OPER --bill BILL-0000001:450.00"],
