@@ -25,6 +25,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from counterparties.injections import CustomerParams, NoParams, register
+from counterparties.noise import CLEAN, bank_payer_name, wire_description
 from counterparties.planting import injection_rng, mark_planted, pick
 from counterparties.specs import PlannedInjection, PopulationView
 from erp.events import BankDetails, CustomerRefunded, VendorPaid
@@ -148,14 +149,33 @@ class Bank:
         self._deposit(payment)
 
     def _deposit(self, payment: PaymentSent) -> BankLinePosted:
-        line = self.post(amount=payment.arrives, description=DEPOSIT_DESCRIPTION[payment.method],
-                         reference=payment.reference, counterparty=payment.payer_name,
+        description, payer = self.as_exported(payment)
+        line = self.post(amount=payment.arrives, description=description,
+                         reference=payment.reference, counterparty=payer,
                          kind="deposit", source=payment.payment_id,
                          duplicate_of=payment.duplicate_of and self._line_of(payment.duplicate_of))
         self.deposits.append(Deposit(line, payment.customer_id, payment))
         while self._duplicate_next:
             self.posts_twice(self.deposits[-1], self._duplicate_next.pop(0))
         return line
+
+    def as_exported(self, payment: PaymentSent) -> tuple[str, str]:
+        """The deposit's description and payer name as the statement shows them.
+
+        Without document noise: ``WIRE IN`` (and so on) and the payer's own name. With it,
+        the payer's bank may send the name upper-cased and cut to its field width, and
+        name a wire its own way (``counterparties.noise``); a card processor's payouts
+        keep their fixed wording.
+        """
+        noise = getattr(self.population, "noise", None) or CLEAN
+        description = DEPOSIT_DESCRIPTION[payment.method]
+        if payment.method == "card" or not noise.active:
+            return description, payment.payer_name
+        streams = self.engine.streams
+        if payment.method == "wire":
+            description = wire_description(streams, payment.payer_name,
+                                           noise.wire_descriptions, description)
+        return description, bank_payer_name(streams, payment.payer_name, noise.payer_names)
 
     def _line_of(self, payment_id: str) -> str:
         """The deposit line of an earlier payment (what a duplicate payment repeats), or its id."""

@@ -26,13 +26,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from counterparties.injections import CustomerParams, register
+from counterparties.noise import (
+    CLEAN,
+    DocumentNoise,
+    ReferenceStyle,
+    reference_style,
+    remittance_format,
+)
 from counterparties.planting import ACTOR as INJECTION_ACTOR
 from counterparties.planting import injection_id, injection_rng, mark_planted, pick
 from counterparties.specs import CustomerSpec, PlannedInjection, PopulationView
 from erp.events import InvoiceLine
 from erp.money import display_cents, format_cents, pct_of
-from sim.documents import deliver, deliver_email, render_csv
+from sim.documents import deliver, deliver_binary, deliver_email, render_csv
 from sim.engine import Engine, Phase
+from sim.pdf import render_pdf
 from sim.world_events import (
     Allocation,
     InjectionPlanted,
@@ -147,6 +155,16 @@ class Customer:
         self._orders = 0
         self._payment_count = 0
         self.repaid_closed: set[str] = set()
+        noise = getattr(population, "noise", None) or CLEAN
+        self.noise: DocumentNoise = noise
+        self.reference_style: ReferenceStyle | None = reference_style(
+            engine.streams, spec.customer_id, noise.references)
+        """How it writes invoice numbers (None: as the company issued them)."""
+
+    def quote(self, invoice_id: str) -> str:
+        """An invoice number as this customer writes it on a payment or a remittance."""
+        return invoice_id if self.reference_style is None else self.reference_style.write(
+            invoice_id)
 
     def start(self) -> None:
         """Start ordering and listen for the company's invoices."""
@@ -264,7 +282,8 @@ class Customer:
         yield self.engine.until(pay_on, Phase.COUNTERPARTIES)
         amount = self.share_due(inv)
         if amount > 0:
-            self._send(method="ach", amount=amount, reference=f"PARTIAL PMT {inv.invoice_id}",
+            self._send(method="ach", amount=amount,
+                       reference=f"PARTIAL PMT {self.quote(inv.invoice_id)}",
                        allocations=[(inv.invoice_id, amount)], behaviour="partial")
 
     def pays_by_card(self, inv: ReceivedInvoice, pay_on: date) -> Generator[Any, Any, None]:
@@ -280,17 +299,42 @@ class Customer:
         p = self._send(method="card", amount=gross, arrives=net, payer_name=PROCESSOR_NAME,
                        reference=f"STRIPE PAYOUT {payout}", behaviour="card_processor",
                        allocations=[(inv.invoice_id, gross)])
-        content = render_csv(
-            ["payout_id", "customer", "invoice", "gross", "fee", "net"],
-            [[payout, self.name, inv.invoice_id, format_cents(gross), format_cents(fee),
-              format_cents(net)]])
+        truth = {"payment_id": p.payment_id, "customer_id": self.customer_id,
+                 "allocations": [a.model_dump() for a in p.allocations], "gross": gross,
+                 "fee": fee, "net": net}
+        subject = f"Payout {payout}: {display_cents(net)} on its way"
+        fmt = remittance_format(self.engine.streams, f"payout:{payout}", self.noise)
+        if fmt == "csv":
+            content = render_csv(
+                ["payout_id", "customer", "invoice", "gross", "fee", "net"],
+                [[payout, self.name, inv.invoice_id, format_cents(gross), format_cents(fee),
+                  format_cents(net)]])
+            deliver(self.engine, actor=self.actor, kind="remittance",
+                    filename=f"stripe-payout-{payout}.csv", sender="payouts@stripe.example",
+                    subject=subject, content=content, truth=truth)
+            return
+        written = self.quote(inv.invoice_id)
+        heading = [f"{PROCESSOR_NAME}: payout report", f"Payout {payout}",
+                   f"Paid out {self.engine.today.isoformat()} to {self.population.company_name}"]
+        cells = [self.name, written, display_cents(gross), display_cents(fee),
+                 display_cents(net)]
+        if fmt == "pdf":
+            data = render_pdf(title=f"Payout {payout}", heading=heading,
+                              columns=["Customer", "Description", "Gross", "Fee", "Net"],
+                              rows=[cells], widths=[150, 130, 75, 70, 75],
+                              footer=[f"Net paid out {display_cents(net)}"])
+            deliver_binary(self.engine, actor=self.actor, kind="remittance",
+                           filename=f"stripe-payout-{payout}.pdf",
+                           sender="payouts@stripe.example", subject=subject, data=data,
+                           truth=truth)
+            return
+        text = "\n".join([*heading, "", f"Customer:    {self.name}",
+                           f"Description: {written}", f"Gross:       {display_cents(gross)}",
+                           f"Fee:         {display_cents(fee)}",
+                           f"Net:         {display_cents(net)}", ""])
         deliver(self.engine, actor=self.actor, kind="remittance",
-                filename=f"stripe-payout-{payout}.csv", sender="payouts@stripe.example",
-                subject=f"Payout {payout}: {display_cents(net)} on its way",
-                content=content,
-                truth={"payment_id": p.payment_id, "customer_id": self.customer_id,
-                       "allocations": [a.model_dump() for a in p.allocations], "gross": gross,
-                       "fee": fee, "net": net})
+                filename=f"stripe-payout-{payout}.txt", sender="payouts@stripe.example",
+                subject=subject, content=text, truth=truth)
 
     def pays_by_international_wire(self, inv: ReceivedInvoice,
                                    pay_on: date) -> Generator[Any, Any, None]:
@@ -302,7 +346,7 @@ class Customer:
         if amount <= 0:
             return
         self._send(method="wire", amount=amount, arrives=amount - charge,
-                   reference=f"/RFB/{inv.invoice_id}", behaviour="intl_wire",
+                   reference=f"/RFB/{self.quote(inv.invoice_id)}", behaviour="intl_wire",
                    allocations=[(inv.invoice_id, amount)])
 
     def pays_in_one_ach(self, inv: ReceivedInvoice, pay_on: date) -> Generator[Any, Any, None]:
@@ -313,21 +357,43 @@ class Customer:
             return  # an earlier batch paid it
         pid = self._next_payment_id()
         ids = [i.invoice_id for i, _ in batch]
-        reference = (f"PMT {pid} INV {' '.join(ids)}" if len(ids) <= 6
+        reference = (f"PMT {pid} INV {' '.join(self.quote(i) for i in ids)}" if len(ids) <= 6
                      else f"PMT {pid} SEE REMITTANCE")
         p = self._send(method="ach", amount=sum(a for _, a in batch), reference=reference,
                        allocations=[(i.invoice_id, a) for i, a in batch],
                        behaviour="multi_invoice_ach", payment_id=pid)
-        content = render_csv(["payer", "payment_id", "payment_date", "invoice_id", "amount"],
-                             [[self.name, pid, self.engine.today.isoformat(), i.invoice_id,
-                               format_cents(a)] for i, a in batch])
+        subject = f"Remittance advice {pid}: {len(batch)} invoices, {display_cents(p.amount)}"
+        truth = {"payment_id": pid, "customer_id": self.customer_id,
+                 "allocations": [a.model_dump() for a in p.allocations]}
+        fmt = remittance_format(self.engine.streams, f"advice:{pid}", self.noise)
+        if fmt == "csv":
+            content = render_csv(["payer", "payment_id", "payment_date", "invoice_id", "amount"],
+                                 [[self.name, pid, self.engine.today.isoformat(), i.invoice_id,
+                                   format_cents(a)] for i, a in batch])
+            deliver(self.engine, actor=self.actor, kind="remittance",
+                    filename=f"remittance-{pid}.csv", sender=self.email, subject=subject,
+                    content=content, truth=truth)
+            return
+        heading = [f"{self.name}", f"Remittance advice {pid}",
+                   f"Payment date {self.engine.today.isoformat()}, by ACH to "
+                   f"{self.population.company_name}"]
+        rows = [[self.quote(i.invoice_id), display_cents(i.amount), display_cents(a)]
+                for i, a in batch]
+        footer = [f"Total paid {display_cents(p.amount)}"]
+        if fmt == "pdf":
+            data = render_pdf(title=f"Remittance advice {pid}", heading=heading,
+                              columns=["Invoice", "Invoice amount", "Amount paid"], rows=rows,
+                              widths=[200, 150, 150], footer=footer)
+            deliver_binary(self.engine, actor=self.actor, kind="remittance",
+                           filename=f"remittance-{pid}.pdf", sender=self.email,
+                           subject=subject, data=data, truth=truth)
+            return
+        table = [f"{r[0]:<28}{r[1]:>16}{r[2]:>16}" for r in rows]
+        text = "\n".join([*heading, "", f"{'Invoice':<28}{'Amount':>16}{'Paid':>16}", *table,
+                           "", *footer, ""])
         deliver(self.engine, actor=self.actor, kind="remittance",
-                filename=f"remittance-{pid}.csv", sender=self.email,
-                subject=f"Remittance advice {pid}: {len(batch)} invoices, "
-                        f"{display_cents(p.amount)}",
-                content=content,
-                truth={"payment_id": pid, "customer_id": self.customer_id,
-                       "allocations": [a.model_dump() for a in p.allocations]})
+                filename=f"remittance-{pid}.txt", sender=self.email, subject=subject,
+                content=text, truth=truth)
 
     def wires_without_reference(self, inv: ReceivedInvoice,
                                 pay_on: date) -> Generator[Any, Any, None]:
@@ -396,7 +462,7 @@ class Customer:
         amount = self.share_due(inv)
         if amount <= 0:
             return None
-        return self._send(method="ach", amount=amount, reference=inv.invoice_id,
+        return self._send(method="ach", amount=amount, reference=self.quote(inv.invoice_id),
                           allocations=[(inv.invoice_id, amount)], behaviour=behaviour)
 
     def pays_with_wrong_reference(self, inv: ReceivedInvoice, rng: np.random.Generator,
@@ -411,7 +477,7 @@ class Customer:
         open_others = [i for i in others if books.invoices[i].open > 0]
         pool = open_others or others
         quoted = pool[int(u * len(pool))] if pool else inv.invoice_id
-        return self._send(method="ach", amount=amount, reference=quoted,
+        return self._send(method="ach", amount=amount, reference=self.quote(quoted),
                           allocations=[(inv.invoice_id, amount)], behaviour="wrong_reference")
 
     def closed_invoices(self) -> list[str]:
@@ -426,7 +492,7 @@ class Customer:
         """Pay an invoice again in full (it is closed, or already paid in its own books)."""
         self.repaid_closed.add(invoice_id)
         amount = self.invoices[invoice_id].amount - self.invoices[invoice_id].disputed
-        return self._send(method="ach", amount=amount, reference=invoice_id,
+        return self._send(method="ach", amount=amount, reference=self.quote(invoice_id),
                           allocations=[(invoice_id, amount)], behaviour=behaviour)
 
     def pays_again(self, payment: PaymentSent) -> PaymentSent:

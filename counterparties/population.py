@@ -15,6 +15,7 @@ from typing import Any
 from counterparties.bank import Bank
 from counterparties.customers import Customer, UnsentInvoices
 from counterparties.injections import INJECTIONS
+from counterparties.noise import CLEAN, DocumentNoise
 from counterparties.specs import CustomerSpec, PlannedInjection, VendorSpec
 from counterparties.vendors import Vendor
 from sim.engine import Engine
@@ -30,6 +31,8 @@ class Population:
     customers: dict[str, Customer] = field(default_factory=dict)
     vendors: dict[str, Vendor] = field(default_factory=dict)
     bank: Bank | None = None
+    noise: DocumentNoise = CLEAN
+    """How messy the counterparties' documents are (``counterparties.noise``)."""
     unsent_invoices: set[str] = field(init=False)
     """Invoices the company's dispatch must not send (the automation reads this set); an
     ``UnsentInvoices``, so that ``invoice_not_sent`` can withhold a customer's next one."""

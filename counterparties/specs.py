@@ -69,3 +69,5 @@ class PopulationView(Protocol):
     vendors: dict[str, Any]
     bank: Any
     unsent_invoices: set[str]
+    noise: Any
+    """The scenario's ``counterparties.noise.DocumentNoise``."""

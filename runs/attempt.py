@@ -199,13 +199,13 @@ def _write_inbox(workspace: Path, new: list[DocumentDelivered],
             except OSError:
                 continue
         else:
-            _write_read_only(dest, doc.content)
+            _write_read_only(dest, doc.data())
     for doc in new:
-        _write_read_only(box / doc.filename, doc.content)
+        _write_read_only(box / doc.filename, doc.data())
 
 
-def _write_read_only(path: Path, text: str) -> None:
-    path.write_text(text, encoding="utf-8")
+def _write_read_only(path: Path, data: bytes) -> None:
+    path.write_bytes(data)
     path.chmod(0o444)
 
 
@@ -510,6 +510,10 @@ def _summary(loaded: LoadedScenario, instance: Instance, engine: Engine, ledger:
                      "end": instance.calendar.end.isoformat(),
                      "business_days": len(instance.calendar.business_days())},
         "population": {"customers": len(instance.customers), "vendors": len(instance.vendors)},
+        "tier": None if sc.tier is None else {"name": sc.tier,
+                                              "description": sc.tiers[sc.tier].description,
+                                              "params": sc.tiers[sc.tier].changes(),
+                                              "documents": sc.documents.model_dump()},
         "turns": turns,
         "events": {"total": sum(by_realm.values()), "by_realm": dict(sorted(by_realm.items())),
                    "by_actor": dict(sorted(by_actor.items()))},

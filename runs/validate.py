@@ -24,10 +24,7 @@ from __future__ import annotations
 
 import calendar
 import contextlib
-import csv
 import hashlib
-import io
-import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -42,9 +39,9 @@ from erp import queries as q
 from erp.commands import Command
 from erp.errors import CommandRejected
 from erp.events import Role
-from erp.money import format_cents, parse_cents
 from runs.attempt import AttemptResult, Recording, run_attempt
 from runs.errors import ValidationAborted
+from runs.output_mutants import OUTPUT_OPS, Plan, file_edits, mentioned_ids, same_content
 from scenarios.loader import LoadedScenario, load_scenario
 from scenarios.turn import TurnContext
 from sim.rng import text_random
@@ -57,6 +54,8 @@ CLASSES: dict[str, str] = {
     "other_party_doc": "command", "cent_up": "command", "cent_down": "command",
     "submit_declined": "command",
     "output_drop_row": "output", "output_change_cell": "output", "output_add_row": "output",
+    "output_swap_columns": "output", "output_break_formula": "output",
+    "output_break_logic": "output",
     "other_account": "coding",
     "due_by_later": "date", "wrong_period": "date",
     "exceed_limit": "amount_limit",
@@ -131,13 +130,13 @@ class ControlOutcome:
         return (self.status == "accepted") == EXPECTED[self.agent]
 
 
-def _load_any(path: str) -> LoadedScenario:
-    """A scenario YAML, or a desk task's ``task.yaml``."""
+def _load_any(path: str, tier: str | None = None) -> LoadedScenario:
+    """A scenario YAML (at ``tier``, one of its declared tiers), or a desk task's ``task.yaml``."""
     if Path(path).name == "task.yaml":
         from desk.tasks import load_task
 
         return load_task(Path(path).parent).loaded
-    return load_scenario(path)
+    return load_scenario(path, tier=tier)
 
 
 def is_desk(loaded: LoadedScenario) -> bool:
@@ -173,9 +172,9 @@ def _agent_for(loaded: LoadedScenario, agent: str) -> Any:
                          name="solution")
 
 
-def _control(args: tuple[str, int, str, str]) -> ControlOutcome:
-    path, seed, agent, out = args
-    loaded = _load_any(path)
+def _control(args: tuple[str, int, str, str, str | None]) -> ControlOutcome:
+    path, seed, agent, out, tier = args
+    loaded = _load_any(path, tier)
     res = run_attempt(loaded, control_seed(loaded, seed), agent, Path(out), replace=True,
                       agent=_agent_for(loaded, agent))
     v = res.summary["verdict"]
@@ -185,11 +184,15 @@ def _control(args: tuple[str, int, str, str]) -> ControlOutcome:
 
 def validate_seeds(loaded: LoadedScenario, seeds: list[int], work: Path, *,
                    parallel: int = 1,
-                   on_done: Callable[[ControlOutcome], None] | None = None
-                   ) -> list[ControlOutcome]:
-    """Run the controls on every seed; attempts go under ``work/seed-N/AGENT``."""
+                   on_done: Callable[[ControlOutcome], None] | None = None,
+                   tier: str | None = None) -> list[ControlOutcome]:
+    """Run the controls on every seed; attempts go under ``work/seed-N/AGENT``.
+
+    ``tier``: the difficulty tier each attempt loads the scenario at (its own by default).
+    """
     controls = controls_for(loaded)
-    jobs = [(str(loaded.path), seed, agent, str(work / f"seed-{seed}" / agent))
+    tier = tier if tier is not None else loaded.scenario.tier
+    jobs = [(str(loaded.path), seed, agent, str(work / f"seed-{seed}" / agent), tier)
             for seed in seeds for agent in controls]
     results: list[ControlOutcome] = []
     for outcome in _map(_control, jobs, parallel):
@@ -219,7 +222,12 @@ class Mutation:
     index: int
     command: str
     path: str = ""
-    """An output operator's file (relative to ``out/``); ``index`` is then its data row."""
+    """An output operator's file (relative to ``out/``); ``index`` is then the edit's
+    number among that operator's edits of the file (:mod:`runs.output_mutants`)."""
+    kind: str = ""
+    """An output edit's kind of mistake (``money by a cent``, ``excluded row``...)."""
+    site: str = ""
+    """Where an output edit lands: a column, a cell, a line."""
 
     @property
     def klass(self) -> str:
@@ -227,9 +235,11 @@ class Mutation:
         return CLASSES[self.op]
 
     def describe(self) -> str:
-        """``cent_up turn 3 #12 ApplyReceipt`` or ``output_drop_row turn 6 x.csv row 4``."""
+        """``cent_up turn 3 #12 ApplyReceipt`` or ``output_change_cell turn 6 x.csv #4
+        amount (money by a cent)``."""
         if self.path:
-            return f"{self.op} turn {self.turn} {self.path} row {self.index + 1}"
+            return (f"{self.op} turn {self.turn} {self.path} #{self.index} {self.site} "
+                    f"({self.kind})")
         return f"{self.op} turn {self.turn} #{self.index} {self.command}"
 
 
@@ -262,6 +272,8 @@ class ReplayAgent:
         self.outputs = outputs
         self.mutation = mutation
         self.applied: str | None = None
+        self.output_same = False
+        """The output mutation left the file's data as it was (only its bytes changed)."""
 
     def run_turn(self, desk: TurnContext) -> None:
         """Submit the turn's commands (one mutated) and leave the turn's recorded files."""
@@ -288,7 +300,8 @@ class ReplayAgent:
         if src.is_dir():
             shutil.copytree(src, desk.output_dir, dirs_exist_ok=True)
         if m is not None and m.path and m.turn == desk.turn:
-            self.applied = _mutate_output(desk.output_dir / m.path, m)
+            self.applied, self.output_same = _mutate_output(m, self.outputs,
+                                                            desk.output_dir / m.path)
 
     def _mutate(self, cmd: Command, desk: TurnContext) -> list[Command]:
         op = self.mutation.op if self.mutation else ""
@@ -399,104 +412,71 @@ def _other_account(cmd: Command, desk: TurnContext) -> tuple[Command, str]:
     return cmd.model_copy(update={"account": to}), f"account {code} -> {to}"
 
 
-_NUMBER = re.compile(r"^-?\d[\d,]*\.\d{2}$")
+def _mutate_output(m: Mutation, turns: Path, target: Path) -> tuple[str, bool]:
+    """Apply an output mutation to ``target`` (the replay's copy of the file): the edit is
+    planned on the reference's recorded file of that turn, as :func:`_candidates` planned
+    it. Returns what changed and whether the result holds the same data as the original
+    (an equivalent mutant)."""
+    src = turns / f"{m.turn:02d}" / "outputs" / m.path
+    if not src.is_file() or not target.is_file():
+        return f"{m.path} not written in turn {m.turn}: unchanged", True
+    plan, why = _plan_turn(turns, m.turn).get(m.path, ({}, {}))
+    edits = plan.get(m.op, [])
+    if m.index >= len(edits):
+        return f"{m.path}: no edit #{m.index} of {m.op} ({why.get(m.op, 'none planned')})", True
+    edit = edits[m.index]
+    before = src.read_bytes()
+    after = edit.apply(before)
+    target.write_bytes(after)
+    return f"{m.path}: {edit.what}", same_content(target, before, after)
 
 
-def _mutate_output(path: Path, m: Mutation) -> str:
-    """Drop, change or add one data row of an output CSV (or change a figure of a text file)."""
-    if not path.is_file():
-        return f"{m.path} not written this turn: unchanged"
-    if path.suffix == ".xlsx":
-        return _mutate_xlsx(path, m)
-    text = path.read_text(encoding="utf-8")
-    if path.suffix != ".csv":
-        figures = list(re.finditer(r"-?\d[\d,]*\.\d{2}", text))
-        if not figures:
-            return f"{m.path}: no figure to change"
-        f = figures[m.index % len(figures)]
-        # by 1.00 (text checks read a figure within a cent), at every mention: a text that
-        # states it wrong, not twice differently
-        new = format_cents(parse_cents(f.group().replace(",", "")) + 100)
-        path.write_text(re.sub(rf"(?<![\d.]){re.escape(f.group())}(?![\d])", new, text),
-                        encoding="utf-8")
-        return f"{m.path}: figure {f.group()} -> {new} (every mention)"
-    rows = list(csv.reader(io.StringIO(text)))
-    header, data = rows[0], rows[1:]
-    if m.index >= len(data):
-        return f"{m.path} has no row {m.index + 1}: unchanged"
-    row = data[m.index]
-    what: str
-    if m.op == "output_drop_row":
-        del data[m.index]
-        what = f"dropped row {m.index + 1} ({', '.join(row[:2])})"
-    elif m.op == "output_add_row":
-        data.insert(m.index + 1, list(row))
-        what = f"row {m.index + 1} ({', '.join(row[:2])}) added again"
-    else:
-        cells = [k for k, v in enumerate(row) if _NUMBER.match(v.strip())]
-        if cells:
-            k = cells[-1]
-            new = format_cents(parse_cents(row[k].strip().replace(",", "")) + 1)
-        else:
-            k, new = 0, row[0] + "-X"
-        what = f"row {m.index + 1} {header[k]}: {row[k]} -> {new}"
-        row = list(row)
-        row[k] = new
-        data[m.index] = row
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows([header, *data])
-    path.write_text(buf.getvalue(), encoding="utf-8")
-    return f"{m.path}: {what}"
+def _plan_turn(turns: Path, turn: int) -> dict[str, Plan]:
+    """Every output file a turn wrote -> its edits per operator and the reasons for none
+    (inputs: that turn's workspace; ids stated anywhere in the turn's outputs)."""
+    key = (str(turns), turn)
+    if key not in _PLANS:
+        d = turns / f"{turn:02d}" / "outputs"
+        files = sorted(p for p in d.rglob("*") if p.is_file()) if d.is_dir() else []
+        seen = mentioned_ids(files)
+        ws = turns / f"{turn:02d}" / "workspace"
+        prompt = ws / "prompt.md"
+        text = prompt.read_text(encoding="utf-8", errors="replace") if prompt.is_file() else ""
+        _PLANS[key] = {f.relative_to(d).as_posix(): file_edits(f, workspace=ws, mentioned=seen,
+                                                               prompt=text)
+                       for f in files}
+        if len(_PLANS) > 64:
+            _PLANS.pop(next(iter(_PLANS)))
+    return _PLANS[key]
 
 
-_XLSX_FIGURE = re.compile(r"<v>(-?\d+\.\d{2})</v>")
-_XLSX_ROW = re.compile(r'<row r="(\d+)"[^>]*>.*?</row>', re.S)
+_PLANS: dict[tuple[str, int], dict[str, Plan]] = {}
 
 
-def _xlsx_sheets(data: dict[str, bytes]) -> list[str]:
-    return sorted(n for n in data if n.startswith("xl/worksheets/") and n.endswith(".xml"))
+def _output_files(turns: Path) -> dict[str, int]:
+    """Each output file the reference left -> the last turn that wrote it."""
+    out: dict[str, int] = {}
+    for d in sorted(p for p in turns.glob("*/outputs") if p.is_dir()):
+        for f in sorted(p for p in d.rglob("*") if p.is_file()):
+            out[f.relative_to(d).as_posix()] = int(d.parent.name)
+    return out
 
 
-def _mutate_xlsx(path: Path, m: Mutation) -> str:
-    """Drop a data row of the first sheet, or move one of its figures by 1.00."""
-    import zipfile
-
-    with zipfile.ZipFile(path) as z:
-        data = {n: z.read(n) for n in z.namelist()}
-    sheets = _xlsx_sheets(data)
-    if not sheets:
-        return f"{m.path}: no worksheet"
-    xml = data[sheets[0]].decode("utf-8")
-    if m.op == "output_drop_row":
-        rows = [r for r in _XLSX_ROW.finditer(xml) if r.group(1) != "1"]
-        if m.index >= len(rows):
-            return f"{m.path} has no row {m.index + 1}: unchanged"
-        r = rows[m.index]
-        xml = xml[:r.start()] + xml[r.end():]
-        what = f"dropped sheet row {r.group(1)}"
-    else:
-        figures = list(_XLSX_FIGURE.finditer(xml))
-        if not figures:
-            return f"{m.path}: no figure to change"
-        f = figures[m.index % len(figures)]
-        # by 1.00: the workbook checks read a figure within a cent (xlsx_value_present)
-        new = format_cents(parse_cents(f.group(1)) + 100)
-        xml = xml[:f.start(1)] + new + xml[f.end(1):]
-        what = f"figure {f.group(1)} -> {new}"
-    data[sheets[0]] = xml.encode("utf-8")
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        for n, b in data.items():
-            z.writestr(n, b)
-    return f"{m.path}: {what}"
-
-
-def _xlsx_rows(path: Path) -> int:
-    import zipfile
-
-    with zipfile.ZipFile(path) as z:
-        sheets = _xlsx_sheets({n: b"" for n in z.namelist()})
-        xml = z.read(sheets[0]).decode("utf-8") if sheets else ""
-    return len(_XLSX_FIGURE.findall(xml))
+def output_candidates(turns: Path) -> tuple[dict[str, list[Mutation]], dict[str, str]]:
+    """Every output mutation of the reference's files, per operator, and for an operator
+    with none, why (each file's reason)."""
+    by_op: dict[str, list[Mutation]] = {op: [] for op in OUTPUT_OPS}
+    reasons: dict[str, list[str]] = {op: [] for op in OUTPUT_OPS}
+    for rel, turn in sorted(_output_files(turns).items()):
+        plan, why = _plan_turn(turns, turn)[rel]
+        for op in OUTPUT_OPS:
+            edits = plan.get(op, [])
+            by_op[op] += [Mutation(op, turn, i, "", rel, e.kind, e.site)
+                          for i, e in enumerate(edits)]
+            if not edits:
+                reasons[op].append(f"{rel}: {why.get(op, 'nothing to change')}")
+    return by_op, {op: "; ".join(r) or "no output file" for op, r in reasons.items()
+                   if not by_op[op]}
 
 
 def _retarget(cmd: Command, desk: TurnContext, *, same: bool) -> tuple[str, str] | None:
@@ -526,27 +506,6 @@ def _retarget(cmd: Command, desk: TurnContext, *, same: bool) -> tuple[str, str]
         if others:
             return f, others[0]
     return None
-
-
-def _output_rows(turns: Path) -> dict[str, tuple[int, int]]:
-    """Each output file the reference left -> (the last turn that wrote it, its data rows)."""
-    out: dict[str, tuple[int, int]] = {}
-    for d in sorted(p for p in turns.glob("*/outputs") if p.is_dir()):
-        turn = int(d.parent.name)
-        for f in sorted(p for p in d.rglob("*") if p.is_file()):
-            rel = f.relative_to(d).as_posix()
-            if f.suffix == ".csv":
-                rows = max(0, len(list(csv.reader(io.StringIO(
-                    f.read_text(encoding="utf-8", errors="replace"))))) - 1)
-            elif f.suffix == ".xlsx":
-                rows = _xlsx_rows(f)
-            elif f.suffix in (".txt", ".md"):
-                rows = len(re.findall(r"-?\d[\d,]*\.\d{2}", f.read_text(encoding="utf-8",
-                                                                        errors="replace")))
-            else:
-                continue
-            out[rel] = (turn, rows)
-    return out
 
 
 def _candidates(recording: Recording, turns: Path | None = None) -> dict[str, list[Mutation]]:
@@ -589,22 +548,18 @@ def _candidates(recording: Recording, turns: Path | None = None) -> dict[str, li
             by_op["submit_declined"].append(
                 Mutation("submit_declined", turn, j, type(cmd).__name__))
     if turns is not None:
-        for rel, (turn, rows) in sorted(_output_rows(turns).items()):
-            ops = (("output_drop_row", "output_change_cell", "output_add_row")
-                   if rel.endswith(".csv") else ("output_drop_row", "output_change_cell")
-                   if rel.endswith(".xlsx") else ("output_change_cell",))
-            for op in ops:
-                by_op[op] += [Mutation(op, turn, r, "", rel) for r in range(rows)]
+        for op, muts in output_candidates(turns)[0].items():
+            by_op[op] += muts
     return by_op
 
 
 def _spread(shuffled: list[Mutation], n: int) -> list[Mutation]:
-    """The first ``n`` of a shuffled list taken round-robin over the commands (or files)
-    they mutate, so that a rare command (a declined bank-detail request among declined
-    bills) is drawn before a second of a common one."""
+    """The first ``n`` of a shuffled list taken round-robin over the commands (or a file's
+    columns, cells and lines) they mutate, so that a rare command (a declined bank-detail
+    request among declined bills) or column is drawn before a second of a common one."""
     groups: dict[str, list[Mutation]] = {}
     for m in shuffled:
-        groups.setdefault(m.command or m.path, []).append(m)
+        groups.setdefault(m.command or f"{m.path} {m.site}", []).append(m)
     out: list[Mutation] = []
     while len(out) < n:
         for g in groups.values():
@@ -650,6 +605,8 @@ class MutantReport:
     outcomes: list[MutantOutcome]
     candidates: int
     candidates_by_op: dict[str, int] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+    """An output operator with no candidate -> why (each output file's reason)."""
 
     @property
     def counted(self) -> list[MutantOutcome]:
@@ -669,11 +626,11 @@ def _outputs_digest(verdict_outputs: dict[str, str]) -> str:
 def _run_mutant(loaded: LoadedScenario, seed: int, recording: Recording, ref: AttemptResult,
                 m: Mutation, work: Path) -> MutantOutcome:
     agent = ReplayAgent(recording, ref.out / "turns", m)
-    out = work / f"{m.op}-t{m.turn}-{m.index}"
+    out = work / f"{m.op}-t{m.turn}-{m.index}-{hashlib.sha256(m.path.encode()).hexdigest()[:6]}"
     res = run_attempt(loaded, seed, "replay", out, agent=agent, replace=True)
     v = res.summary["verdict"]
     same = (res.final_hash == ref.final_hash
-            and _outputs_of(res) == _outputs_of(ref))
+            and (_outputs_of(res) == _outputs_of(ref) or agent.output_same))
     outcome = MutantOutcome(m, agent.applied or "not reached", v["status"], same,
                             tuple(v["failed"]), seed)
     shutil.rmtree(out, ignore_errors=True)
@@ -758,7 +715,8 @@ def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None
                 on_done(outcome)
         cands = _candidates(recording, turns)
         return MutantReport(ref, outcomes, sum(len(v) for v in cands.values()),
-                            {op: len(v) for op, v in cands.items()})
+                            {op: len(v) for op, v in cands.items()},
+                            output_candidates(turns)[1])
     finally:
         if own:
             shutil.rmtree(root, ignore_errors=True)

@@ -54,7 +54,8 @@ class Instance:
         """Write the starting books and start the company and its counterparties."""
         set_up_books(engine, self.setup)
         engine.world.reserve("INV", len(self.setup.opening_invoices))
-        population = Population(engine, self.setup.name, BANK_ACCOUNT)
+        population = Population(engine, self.setup.name, BANK_ACCOUNT,
+                                noise=self.scenario.documents)
         self.population = population
         self.automation = Automation(engine, self.scenario.company.automation,
                                      unsent_invoices=population.unsent_invoices)

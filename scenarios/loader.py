@@ -36,6 +36,7 @@ from scenarios.spec import (
     CustomerPopulation,
     InjectionSpec,
     Scenario,
+    TierSpec,
     VendorPopulation,
 )
 from scenarios.strict_yaml import (
@@ -95,6 +96,8 @@ Loc = tuple[str | int, ...]
 _OPEN_FIELDS: dict[tuple[type[BaseModel], str], Callable[[dict[Any, Any]], Any]] = {
     (CustomerPopulation, "params"): lambda node: dict[str, CustomerProfile],
     (VendorPopulation, "params"): lambda node: dict[str, VendorProfile],
+    (TierSpec, "customer_params"): lambda node: dict[str, CustomerProfile],
+    (TierSpec, "vendor_params"): lambda node: dict[str, VendorProfile],
     (InjectionSpec, "params"): lambda node: (
         INJECTIONS[node["kind"]].params if node.get("kind") in INJECTIONS else None),
 }
@@ -319,8 +322,13 @@ def _read_prompt(label: str, base_dir: Path, prompt: str, where: str = "turns.pr
     return target, _read(label, target, what, f"{where}: ")
 
 
-def load_scenario(path: str | Path) -> LoadedScenario:
-    """Read, parse and validate a scenario YAML and its prompt template (``ScenarioError``)."""
+def load_scenario(path: str | Path, *, tier: str | None = None) -> LoadedScenario:
+    """Read, parse and validate a scenario YAML and its prompt template (``ScenarioError``).
+
+    ``tier`` names one of the scenario's declared difficulty tiers; without it, the
+    scenario's own ``tier:`` (if any) applies. The loaded scenario is the tiered one, its
+    ``tier`` field naming the tier (``scenarios.tiers``).
+    """
     path = Path(path).absolute()
     label = _label(path)
     raw = _read(label, path, "file")
@@ -338,6 +346,7 @@ def load_scenario(path: str | Path) -> LoadedScenario:
         scenario = validate_strict(Scenario, data)
     except ValidationError as e:
         raise _validation_error(label, data, e) from e
+    scenario = _tiered(label, scenario, tier)
     checks = _checks(label, scenario.checks)
     _check_names(label, scenario, checks)
     _, prompt_bytes = _read_prompt(label, path.parent, scenario.turns.prompt)
@@ -348,6 +357,26 @@ def load_scenario(path: str | Path) -> LoadedScenario:
     return LoadedScenario(scenario=scenario, path=path, base_dir=path.parent,
                           prompt_template=prompt_text, sha256=digest, files=files,
                           checks=tuple(checks))
+
+
+def _tiered(label: str, scenario: Scenario, tier: str | None) -> Scenario:
+    """The scenario at the asked tier, or its own default tier (every tier checked)."""
+    for declared in scenario.tiers:
+        try:
+            scenario.at_tier(declared)
+        except ValidationError as e:
+            raise _fail_all(label, [f"tiers.{declared}: {_describe(err, {})}"
+                                    for err in e.errors(include_url=False)]) from e
+    name = tier if tier is not None else scenario.tier
+    if name is None:
+        return scenario
+    for known in scenario.tiers:
+        if known == name:
+            return scenario.at_tier(known)
+    listed = ", ".join(scenario.tiers) or "none"
+    raise _fail(label, f"tier {show(name)} is not declared (expected one of the tiers the "
+                       f"scenario declares: {listed}; a scenario declares them under tiers: "
+                       "in its scenario.yaml)")
 
 
 def _checks(label: str, raw: tuple[dict[str, Any], ...]) -> list[CheckSpec]:

@@ -22,6 +22,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails
 
 from counterparties.injections import INJECTIONS
+from counterparties.noise import DocumentNoise
 from counterparties.profiles import CUSTOMER_PROFILES, VENDOR_PROFILES, resolve_profile
 from erp.charts import CHARTS
 from erp.events import Policies
@@ -159,16 +160,18 @@ class CompanySpec(Strict):
 
 
 def _check_mixture(title: str, kind: str, profiles: dict[str, float],
-                   params: dict[str, dict[str, Any]], registry: dict[str, Any]) -> None:
+                   params: dict[str, dict[str, Any]], registry: dict[str, Any],
+                   fields: tuple[str, str] = ("profiles", "params")) -> None:
     problems: list[InitErrorDetails] = []
-    for field, names in (("profiles", profiles), ("params", params)):
+    named: tuple[list[str], list[str]] = (list(profiles), list(params))
+    for field, names in zip(fields, named, strict=True):
         for name in names:
             if name not in registry:
                 problems.append(_problem((field, name), f"unknown {kind} behaviour {name!r} "
                                          f"(expected one of: {', '.join(sorted(registry))})",
                                          name))
     if profiles and sum(profiles.values()) <= 0:
-        problems.append(_problem(("profiles",), "behaviour weights must add up to more than 0",
+        problems.append(_problem((fields[0],), "behaviour weights must add up to more than 0",
                                  profiles))
     for name, overrides in params.items():
         if name in registry:
@@ -176,7 +179,7 @@ def _check_mixture(title: str, kind: str, profiles: dict[str, float],
                 profile = resolve_profile(registry, name, overrides)  # validates the overrides
                 _strict(type(profile), {**registry[name].model_dump(), **overrides})
             except ValidationError as e:
-                problems.extend(_nested(("params", name), e))
+                problems.extend(_nested((fields[1], name), e))
     _raise(title, problems)
 
 
@@ -238,6 +241,15 @@ class InjectionSpec(Strict):
         return self
 
 
+def _merged(base: dict[str, dict[str, Any]],
+            over: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    """Behaviour parameters with a tier's overrides merged in, behaviour by behaviour."""
+    out = {k: dict(v) for k, v in base.items()}
+    for name, params in (over or {}).items():
+        out[name] = {**out.get(name, {}), **params}
+    return out
+
+
 def _inside(path: str) -> str:
     if any(part in (".", "..") for part in path.split("/")):
         raise ValueError(f"{path!r} has a '.' or '..' part (expected a path inside the work "
@@ -288,6 +300,51 @@ class TurnsSpec(Strict):
         return sorted(chosen)
 
 
+TierName = Literal["easy", "medium", "hard"]
+"""The difficulty tiers a scenario may declare."""
+TIER_NAMES: tuple[TierName, ...] = ("easy", "medium", "hard")
+
+Count = Annotated[int, Field(ge=0, le=100_000)]
+
+
+class TierSpec(Strict):
+    """One difficulty tier: what it changes in the scenario (unset: as the scenario says).
+
+    ``customers``/``vendors`` set the population's size, ``*_profiles`` replace its
+    behaviour mixture (the share of hard behaviours), ``*_params`` override behaviour
+    parameters (merged over the scenario's own), ``ar_open_invoices``/``ap_open_bills``
+    the opening documents, ``documents`` the document noise (``counterparties.noise``).
+    """
+
+    description: Annotated[str, StringConstraints(min_length=1, max_length=400)]
+    """What the tier changes, in a sentence (the README's tier table shows it)."""
+    customers: Count | None = None
+    vendors: Count | None = None
+    ar_open_invoices: Count | None = None
+    ap_open_bills: Count | None = None
+    customer_profiles: dict[str, Annotated[float, Field(ge=0)]] | None = None
+    vendor_profiles: dict[str, Annotated[float, Field(ge=0)]] | None = None
+    customer_params: dict[str, dict[str, Any]] | None = None
+    vendor_params: dict[str, dict[str, Any]] | None = None
+    documents: DocumentNoise | None = None
+
+    @model_validator(mode="after")
+    def _known(self) -> TierSpec:
+        if self.customer_profiles is not None or self.customer_params is not None:
+            _check_mixture("TierSpec", "customer", self.customer_profiles or {},
+                           self.customer_params or {}, CUSTOMER_PROFILES,
+                           ("customer_profiles", "customer_params"))
+        if self.vendor_profiles is not None or self.vendor_params is not None:
+            _check_mixture("TierSpec", "vendor", self.vendor_profiles or {},
+                           self.vendor_params or {}, VENDOR_PROFILES,
+                           ("vendor_profiles", "vendor_params"))
+        return self
+
+    def changes(self) -> dict[str, Any]:
+        """The parameters the tier sets (JSON-ready; what an attempt's summary records)."""
+        return self.model_dump(mode="json", exclude_none=True, exclude={"description"})
+
+
 class Scenario(Strict):
     """A multi-date process scenario."""
 
@@ -306,6 +363,42 @@ class Scenario(Strict):
     checks: tuple[dict[str, Any], ...] = ()
     """Raw check specs; the loader validates them against the check registry."""
     reference_agent: str | None = None
+    documents: DocumentNoise = DocumentNoise()
+    """How messy the counterparties' documents are (none by default)."""
+    tiers: dict[TierName, TierSpec] = {}
+    """The scenario's difficulty tiers (``erpsim run --tier NAME``)."""
+    tier: TierName | None = None
+    """The tier a run uses when none is asked for; on a tiered instance, the tier it is."""
+
+    @model_validator(mode="after")
+    def _tier_declared(self) -> Scenario:
+        if self.tier is not None and self.tier not in self.tiers:
+            declared = ", ".join(self.tiers) or "none: add a tiers: section"
+            _raise("Scenario", [_problem(("tier",), f"tier {self.tier!r} is not declared "
+                                         f"under tiers (declared: {declared})", self.tier)])
+        return self
+
+    def at_tier(self, name: TierName) -> Scenario:
+        """The scenario with a declared tier's parameters applied (``tier`` set to it)."""
+        t = self.tiers[name]
+        pop = self.population
+        customers = CustomerPopulation.model_validate({
+            "count": pop.customers.count if t.customers is None else t.customers,
+            "profiles": pop.customers.profiles if t.customer_profiles is None
+            else t.customer_profiles,
+            "params": _merged(pop.customers.params, t.customer_params)})
+        vendors = VendorPopulation.model_validate({
+            "count": pop.vendors.count if t.vendors is None else t.vendors,
+            "profiles": pop.vendors.profiles if t.vendor_profiles is None else t.vendor_profiles,
+            "params": _merged(pop.vendors.params, t.vendor_params)})
+        opening = self.company.opening.model_copy(update={
+            k: v for k, v in (("ar_open_invoices", t.ar_open_invoices),
+                              ("ap_open_bills", t.ap_open_bills)) if v is not None})
+        return self.model_copy(update={
+            "population": PopulationSpec(customers=customers, vendors=vendors),
+            "company": self.company.model_copy(update={"opening": opening}),
+            "documents": self.documents if t.documents is None else t.documents,
+            "tier": name})
 
     @model_validator(mode="after")
     def _dates_inside(self) -> Scenario:

@@ -2,11 +2,14 @@
 
 ``deliver`` records a ``DocumentDelivered`` world event (content and hidden truth)
 that the runner turns into a file of the agent's inbox. Emails are real RFC 5322
-messages (``.eml``), remittance advices and statements are CSV, bills are text.
+messages (``.eml``), remittance advices and statements are CSV (or, with document
+noise, PDF or text), bills are text (or PDF); a binary document is kept as base64
+(``deliver_binary``).
 """
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import re
@@ -60,6 +63,19 @@ def deliver(engine: Engine, *, actor: str, kind: DocumentKind, filename: str, se
     doc = DocumentDelivered(doc_id=doc_id, filename=f"{doc_id}-{filename}", kind=kind,
                             sender=sender, subject=subject, content=content,
                             truth=truth or {})
+    engine.world.emit(doc, actor)
+    return doc
+
+
+def deliver_binary(engine: Engine, *, actor: str, kind: DocumentKind, filename: str,
+                   sender: str, subject: str, data: bytes,
+                   truth: dict[str, Any] | None = None) -> DocumentDelivered:
+    """Put a binary document (a PDF) in the company's inbox now (stored as base64)."""
+    doc_id = engine.world.next_id("DOC")
+    doc = DocumentDelivered(doc_id=doc_id, filename=f"{doc_id}-{filename}", kind=kind,
+                            sender=sender, subject=subject,
+                            content=base64.b64encode(data).decode("ascii"), truth=truth or {},
+                            encoding="base64")
     engine.world.emit(doc, actor)
     return doc
 

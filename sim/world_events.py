@@ -9,10 +9,11 @@ checks and the oracle do. Streams are ``world:<kind>:<id>``.
 
 from __future__ import annotations
 
+import base64
 from datetime import date
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, TypeAdapter
+from pydantic import Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer
 
 from erp.events import BankDetails, Record
 
@@ -258,6 +259,23 @@ class DocumentDelivered(WorldEvent):
     subject: str
     content: str
     truth: dict[str, Any] = Field(default_factory=dict)
+    encoding: Literal["base64"] | None = None
+    """``base64``: ``content`` is a binary file (a PDF) in base64; ``None``: UTF-8 text."""
+
+    @model_serializer(mode="wrap")
+    def _omit_text_encoding(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Documents were all text before binary ones existed: keep the key out for them,
+        # so that those events encode (and hash) exactly as they did.
+        data: dict[str, Any] = handler(self)
+        if data.get("encoding") is None:
+            data.pop("encoding", None)
+        return data
+
+    def data(self) -> bytes:
+        """The file's bytes (text as UTF-8)."""
+        if self.encoding == "base64":
+            return base64.b64decode(self.content)
+        return self.content.encode("utf-8")
 
 
 class InjectionPlanted(WorldEvent):

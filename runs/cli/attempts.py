@@ -39,6 +39,9 @@ from runs.cli.common import (
 from runs.errors import AttemptAborted, RunsError
 from runs.files import atomic_path
 
+TIERS = ("easy", "medium", "hard")
+"""The difficulty tiers ``--tier`` accepts (``scenarios.spec.TIER_NAMES``)."""
+
 
 @click.command()
 @click.argument("scenario")
@@ -74,10 +77,14 @@ from runs.files import atomic_path
 @click.option("--replace", is_flag=True,
               help="Replace OUT if it holds a finished attempt (never any other folder).")
 @click.option("--quiet", is_flag=True, help="No progress bar; only the final figures.")
+@click.option("--tier", type=click.Choice(TIERS), default=None,
+              help="Difficulty tier: one the scenario declares under tiers: (size, share of "
+                   "hard behaviours, document noise). Default: the scenario's own tier:.")
 def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
         docker_image: str | None, agent_env: tuple[str, ...], turn_timeout: float | None,
         home_template: Path | None, cpus: float, memory: str,
-        network: bool, network_mode: str, out: Path, replace: bool, quiet: bool) -> None:
+        network: bool, network_mode: str, out: Path, replace: bool, quiet: bool,
+        tier: str | None) -> None:
     """Run a scenario (a library name or a YAML path) with an agent; grade it.
 
     Writes the attempt folder: the store (books.db), each turn's workspace, outputs,
@@ -97,7 +104,7 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
     from runs.cli.display import console, summary_table
 
     con = console()
-    loaded = _load(scenario)
+    loaded = _load(scenario, tier)
     agent = None
     solution = False
     if loaded.kind == "desk":  # a desk task: its own seed; its solution is the reference
@@ -259,15 +266,18 @@ def _agent_env(items: tuple[str, ...]) -> dict[str, str]:
     return env
 
 
-def _load(scenario: str) -> LoadedScenario:
-    """A library scenario or scenario YAML; failing that, a desk task of that name or path."""
+def _load(scenario: str, tier: str | None = None) -> LoadedScenario:
+    """A library scenario or scenario YAML (at ``tier``); failing that, a desk task of that
+    name or path (desk tasks take no ``--tier``)."""
     from scenarios.errors import ScenarioError
     from scenarios.loader import find_scenario, load_scenario
 
     try:
-        return load_scenario(find_scenario(scenario))
+        return load_scenario(find_scenario(scenario), tier=tier)
     except ScenarioError as e:
         problem = e
+    if tier is not None and "tier" in str(problem):
+        fail(problem)
     try:
         from desk.tasks import list_tasks, load_task
 
@@ -470,8 +480,11 @@ def _require_attempt_date(attempt: Path, summary: dict[str, Any], as_of: date) -
               help="Attempts run at once (--seeds).")
 @click.option("--work", type=OUT_DIR, default=None,
               help="Keep the attempts in this folder (default: a temporary one, removed).")
+@click.option("--tier", type=click.Choice(TIERS), default=None,
+              help="Validate at this difficulty tier (one the scenario declares). Default: "
+                   "the scenario's own tier:.")
 def validate(scenario: str, seeds_text: str | None, mutants: bool, policy: bool, seed: int,
-             per_operator: int, parallel: int, work: Path | None) -> None:
+             per_operator: int, parallel: int, work: Path | None, tier: str | None) -> None:
     """Validate a scenario's checks: controls over seeds, mutants of the reference, or
     its policy table.
 
@@ -492,7 +505,7 @@ def validate(scenario: str, seeds_text: str | None, mutants: bool, policy: bool,
     if not seeds_text and not mutants and not policy:
         raise click.UsageError("give --seeds RANGE, --mutants or --policy")
     con = console()
-    loaded = _load(scenario)
+    loaded = _load(scenario, tier)
     seeds = []
     if seeds_text:
         try:
@@ -505,11 +518,12 @@ def validate(scenario: str, seeds_text: str | None, mutants: bool, policy: bool,
         if seeds and not (mutants or policy):
             ok = _validate_seeds(con, loaded, seeds, root / "seeds", parallel)
         outcomes: list[Any] = []
+        reasons: dict[str, str] = {}
         if mutants or policy:
-            outcomes = _validate_mutants(con, loaded, seeds or [seed], root / "mutants",
-                                         per_operator, show=mutants)
+            outcomes, reasons = _validate_mutants(con, loaded, seeds or [seed],
+                                                  root / "mutants", per_operator, show=mutants)
         if policy:
-            ok = _validate_policy(con, loaded, outcomes)
+            ok = _validate_policy(con, loaded, outcomes, reasons)
     finally:
         if work is None:
             shutil.rmtree(root, ignore_errors=True)
@@ -531,8 +545,11 @@ def _validate_seeds(con: Any, loaded: Any, seeds: list[int], work: Path,
         click.echo(f"# [{done[0]}/{len(seeds) * len(controls)}] seed {o.seed} {o.agent}: "
                    f"{o.status} {mark}", err=True)
 
-    outcomes = validate_seeds(loaded, seeds, work, parallel=parallel, on_done=tick)
+    outcomes = validate_seeds(loaded, seeds, work, parallel=parallel, on_done=tick,
+                              tier=loaded.scenario.tier)
     title = f"{loaded.scenario.id}: controls over {len(seeds)} seeds"
+    if loaded.scenario.tier is not None:
+        title += f", tier {loaded.scenario.tier}"
     if "oracle" not in controls:
         title += " (a desk task: its solution is the reference; no oracle)"
     fixed = {control_seed(loaded, s) for s in seeds}
@@ -562,7 +579,7 @@ def _validate_seeds(con: Any, loaded: Any, seeds: list[int], work: Path,
 
 
 def _validate_mutants(con: Any, loaded: Any, seeds: list[int], work: Path, per_operator: int,
-                      *, show: bool = True) -> list[Any]:
+                      *, show: bool = True) -> tuple[list[Any], dict[str, str]]:
     from rich.table import Table
 
     from runs.validate import CLASSES, control_seed, per_class, validate_mutants
@@ -574,6 +591,7 @@ def _validate_mutants(con: Any, loaded: Any, seeds: list[int], work: Path, per_o
         click.echo(f"# seed {o.seed} {o.mutation.describe()}: {state}", err=True)
 
     outcomes: list[Any] = []
+    reasons: dict[str, str] = {}
     candidates = 0
     for s in seeds:
         try:
@@ -583,10 +601,12 @@ def _validate_mutants(con: Any, loaded: Any, seeds: list[int], work: Path, per_o
             fail(e)
         outcomes += report.outcomes
         candidates += report.candidates
+        reasons.update(report.reasons)
     if not show:
-        return outcomes
-    t = Table(title=f"{loaded.scenario.id} seeds {', '.join(map(str, seeds))}: mutants of "
-                    "the reference", title_justify="left")
+        return outcomes, reasons
+    at = f", tier {loaded.scenario.tier}" if loaded.scenario.tier is not None else ""
+    t = Table(title=f"{loaded.scenario.id} seeds {', '.join(map(str, seeds))}{at}: mutants "
+                    "of the reference", title_justify="left")
     for col in ("Seed", "Mutant", "Class", "Change", "Outcome", "Failed checks"):
         t.add_column(col)
     for o in outcomes:
@@ -615,16 +635,19 @@ def _validate_mutants(con: Any, loaded: Any, seeds: list[int], work: Path, per_o
     con.print(f"mutants_caught: {caught}", highlight=False)
     share = caught / len(counted) if counted else 1.0
     con.print(f"mutants_caught_share: {share:.3f}", highlight=False)
-    return outcomes
+    for op, why in sorted(reasons.items()):
+        con.print(f"not drawn: {op}: 0 candidates ({why})", highlight=False)
+    return outcomes, reasons
 
 
-def _validate_policy(con: Any, loaded: Any, outcomes: list[Any]) -> bool:
+def _validate_policy(con: Any, loaded: Any, outcomes: list[Any],
+                     reasons: dict[str, str] | None = None) -> bool:
     from rich.table import Table
 
     from runs.policy import check_policy
 
     try:
-        findings = check_policy(loaded, outcomes)
+        findings = check_policy(loaded, outcomes, reasons)
     except RunsError as e:
         fail(e)
     t = Table(title=f"{loaded.scenario.id}: policy rules", title_justify="left")
