@@ -292,8 +292,8 @@ class TextNumbersPresent(_TextSpec):
     """At least ``min_count`` (default: all) of ``numbers`` appear in the text.
 
     A figure is present when some number in the text is within
-    ``max(|expected| x rel_tol, 0.01)`` of it, comparing magnitudes (see
-    :func:`numbers_in_text`).
+    ``max(|expected| x rel_tol, 0.005)`` of it (to the cent: one cent off is absent),
+    comparing magnitudes (see :func:`numbers_in_text`).
     """
 
     type: Literal["text_numbers_present"]
@@ -831,7 +831,7 @@ def text_numbers_present(spec: TextNumbersPresent, ctx: CheckContext) -> CheckRe
     seen = numbers_in_text(agent_text(ctx, spec.path))
     missing = []
     for want in spec.numbers:
-        tol = max(abs(want) * spec.rel_tol, 0.01) + 1e-9
+        tol = max(abs(want) * spec.rel_tol, 0.005) + 1e-9  # to the cent
         if not any(abs(have - abs(want)) <= tol for have in seen):
             missing.append(want)
     total = len(spec.numbers)

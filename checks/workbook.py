@@ -42,7 +42,9 @@ Both bounds cannot be on ``rel_tol`` (0.001 < 1.00 would make ``rounding`` tight
 allow), so we read "it" as the tolerance: **the tolerance ``max(|expected| x rel_tol,
 0.01)`` may be at most 1.00 (one currency unit); above that the check must set
 ``rounding`` and then ``rel_tol`` may be at most 0.001**. ``rel_tol`` is within [0, 1]
-in any case.
+in any case. The floor here is half a cent, not the page's 0.01: a figure is read **to
+the cent** (issue 14: a pin that accepts a figure one cent off does not check the cent),
+so the tolerance is ``max(|expected| x rel_tol, 0.005)``.
 
 ``raw_value_ok``: the page's validator "rejects pins an agent could satisfy by pasting
 the export". A spec cannot see the task's files when it is parsed, so the rule runs when
@@ -82,7 +84,9 @@ from checks.context import CheckContext
 from checks.errors import Unusable
 from checks.files import (
     SHOW,
+    Column,
     Phrase,
+    RefPath,
     _failing,
     _fold,
     _listing,
@@ -90,6 +94,7 @@ from checks.files import (
     decode,
     file_path,
     parse_number,
+    reference_csv,
     workspace_file,
 )
 from checks.registry import CheckResult, FileCheckSpec, check_type
@@ -102,6 +107,9 @@ RECALC_TIMEOUT = 180.0
 
 #: The largest tolerance a pin may have without ``rounding``.
 MAX_TOLERANCE = 1.00
+#: The floor of a pin's tolerance: half a cent, so that a figure is read to the cent (one
+#: cent off fails; a formula's unrounded 10.1249999 for 10.12 passes).
+CENT_TOLERANCE = 0.005
 #: The largest ``rel_tol`` a pin with ``rounding`` may have when its tolerance exceeds
 #: :data:`MAX_TOLERANCE`.
 ROUNDING_MAX_REL_TOL = 0.001
@@ -142,7 +150,7 @@ class _WorkbookSpec(FileCheckSpec):
 class XlsxValuePresent(_WorkbookSpec):
     """Some cell reads ``expected`` after recalculation, optionally near ``near_text``.
 
-    Tolerance: ``max(|expected| x rel_tol, 0.01)``. The validator allows a tolerance
+    Tolerance: ``max(|expected| x rel_tol, 0.005)`` (to the cent). The validator allows a tolerance
     above 1.00 only with ``rounding`` (``conversion``, ``proration``, ``estimate``), and
     then ``rel_tol`` at most 0.001. Unless ``raw_value_ok``, the figure must not appear in
     a supplied input (checked when the check runs; see the module docstring).
@@ -157,7 +165,7 @@ class XlsxValuePresent(_WorkbookSpec):
 
     @property
     def tolerance(self) -> float:
-        """``max(|expected| x rel_tol, 0.01)``."""
+        """``max(|expected| x rel_tol, 0.005)``."""
         return tolerance(self.expected, self.rel_tol)
 
     @model_validator(mode="after")
@@ -177,6 +185,44 @@ class XlsxValuePresent(_WorkbookSpec):
         return self
 
 
+class XlsxRefValues(_WorkbookSpec):
+    """Every row of the reference CSV ``ref``: a cell on a row or column mentioning the
+    row's ``label_column`` reads the row's ``value_column`` (after recalculation), to the cent.
+
+    The figures come from the generated reference, not typed into the task: the pins of
+    :class:`XlsxValuePresent`, one per reference row, with the same tolerance
+    (``max(|value| x rel_tol, 0.005)``), the same bound on it, and the same pin-safety
+    rule unless ``raw_value_ok``.
+    """
+
+    type: Literal["xlsx_ref_values"]
+    ref: RefPath
+    label_column: Column
+    value_column: Column
+    rel_tol: float = Field(default=0.0, ge=0.0, le=ROUNDING_MAX_REL_TOL, allow_inf_nan=False)
+    raw_value_ok: bool = False
+
+
+class XlsxTableValues(_WorkbookSpec):
+    """The reference CSV ``ref`` laid out as a table of the sheet: for every reference row,
+    the sheet row whose cell reads the row's ``key`` holds, in the column whose header
+    mentions ``columns[c]`` (one header row above the data, case-insensitive), the row's
+    value of ``c``: figures to the cent (an empty cell reads 0.00), other values as text
+    (case-insensitive; a whole number reads as its digits). The key is looked up in the
+    column below the headers that holds the most of the reference's keys; without
+    ``sheet``, the table is the sheet with the headers whose key column holds the most.
+
+    Each figure is tied to its row and its column, not only to a label: a total pointed
+    at the wrong range, a debit in the credit column, another row's figure all fail. No
+    pin-safety rule: a supplied figure in the right cell is the right figure.
+    """
+
+    type: Literal["xlsx_table_values"]
+    ref: RefPath
+    key: Column
+    columns: dict[Column, Phrase] = Field(min_length=1)
+
+
 class XlsxHasFormulas(_WorkbookSpec):
     """At least ``min_count`` cells hold live formulas (the formula view, not values)."""
 
@@ -192,8 +238,9 @@ class XlsxNoErrors(_WorkbookSpec):
 
 
 def tolerance(expected: float, rel_tol: float) -> float:
-    """The tolerance of a pin: ``max(|expected| x rel_tol, 0.01)``."""
-    return max(abs(expected) * rel_tol, 0.01)
+    """The tolerance of a pin: ``max(|expected| x rel_tol, 0.005)``: to the cent (a figure
+    that rounds to the expected cent) unless ``rel_tol`` allows more."""
+    return max(abs(expected) * rel_tol, CENT_TOLERANCE)
 
 
 # --- the workbook views -----------------------------------------------------------------
@@ -611,6 +658,147 @@ def xlsx_value_present(spec: XlsxValuePresent, ctx: CheckContext) -> CheckResult
     return _result(False, detail, **metrics)
 
 
+@check_type(XlsxRefValues)
+@_failing
+def xlsx_ref_values(spec: XlsxRefValues, ctx: CheckContext) -> CheckResult:
+    """Pass when every reference row's figure is in a cell near the row's label."""
+    ref = reference_csv(ctx, spec.ref)
+    names = (spec.label_column, spec.value_column)
+    cols = {c: ref.header.index(c) for c in names if c in ref.header}
+    missing_cols = [c for c in names if c not in cols]
+    if missing_cols:
+        raise ValueError(f"reference {spec.ref} has no column {', '.join(missing_cols)} "
+                         f"(columns: {', '.join(ref.header)})")
+    wanted: list[tuple[str, float]] = []
+    for n, row in enumerate(ref.rows, 2):
+        label = row[cols[spec.label_column]].strip()
+        figure = parse_number(row[cols[spec.value_column]])
+        if not label or figure is None:
+            raise ValueError(f"reference {spec.ref} line {n}: expected a label in "
+                             f"{spec.label_column!r} and a figure in {spec.value_column!r}, got "
+                             f"{row[cols[spec.label_column]]!r}, {row[cols[spec.value_column]]!r}")
+        wanted.append((label, float(figure)))
+    if not wanted:
+        raise ValueError(f"reference {spec.ref} has no rows")
+    if not spec.raw_value_ok:
+        for label, x in wanted:
+            pinned = unsafe_pin(ctx, x, tolerance(x, spec.rel_tol))
+            if pinned:
+                raise ValueError(f"unsafe pin: {label} {_number(x)} appears in the supplied "
+                                 f"inputs, so pasting the export would satisfy it; "
+                                 + _listing("found", pinned) + "; set raw_value_ok: true if "
+                                 "the figure legitimately appears in the raw inputs")
+    sheets = select_sheets(recalculated(ctx, spec.path), spec.sheet, spec.path)
+    wrong: list[str] = []
+    for label, x in wanted:
+        tol = tolerance(x, spec.rel_tol)
+        found = [c for c in _candidates(sheets, x, label) if c.near]
+        if any(c.distance <= tol + 1e-9 for c in found):
+            continue
+        closest = sorted(found, key=lambda c: c.distance)[:2]
+        shown = ", ".join(c.shown() for c in closest) or "no figure near it"
+        wrong.append(f"{label}: {_number(x)} (closest: {shown})")
+    passed = not wrong
+    detail = (f"{spec.path}: all {len(wanted)} figures of {spec.ref} near their labels"
+              if passed else f"{spec.path}: {len(wrong)}/{len(wanted)} figures of {spec.ref} "
+              f"not found near their labels: " + "; ".join(wrong[:SHOW]))
+    return _result(passed, detail, expected=len(wanted), matched=len(wanted) - len(wrong))
+
+
+def _as_text(value: Any) -> str:
+    """A cell's value compared as text: a whole number as its digits, text folded."""
+    if isinstance(value, bool):
+        return str(value).casefold()
+    if isinstance(value, (int, float)) and math.isfinite(value) and float(value).is_integer():
+        return str(int(value))
+    return _fold(str(value)).strip() if value is not None else ""
+
+
+def _header_row(sheet: Sheet, phrases: Sequence[str]) -> tuple[int, dict[str, int]] | None:
+    """The first row with a text cell mentioning each phrase, and each phrase's column."""
+    by_row: dict[int, list[tuple[int, str]]] = {}
+    for (r, c), v in (sheet.values or {}).items():
+        if isinstance(v, str):
+            by_row.setdefault(r, []).append((c, _fold(v)))
+    for r in sorted(by_row):
+        cells = sorted(by_row[r])
+        cols: dict[str, int] = {}
+        for ph in phrases:
+            hit = next((c for c, text in cells if _fold(ph) in text), None)
+            if hit is None:
+                break
+            cols[ph] = hit
+        else:
+            return r, cols
+    return None
+
+
+@check_type(XlsxTableValues)
+@_failing
+def xlsx_table_values(spec: XlsxTableValues, ctx: CheckContext) -> CheckResult:
+    """Pass when every reference row's values sit in its sheet row, under their headers."""
+    ref = reference_csv(ctx, spec.ref)
+    lacking = [c for c in (spec.key, *spec.columns) if c not in ref.header]
+    if lacking:
+        raise ValueError(f"reference {spec.ref} has no column {', '.join(lacking)} "
+                         f"(columns: {', '.join(ref.header)})")
+    if not ref.rows:
+        raise ValueError(f"reference {spec.ref} has no rows")
+    k = ref.header.index(spec.key)
+    sheets = select_sheets(recalculated(ctx, spec.path), spec.sheet, spec.path)
+    phrases = list(spec.columns.values())
+    keys = {_as_text(row[k].strip()) for row in ref.rows}
+    # per sheet with the headers, its key column: the column below the headers holding the
+    # most of the reference's keys; the sheet whose key column holds the most is the table
+    tables: list[tuple[int, Sheet, int, dict[str, int], dict[str, list[int]]]] = []
+    for sh in sheets:
+        h = _header_row(sh, phrases)
+        if h is None:
+            continue
+        by_col: dict[int, dict[str, list[int]]] = {}
+        for (r, c), v in sorted((sh.values or {}).items()):
+            if r > h[0]:
+                by_col.setdefault(c, {}).setdefault(_as_text(v), []).append(r)
+        col = max(sorted(by_col), key=lambda c: len(keys & set(by_col[c])), default=None)
+        rows = by_col[col] if col is not None else {}
+        tables.append((len(keys & set(rows)), sh, h[0], h[1], rows))
+    if not tables:
+        shown = ", ".join(repr(p) for p in phrases)
+        return _result(False, f"{spec.path}: no row with headers mentioning {shown}",
+                       expected=len(ref.rows), wrong=len(ref.rows))
+    _, sheet, head, head_cols, rows_by_key = max(tables, key=lambda t: t[0])
+    wrong: list[str] = []
+    for row in ref.rows:
+        key = row[k].strip()
+        at = sorted(set(rows_by_key.get(_as_text(key), [])))
+        if not at:
+            wrong.append(f"{key}: no row")
+            continue
+        if len(at) > 1:
+            wrong.append(f"{key}: {len(at)} rows ({', '.join(str(r) for r in at)})")
+            continue
+        for name, phrase in spec.columns.items():
+            want_text = row[ref.header.index(name)].strip()
+            cell = (at[0], head_cols[phrase])
+            have = (sheet.values or {}).get(cell)
+            want = parse_number(want_text)
+            if want is not None:
+                x = cell_figure(have) if have not in (None, "") else 0.0
+                ok = x is not None and abs(x - float(want)) <= CENT_TOLERANCE + 1e-9
+            else:
+                ok = _as_text(have) == _as_text(want_text)
+            if not ok:
+                wrong.append(f"{key} {name}: {cell_name(sheet.title, cell)} = {_shown(have)}, "
+                             f"expected {want_text}")
+    n = len(ref.rows)
+    if wrong:
+        return _result(False, f"{spec.path}: {len(wrong)} wrong of {n} rows of {spec.ref} in "
+                              f"sheet {sheet.title!r}: " + "; ".join(wrong[:SHOW]),
+                       expected=n, wrong=len(wrong))
+    return _result(True, f"{spec.path}: the {n} rows of {spec.ref} in sheet {sheet.title!r} "
+                         f"(headers in row {head})", expected=n, wrong=0)
+
+
 _CONSTANT_FORMULA = re.compile(r"=[\s\d.+\-*/^%()eE]*")
 
 
@@ -666,8 +854,9 @@ def xlsx_no_errors(spec: XlsxNoErrors, ctx: CheckContext) -> CheckResult:
                           f"{hint}", **metrics)
 
 
-__all__ = ["EXCEL_ERRORS", "MAX_TOLERANCE", "RECALC_TIMEOUT", "ROUNDING_MAX_REL_TOL",
-           "Sheet", "XlsxHasFormulas", "XlsxNoErrors", "XlsxValuePresent",
+__all__ = ["CENT_TOLERANCE", "EXCEL_ERRORS", "MAX_TOLERANCE", "RECALC_TIMEOUT",
+           "ROUNDING_MAX_REL_TOL", "Sheet", "XlsxHasFormulas", "XlsxNoErrors", "XlsxRefValues",
+           "XlsxTableValues", "XlsxValuePresent",
            "cached_formula_values", "cell_figure", "cell_name", "convert_with_soffice",
            "find_soffice", "formula_view", "is_live_formula", "recalculated",
            "select_sheets", "tolerance", "unsafe_pin", "workbook_path"]

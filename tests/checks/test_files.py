@@ -323,6 +323,12 @@ def test_text_numbers_present(ctx: CheckContext) -> None:
     assert r.detail == "out/memo.md: 1/3 figures present (need 3); missing (2): '12,345.00', '999'"
     assert check(ctx, type="text_numbers_present", path="out/memo.md",
                  numbers=[12345.67, 12345.0, 999], min_count=1).passed
+    # to the cent: a figure one cent off is absent, a half cent is the same cent
+    for off_by_a_cent in (12345.66, 12345.68):
+        r = check(ctx, type="text_numbers_present", path="out/memo.md", numbers=[off_by_a_cent])
+        assert not r.passed, off_by_a_cent
+    assert check(ctx, type="text_numbers_present", path="out/memo.md",
+                 numbers=[12345.674]).passed
 
 
 def test_text_sentence_matches(ctx: CheckContext) -> None:

@@ -164,10 +164,10 @@ def test_a_stale_cached_value_is_not_trusted(ctx: CheckContext, lo: None) -> Non
     assert stale["Aging"]["C5"].value == 999  # what a reader of cached values would see
     r = check(ctx, **VALUE, expected=999)
     assert not r.passed
-    assert "no cell reads 999 ± 0.01" in r.detail
+    assert "no cell reads 999 ± 0.005" in r.detail
     r = check(ctx, **VALUE, expected=200, near_text="total")
     assert r.passed
-    assert r.detail == ("report.xlsx: Aging!C5 = 200 matches 200 ± 0.01 on a row or column "
+    assert r.detail == ("report.xlsx: Aging!C5 = 200 matches 200 ± 0.005 on a row or column "
                         "mentioning 'total'")
 
 
@@ -186,7 +186,7 @@ def test_one_recalculation_per_file_content(ctx: CheckContext, lo: None) -> None
 def test_value_present_passes_on_a_formula_near_its_label(ctx: CheckContext, lo: None) -> None:
     r = check(ctx, **VALUE, expected=600, near_text="TOTAL")
     assert r.passed
-    assert r.detail == ("report.xlsx: Aging!B5 = 600 matches 600 ± 0.01 on a row or column "
+    assert r.detail == ("report.xlsx: Aging!B5 = 600 matches 600 ± 0.005 on a row or column "
                         "mentioning 'TOTAL'")
     assert r.metrics["found_at"] == "Aging!B5"
     assert r.metrics["value"] == 600
@@ -196,7 +196,7 @@ def test_value_present_passes_on_a_formula_near_its_label(ctx: CheckContext, lo:
 def test_value_present_fails_naming_the_closest_candidates(ctx: CheckContext, lo: None) -> None:
     r = check(ctx, **VALUE, expected=601, near_text="total")
     assert not r.passed
-    assert r.detail == ("report.xlsx: no cell reads 601 ± 0.01 on a row or column mentioning "
+    assert r.detail == ("report.xlsx: no cell reads 601 ± 0.005 on a row or column mentioning "
                         "'total'; closest: Aging!B5 = 600, Aging!C5 = 200, Aging!E5 = 1,240")
     assert r.metrics["closest_distance"] == 1
 
@@ -221,7 +221,7 @@ def test_dates_and_ids_are_never_figures(ctx: CheckContext, lo: None) -> None:
     for expected in (46112, 42, 2026, 31):
         r = check(ctx, **VALUE, expected=expected, sheet="Ids")
         assert not r.passed
-        assert r.detail == (f"report.xlsx: no cell reads {expected:,} ± 0.01 in sheet 'Ids' "
+        assert r.detail == (f"report.xlsx: no cell reads {expected:,} ± 0.005 in sheet 'Ids' "
                             f"(no figure cells at all)")
 
 
@@ -237,7 +237,12 @@ def test_cell_figure_rules() -> None:
 
 
 def test_tolerance_is_relative_with_a_cent_floor(ctx: CheckContext, lo: None) -> None:
-    assert check(ctx, **VALUE, expected=600.009).passed
+    assert check(ctx, **VALUE, expected=600.004).passed  # rounds to the cent: 600.00
+    assert check(ctx, **VALUE, expected=600.005).passed  # a half cent
+    # to the cent: one cent off either way fails (issue 14)
+    r = check(ctx, **VALUE, expected=600.01)
+    assert not r.passed and r.metrics["tolerance"] == pytest.approx(0.005)
+    assert not check(ctx, **VALUE, expected=599.99).passed
     assert not check(ctx, **VALUE, expected=600.02).passed
     r = check(ctx, **VALUE, expected=600.5, rel_tol=0.001)  # 0.6005
     assert r.passed and r.metrics["tolerance"] == pytest.approx(0.6005)
@@ -257,7 +262,7 @@ def test_a_pin_found_in_a_supplied_input_is_a_grader_error(
         book: tuple[Path, dict[str, Any]], store: EventStore, lo: None) -> None:
     ctx = make_ctx(book, store, inputs=("bank_export.csv", "note.txt"))
     [spec] = parse_checks([{**VALUE, "expected": 1240}])
-    with pytest.raises(ValueError, match=r"unsafe pin: 1,240 \(± 0.01\) appears in the "
+    with pytest.raises(ValueError, match=r"unsafe pin: 1,240 \(± 0.005\) appears in the "
                                          r"supplied inputs.*bank_export.csv line 2: "
                                          r"'1,240.00'.*raw_value_ok: true"):
         run_check(spec, 0, ctx)
@@ -403,3 +408,119 @@ def test_validator_rejects_bad_fields_with_their_paths() -> None:
     assert got["checks[10].tolerance"].startswith("unknown field for xlsx_no_errors")
     with pytest.raises(CheckSpecError, match=r"checks\[0\].daily"):
         parse_checks([{**VALUE, "expected": 1, "daily": True}])
+
+
+# --- xlsx_ref_values: the pins read from the generated reference -------------------------
+
+REF_VALUES = {"type": "xlsx_ref_values", "path": "report.xlsx", "ref": "totals.csv",
+              "label_column": "bucket", "value_column": "total"}
+
+
+def _ref(ctx: CheckContext, text: str) -> None:
+    (ctx.reference / "totals.csv").write_text(text, encoding="utf-8")
+
+
+def test_ref_values_pass_when_every_reference_row_is_near_its_label(ctx: CheckContext,
+                                                                     lo: None) -> None:
+    _ref(ctx, "bucket,invoices,total\nBeta,1,200.00\nTotal,3,600.00\n")
+    r = check(ctx, **REF_VALUES)
+    assert r.passed, r.detail
+    assert r.detail == "report.xlsx: all 2 figures of totals.csv near their labels"
+    assert r.metrics["matched"] == 2
+
+
+def test_ref_values_fail_on_a_cent_or_a_figure_away_from_its_label(ctx: CheckContext,
+                                                                   lo: None) -> None:
+    _ref(ctx, "bucket,total\nBeta,200.00\nTotal,600.01\n")  # one cent off: fails
+    r = check(ctx, **REF_VALUES)
+    assert not r.passed
+    assert r.detail == ("report.xlsx: 1/2 figures of totals.csv not found near their labels: "
+                        "Total: 600.01 (closest: Aging!B5 = 600, Aging!C5 = 200)")
+    _ref(ctx, "bucket,total\nAcme,200.00\n")  # 200 is Beta's, not on Acme's row
+    r = check(ctx, **REF_VALUES)
+    assert not r.passed and "Acme: 200 (closest: Aging!B2 = 100" in r.detail
+
+
+def test_ref_values_bad_reference_or_pasted_pin_is_a_grader_error(ctx: CheckContext,
+                                                                  lo: None) -> None:
+    _ref(ctx, "bucket,amount\nTotal,600.00\n")
+    with pytest.raises(ValueError, match=r"reference totals.csv has no column total "
+                                         r"\(columns: bucket, amount\)"):
+        check(ctx, **REF_VALUES)
+    _ref(ctx, "bucket,total\nTotal,six hundred\n")
+    with pytest.raises(ValueError, match=r"totals.csv line 2: expected a label in 'bucket' and "
+                                         r"a figure in 'total', got 'Total', 'six hundred'"):
+        check(ctx, **REF_VALUES)
+    _ref(ctx, "bucket,total\n")
+    with pytest.raises(ValueError, match=r"reference totals\.csv has no rows"):
+        check(ctx, **REF_VALUES)
+
+
+def test_ref_values_pasted_pin_is_refused(book: tuple[Path, dict[str, Any]],
+                                          store: EventStore, lo: None) -> None:
+    ctx = make_ctx(book, store, inputs=("bank_export.csv",))
+    _ref(ctx, "bucket,total\nAcme,1240.00\n")
+    with pytest.raises(ValueError, match=r"unsafe pin: Acme 1,240 appears in the supplied"):
+        check(ctx, **REF_VALUES)
+    assert check(ctx, **REF_VALUES, raw_value_ok=True).passed  # "$1,240.00" on Acme's row
+
+
+def test_ref_values_validator() -> None:
+    assert problems({**REF_VALUES, "rel_tol": 0.01}) == {
+        "checks[0].rel_tol": "Input should be less than or equal to 0.001"}
+    assert set(problems({"type": "xlsx_ref_values", "path": "report.xlsx"})) == {
+        "checks[0].ref", "checks[0].label_column", "checks[0].value_column"}
+
+
+# --- xlsx_table_values: each figure in its row and its column ---------------------------
+
+TABLE = {"type": "xlsx_table_values", "path": "report.xlsx", "ref": "table.csv",
+         "key": "customer", "columns": {"amount": "amount", "doubled": "doubled"}}
+
+
+def _table(ctx: CheckContext, text: str) -> None:
+    (ctx.reference / "table.csv").write_text(text, encoding="utf-8")
+
+
+def test_table_values_pass_row_by_row_under_their_headers(ctx: CheckContext, lo: None) -> None:
+    # Doubled is empty on the customers' rows (reads 0.00); C5 is =B2*2 (200) on Total's
+    _table(ctx, "customer,amount,doubled\nAcme,100.00,0.00\nBeta,200.00,0\nGamma,300,0.00\n"
+                "Total,600.00,200.00\n")
+    r = check(ctx, **TABLE)
+    assert r.passed, r.detail
+    assert r.detail == ("report.xlsx: the 4 rows of table.csv in sheet 'Aging' (headers in "
+                        "row 1)")
+    _table(ctx, "customer,as_text\nacme,1240.00\nBeta,(30.00)\n")  # text figures, key folded
+    assert check(ctx, **{**TABLE, "columns": {"as_text": "As text"}}).passed
+
+
+def test_table_values_fail_on_a_cent_another_column_or_a_missing_row(ctx: CheckContext,
+                                                                     lo: None) -> None:
+    _table(ctx, "customer,amount,doubled\nAcme,100.01,0\nBeta,200.00,0\nDelta,5.00,0\n"
+                "Total,600.00,0.00\n")
+    r = check(ctx, **TABLE)
+    assert not r.passed
+    assert r.detail == ("report.xlsx: 3 wrong of 4 rows of table.csv in sheet 'Aging': "
+                        "Acme amount: Aging!B2 = 100, expected 100.01; Delta: no row; "
+                        "Total doubled: Aging!C5 = 200, expected 0.00")
+    assert r.metrics["wrong"] == 3
+    _table(ctx, "customer,amount\nAcme,100.00\n")
+    r = check(ctx, **{**TABLE, "columns": {"amount": "Balance"}})
+    assert not r.passed
+    assert r.detail == "report.xlsx: no row with headers mentioning 'Balance'"
+
+
+def test_table_values_text_column_and_bad_reference(ctx: CheckContext, lo: None) -> None:
+    _table(ctx, "amount,customer\n100,Acme\n300,Beta\n")
+    r = check(ctx, **{**TABLE, "key": "amount", "columns": {"customer": "customer"}})
+    assert not r.passed
+    assert r.detail.endswith("300 customer: Aging!A4 = 'Gamma', expected Beta")
+    _table(ctx, "customer,total\nAcme,1\n")
+    with pytest.raises(ValueError, match=r"reference table\.csv has no column amount, "
+                                         r"doubled \(columns: customer, total\)"):
+        check(ctx, **TABLE)
+    _table(ctx, "customer,amount,doubled\n")
+    with pytest.raises(ValueError, match=r"reference table\.csv has no rows"):
+        check(ctx, **TABLE)
+    assert set(problems({"type": "xlsx_table_values", "path": "report.xlsx", "ref": "t.csv",
+                         "key": "k", "columns": {}})) == {"checks[0].columns"}
