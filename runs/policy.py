@@ -19,7 +19,7 @@ operators that one of its checks caught; and a README table that is not the gene
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,10 +128,11 @@ def write_readme_table(folder: Path, table: PolicyTable) -> None:
     readme.write_text(text, encoding="utf-8")
 
 
-def check_policy(loaded: LoadedScenario,
-                 outcomes: Sequence[MutantOutcome]) -> list[RuleFinding]:
+def check_policy(loaded: LoadedScenario, outcomes: Sequence[MutantOutcome],
+                 reasons: Mapping[str, str] | None = None) -> list[RuleFinding]:
     """Each rule's findings; a README table that is not the generated one is a problem of
-    every rule (:class:`BadInput` when there is no policy table at all)."""
+    every rule (:class:`BadInput` when there is no policy table at all). ``reasons``: an
+    output operator with no candidate -> why (quoted when its rule has no caught mutant)."""
     folder = loaded.base_dir
     table = load_policy(folder)
     names = {spec.label(i) for i, spec in enumerate(loaded.checks)}
@@ -156,8 +157,10 @@ def check_policy(loaded: LoadedScenario,
                                for x in o.failed for c in r.checks))
         if r.mutants and not f.caught:
             counted = sum(1 for o in mine if not o.equivalent)
+            why = [f"{m}: {reasons[m]}" for m in r.mutants if reasons and m in reasons]
             f.problems.append(f"no mutant of {', '.join(r.mutants)} caught by its checks "
-                              f"({len(mine)} drawn, {counted} counted)")
+                              f"({len(mine)} drawn, {counted} counted"
+                              + (f"; not drawn: {'; '.join(why)}" if why else "") + ")")
         if stale:
             f.problems.append("README.md's policy table is not the one policy.yaml gives"
                               if readme is not None else "README.md has no policy table")

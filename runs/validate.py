@@ -554,12 +554,12 @@ def _candidates(recording: Recording, turns: Path | None = None) -> dict[str, li
 
 
 def _spread(shuffled: list[Mutation], n: int) -> list[Mutation]:
-    """The first ``n`` of a shuffled list taken round-robin over the commands (or a file's
-    columns, cells and lines) they mutate, so that a rare command (a declined bank-detail
-    request among declined bills) or column is drawn before a second of a common one."""
+    """The first ``n`` of a shuffled list taken round-robin over the commands (or the files
+    and kinds of edit) they mutate, so that a rare command (a declined bank-detail request
+    among declined bills) or edit is drawn before a second of a common one."""
     groups: dict[str, list[Mutation]] = {}
     for m in shuffled:
-        groups.setdefault(m.command or f"{m.path} {m.site}", []).append(m)
+        groups.setdefault(m.command or f"{m.path} {m.kind}", []).append(m)
     out: list[Mutation] = []
     while len(out) < n:
         for g in groups.values():
