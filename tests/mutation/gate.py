@@ -1,15 +1,17 @@
 """Mutation testing of the core, as a gate: every mutant is killed or listed as equivalent.
 
 Runs mutmut (pinned in constraints.txt) over the modules of ``modules.toml``, each in a
-fresh copy of the working tree (mutmut writes its ``mutants/`` folder there, never in the
-project) with only that module's fast tests selected, then compares the mutants that
+fresh copy of the last commit (``--worktree``: of the working tree; mutmut writes its
+``mutants/`` folder there, never in the project) with only that module's fast tests
+selected, then compares the mutants that
 survived with ``equivalent.toml``: a surviving mutant that is not listed there, with a
 reason, fails the gate. Figures per module: mutants, killed, equivalent (listed),
 survived.
 
     python tests/mutation/gate.py                 # every gated module (``make mutate``)
     python tests/mutation/gate.py erp/money.py    # some of them
-    python tests/mutation/gate.py --changed       # those the last commit changed (make test)
+    python tests/mutation/gate.py --changed       # the functions the last commit changed
+                                                  # in them (make test: a few minutes)
 
 Exit 0 when no unlisted mutant survived, 1 when one did, 2 on bad input or a failed run.
 """
@@ -17,6 +19,7 @@ Exit 0 when no unlisted mutant survived, 1 when one did, 2 on bad input or a fai
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import fnmatch
 import os
@@ -53,11 +56,39 @@ class Module:
         """``erp/money.py`` -> ``erp.money``."""
         return self.path.removesuffix(".py").replace("/", ".")
 
+    only: tuple[str, ...] | None = None
+    """Narrowed to these functions (``Class.method`` for methods): those a commit changed."""
+
     def patterns(self) -> list[str]:
         """mutmut name globs for the gated functions (all of the module's when none)."""
+        if self.only is not None:
+            return [f"{self.dotted}.{_mangled(f)}__mutmut_*" for f in self.only]
         if not self.functions:
             return [f"{self.dotted}.*"]
         return [f"{self.dotted}.x_{f}__mutmut_*" for f in self.functions]
+
+
+def _mangled(function: str) -> str:
+    """mutmut's name of a function (``x_f``) or a method (``xǁClassǁmethod``)."""
+    cls, _, name = function.rpartition(".")
+    return f"xǁ{cls}ǁ{name}" if cls else f"x_{name}"
+
+
+def functions_touched(source: str, lines: set[int]) -> set[str]:
+    """The top-level functions and methods of ``source`` with a line in ``lines``."""
+    touched: set[str] = set()
+    for node in ast.parse(source).body:
+        defs: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            defs.append((node.name, node))
+        elif isinstance(node, ast.ClassDef):
+            defs += [(f"{node.name}.{x.name}", x) for x in node.body
+                     if isinstance(x, ast.FunctionDef | ast.AsyncFunctionDef)]
+        for name, d in defs:
+            first = min([d.lineno, *(x.lineno for x in d.decorator_list)])
+            if any(first <= n <= (d.end_lineno or d.lineno) for n in lines):
+                touched.add(name)
+    return touched
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,20 +150,44 @@ def load_equivalent(path: Path = EQUIVALENT_FILE) -> dict[tuple[str, str, str, s
     return listed
 
 
-def changed_modules(modules: list[Module]) -> list[Module]:
-    """The gated modules the last commit changed (``git diff HEAD~1 --name-only``)."""
-    done = subprocess.run(["git", "diff", "HEAD~1", "--name-only"], cwd=ROOT,
+def changed_modules(modules: list[Module], since: str = "HEAD~1") -> list[Module]:
+    """The gated modules the last commit changed (``git diff HEAD~1 HEAD --name-only``), each
+    narrowed to the gated functions whose lines it changed."""
+    done = subprocess.run(["git", "diff", since, "HEAD", "--name-only"], cwd=ROOT,
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
         print(f"mutation gate: no previous commit to compare with ({done.stderr.strip()}); "
               "nothing to run", flush=True)
         return []
     changed = set(done.stdout.split())
-    return [m for m in modules if m.path in changed]
+    out = []
+    for m in modules:
+        if m.path not in changed:
+            continue
+        diff = subprocess.run(["git", "diff", "-U0", since, "HEAD", "--", m.path],
+                              cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        lines: set[int] = set()
+        for start, count in re.findall(r"^@@ -\S+ \+(\d+)(?:,(\d+))? @@", diff, re.M):
+            n = int(count) if count else 1
+            lines |= set(range(int(start), int(start) + max(n, 1)))
+        source = subprocess.run(["git", "show", f"HEAD:{m.path}"], cwd=ROOT,
+                                capture_output=True, text=True, check=True).stdout
+        touched = functions_touched(source, lines)
+        if m.functions:
+            touched &= set(m.functions)
+        if touched:
+            out.append(dataclasses.replace(m, only=tuple(sorted(touched))))
+    return out
 
 
-def _copy_tree(dest: Path) -> None:
-    """The working tree's files (tracked and untracked, not ignored) under ``dest``."""
+def _copy_tree(dest: Path, worktree: bool) -> None:
+    """The last commit's files under ``dest`` (``worktree``: the working tree's instead,
+    tracked and untracked, not ignored)."""
+    if not worktree:
+        archive = subprocess.run(["git", "archive", "--format=tar", "HEAD"], cwd=ROOT,
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+        return
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
                             capture_output=True, check=True).stdout.decode().split("\0")
     for rel in filter(None, listed):
@@ -216,12 +271,13 @@ def _killed_when_applied(m: Module, work: Path, mutmut: str, name: str) -> bool:
         source.write_bytes(original)
 
 
-def run_module(m: Module, base: Path, mutmut: str, children: int) -> tuple[list[Mutant], str]:
+def run_module(m: Module, base: Path, mutmut: str, children: int,
+               worktree: bool = False) -> tuple[list[Mutant], str]:
     """mutmut over one module in a fresh copy; its mutants, and mutmut's output."""
     work = base / m.dotted
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    _copy_tree(work)
+    _copy_tree(work, worktree)
     if m.undecorate:
         source = work / m.path
         source.write_text(undecorate(source.read_text(encoding="utf-8")), encoding="utf-8")
@@ -232,8 +288,14 @@ def run_module(m: Module, base: Path, mutmut: str, children: int) -> tuple[list[
     done = subprocess.run([mutmut, "run", "--max-children", str(children), *m.patterns()],
                           cwd=work, env=env, capture_output=True, text=True, check=False)
     log = done.stdout + done.stderr
+    if m.only is not None and "nothing matches" in log:  # changed lines made no mutant
+        return [], log
     results = subprocess.run([mutmut, "results", "--all", "true"], cwd=work, env=env,
                              capture_output=True, text=True, check=False)
+    statuses = [line.strip().rpartition(": ")[2] for line in results.stdout.splitlines()]
+    if done.returncode != 0 or not statuses or set(statuses) == {"not checked"}:
+        raise RuntimeError(f"mutmut failed on {m.path} (exit {done.returncode}; the module's "
+                           f"tests must pass unmutated):\n{log[-4000:]}")
     mutants = []
     for line in results.stdout.splitlines():
         name, sep, status = line.strip().rpartition(": ")
@@ -252,9 +314,9 @@ def run_module(m: Module, base: Path, mutmut: str, children: int) -> tuple[list[
                                    capture_output=True, text=True, check=False).stdout
             original, mutated = _diff_lines(shown)
         mutants.append(Mutant(name, status, fn, original, mutated))
-    if done.returncode != 0 or not mutants:
-        raise RuntimeError(f"mutmut failed on {m.path} (exit {done.returncode}):\n"
-                           f"{log[-4000:]}\n{results.stdout[-2000:]}{results.stderr[-2000:]}")
+    if not mutants and m.only is None:
+        raise RuntimeError(f"mutmut made no mutant of {m.path}'s gated functions:\n"
+                           f"{results.stdout[-2000:]}{results.stderr[-2000:]}")
     return mutants, log
 
 
@@ -280,8 +342,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", help="gated modules to run (default: all of them)")
     parser.add_argument("--changed", action="store_true",
-                        help="only the gated modules changed by the last commit")
+                        help="only the gated functions the last commit changed")
+    parser.add_argument("--since", default="HEAD~1",
+                        help="with --changed: the commit to compare HEAD with (default HEAD~1)")
     parser.add_argument("--children", type=int, default=2, help="parallel mutant runs")
+    parser.add_argument("--worktree", action="store_true",
+                        help="mutate the working tree's files (default: the last commit's)")
     parser.add_argument("--workdir", type=Path, default=None,
                         help="where the copies go (default: a temporary folder, removed)")
     args = parser.parse_args(argv)
@@ -295,9 +361,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     chosen = [known[p] for p in args.paths] if args.paths else modules
     if args.changed:
-        chosen = [m for m in changed_modules(modules) if m in chosen]
-        print(f"mutation gate: gated modules changed by the last commit: "
-              f"{[m.path for m in chosen] or 'none'}", flush=True)
+        paths = {m.path for m in chosen}
+        chosen = [m for m in changed_modules(modules, args.since) if m.path in paths]
+        shown = "; ".join(f"{m.path}: {' '.join(m.only or ())}" for m in chosen) or "none"
+        print(f"mutation gate: gated functions changed by the last commit: {shown}",
+              flush=True)
     mutmut = shutil.which("mutmut", path=str(Path(sys.executable).parent)) or "mutmut"
     base = args.workdir or Path(tempfile.mkdtemp(prefix="erpsim-mutation-"))
     all_figures: list[Figures] = []
@@ -307,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
             started = time.monotonic()
             print(f"mutation gate: {m.path} (tests: {' '.join(m.tests)})", flush=True)
             try:
-                mutants, _ = run_module(m, base, mutmut, args.children)
+                mutants, _ = run_module(m, base, mutmut, args.children, args.worktree)
             except RuntimeError as e:
                 print(f"mutation gate: {e}", file=sys.stderr)
                 return 2
