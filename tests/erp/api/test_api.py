@@ -280,6 +280,13 @@ def test_a_clerk_on_a_controller_action_gets_403(api: Running) -> None:
     ({"receipt_id": "RCT-1", "invoice_id": "INV-1", "amount": "1.00", "entry_date": "March"},
      "invalid_body", "entry_date"),
     (None, "invalid_body", None),
+    # the money limits at the wire: 15 whole digits at most, either sign
+    ({"receipt_id": "RCT-1", "invoice_id": "INV-1", "amount": "1000000000000000.00"},
+     "invalid_body", "amount"),
+    ({"receipt_id": "RCT-1", "invoice_id": "INV-1", "amount": "-1" + "0" * 30},
+     "invalid_body", "amount"),
+    ({"receipt_id": "RCT-1", "invoice_id": "INV-1", "amount": 99999999999999999},
+     "money_not_a_string", "amount"),
 ])
 def test_a_bad_body_is_422_naming_the_field(api: Running, body: Any, code: str,
                                             field: str | None) -> None:
@@ -287,6 +294,21 @@ def test_a_bad_body_is_422_naming_the_field(api: Running, body: Any, code: str,
     status, _, data = request(api.url, "POST", "/v1/commands/apply-receipt", token=api.clerk,
                               body=body)
     assert_error(status, json.loads(data), 422, code, field)
+    assert api.ledger.store.head() == before
+
+
+def test_money_beyond_the_limit_is_refused_at_the_wire_naming_value_and_range(
+        api: Running) -> None:
+    before = api.ledger.store.head()
+    status, data = post(api, "apply-receipt", {"receipt_id": "RCT-1", "invoice_id": "INV-1",
+                                               "amount": "1000000000000000.00"})
+    assert_error(status, data, 422, "invalid_body", "amount")
+    assert "'1000000000000000.00' is out of range (expected from -99999999999999999 to " \
+        "99999999999999999 cents, i.e. at most 15 whole digits)" in data["message"], data
+    # the largest amount parses (and the books then refuse it as more than the receipt)
+    status, data = post(api, "apply-receipt", {"receipt_id": "RCT-1", "invoice_id": "INV-1",
+                                               "amount": "999999999999999.99"})
+    assert status == 422 and data["error"] != "invalid_body", data
     assert api.ledger.store.head() == before
 
 
