@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.desk.reformat_tooling_mutants import (
+from tests.desk.output_mutants import (
     Edit,
     add_row,
     cent_up,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.desk.reformat_tooling_mutants import Edit, failed_names, regrade, solved_attempt
+from tests.desk.output_mutants import Edit, failed_names, regrade, solved_attempt
 
 TASK = "bank-rec-template"
 BOOK = "out/bank_rec_template.xlsx"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.desk.reports_drafting_mutants import Solved, csv_mutants, solve, survivors
+from tests.desk.output_mutants import Solved, csv_mutants, solve, survivors
 
 TASK = "board-segment-margin"
 TABLE = "out/segment_margin.csv"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.desk.reports_drafting_mutants import (
+from tests.desk.output_mutants import (
     Solved,
     csv_mutants,
     solve,

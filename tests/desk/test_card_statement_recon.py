@@ -24,7 +24,7 @@ from desk.generators import GeneratorContext
 from desk.generators.card_statement_recon import TIERS, generate
 from desk.tasks import load_task
 from runs.cli import main
-from tests.desk.reports_drafting_mutants import Solved, csv_mutants, solve, survivors
+from tests.desk.output_mutants import Solved, csv_mutants, solve, survivors
 
 TASK = "card-statement-recon"
 RECON = "out/card_recon.csv"

@@ -18,7 +18,7 @@ import pytest
 
 from desk.generators import GeneratorContext, cash_position
 from desk.tasks import load_task
-from tests.desk.reports_drafting_mutants import Solved, csv_mutants, solve, survivors
+from tests.desk.output_mutants import Solved, csv_mutants, solve, survivors
 
 TASK = "cash-position"
 POSITION = "out/cash_position.csv"

@@ -17,7 +17,7 @@ from typing import Any
 import openpyxl
 import pytest
 
-from tests.desk.reports_drafting_mutants import Solved, csv_mutants, solve, survivors
+from tests.desk.output_mutants import Solved, csv_mutants, solve, survivors
 
 TASK = "closing-package-tb"
 

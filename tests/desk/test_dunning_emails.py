@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.desk.reports_drafting_mutants import Solved, solve, survivors, text_mutants
+from tests.desk.output_mutants import Solved, solve, survivors, text_mutants
 
 TASK = "dunning-emails"
 

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from runs.cli import main
-from tests.desk.reports_drafting_mutants import Solved, csv_mutants, solve, survivors
+from tests.desk.output_mutants import Solved, csv_mutants, solve, survivors
 
 TASK = "invoice-pdf-extraction"
 HEADERS = "out/invoices.csv"

@@ -22,7 +22,7 @@ from desk.generators import GeneratorContext
 from desk.generators.remittance_matching import TIERS, generate
 from desk.tasks import load_task
 from runs.cli import main
-from tests.desk.reports_drafting_mutants import Solved, csv_mutants, solve, survivors
+from tests.desk.output_mutants import Solved, csv_mutants, solve, survivors
 
 TASK = "remittance-matching"
 OUT = "out/remittance_lines.csv"

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from runs.cli import main
-from tests.desk.reports_drafting_mutants import (
+from tests.desk.output_mutants import (
     Solved,
     csv_mutants,
     solve,

@@ -1,12 +1,17 @@
-"""Mutation classes over a desk task's reference outputs (the reports and drafting tasks).
+"""Output mutations of a desk task's reference outputs, graded by the task's real checks.
 
-A task's ``solution/solve`` is run for real on a copy of its workspace; the task's own
-checks then grade its outputs (real files, the registered checks, LibreOffice for the
-workbooks) as the attempt would, and each mutation of those outputs is graded again:
-every mutant must fail at least one required check. The classes (issue 14): output-file
-edits (drop a row, change a cell, add a row), wrong figures, wrong identifiers, missing
-rows, and for text deliverables a fact with the wrong qualifier (a negation, the other
-direction word) or in the wrong sentence.
+The desk tasks' tests use two ways in. ``solved_attempt`` runs ``erpsim desk validate TASK
+--out DIR`` (the solution as an external local agent, a real attempt folder) and
+``regrade`` grades a copy of it after one edit of its final workspace (``drop_row``,
+``add_row``, ``set_cell``, ``replace_text``, ``remove``). ``solve`` runs the solution on a
+fresh copy of the workspace and ``survivors`` grades every mutant of a file in turn: the
+classes of issue 14 for CSV files (``csv_mutants``: a missing row, a row added twice, a
+wrong figure, a wrong identifier, a changed cell) and for text deliverables
+(``text_mutants``: a wrong figure, a wrong qualifier such as a negation or the other
+direction word, two sentences' figures swapped, a missing line). Nothing is mocked: the
+checks are the task's own, LibreOffice recalculates workbooks, scripts and queries really
+run. ``erpsim validate TASK --mutants`` draws the same classes of mistake at random
+(runs/output_mutants.py); these tests pin each task's planted cases.
 """
 
 from __future__ import annotations
@@ -23,11 +28,110 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
+
 from checks.context import CheckContext
 from checks.verdict import evaluate
 from desk.tasks import DeskTask, load_task
 from erp.store import EventStore
 from runs.attempt import render_prompt
+from runs.cli import main
+
+Edit = Callable[[Path], None]
+
+
+# --- an attempt folder, regraded after one edit ------------------------------------------
+
+
+def solved_attempt(task_id: str, tmp: Path) -> Path:
+    """Run ``erpsim desk validate TASK --out`` and return the solution's attempt folder."""
+    result = CliRunner().invoke(main, ["desk", "validate", task_id, "--out", str(tmp)])
+    assert result.exit_code == 0, result.output
+    return tmp / task_id / "solution"
+
+
+def regrade(attempt: Path, task_id: str, tmp: Path, edit: Edit) -> Any:
+    """Grade a copy of ``attempt`` after ``edit`` changed its final workspace (given ``ws``)."""
+    from runs.grading import final_workspace, grade_folder
+
+    n = len(list(tmp.glob("mutant-*")))
+    copy = tmp / f"mutant-{n}"
+    shutil.copytree(attempt, copy)
+    ws = final_workspace(copy)
+    assert ws is not None
+    edit(ws)
+    return grade_folder(copy, load_task(task_id).loaded)
+
+
+def failed_names(verdict: Any) -> set[str]:
+    """The names of the required checks that failed (grader errors count as failing)."""
+    return {r.name for r in verdict.results if r.required and not r.passed}
+
+
+def read_rows(path: Path) -> list[list[str]]:
+    """A CSV file's rows, header first."""
+    return list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
+
+
+def write_rows(path: Path, rows: list[list[str]]) -> None:
+    """Write rows (header first) as CSV."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+def drop_row(rel: str, index: int) -> Edit:
+    """Drop data row ``index`` of a CSV."""
+    def edit(ws: Path) -> None:
+        rows = read_rows(ws / rel)
+        del rows[1 + index]
+        write_rows(ws / rel, rows)
+    return edit
+
+
+def add_row(rel: str, row: list[str] | None = None, copy_of: int = 0) -> Edit:
+    """Add ``row`` (default: data row ``copy_of`` again) to a CSV."""
+    def edit(ws: Path) -> None:
+        rows = read_rows(ws / rel)
+        rows.append(list(row) if row is not None else list(rows[1 + copy_of]))
+        write_rows(ws / rel, rows)
+    return edit
+
+
+def set_cell(rel: str, index: int, column: str, value: str | Callable[[str], str]) -> Edit:
+    """Set (or transform) one cell of data row ``index`` of a CSV."""
+    def edit(ws: Path) -> None:
+        rows = read_rows(ws / rel)
+        k = rows[0].index(column)
+        old = rows[1 + index][k]
+        rows[1 + index][k] = value(old) if callable(value) else value
+        write_rows(ws / rel, rows)
+    return edit
+
+
+def cent_up(text: str) -> str:
+    """A decimal money string one cent higher, written the same way (two decimals)."""
+    cents = round(float(text) * 100) + 1
+    return f"{'-' if cents < 0 else ''}{abs(cents) // 100}.{abs(cents) % 100:02d}"
+
+
+def replace_text(rel: str, old: str, new: str) -> Edit:
+    """Replace the first ``old`` in a text file by ``new`` (the text must be there)."""
+    def edit(ws: Path) -> None:
+        text = (ws / rel).read_text(encoding="utf-8")
+        assert old in text, f"{old!r} not in {rel}"
+        (ws / rel).write_text(text.replace(old, new, 1), encoding="utf-8")
+    return edit
+
+
+def remove(rel: str) -> Edit:
+    """Remove an output file."""
+    def edit(ws: Path) -> None:
+        (ws / rel).unlink()
+    return edit
+
+
+# --- a solved workspace, every mutant of a file graded in turn ---------------------------
 
 
 @dataclass
@@ -86,28 +190,18 @@ def solve(task_id: str, where: Path) -> Solved:
 NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
 
-def _read(path: Path) -> list[list[str]]:
-    return list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
-
-
-def _write(path: Path, rows: list[list[str]]) -> None:
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows(rows)
-    path.write_text(buf.getvalue(), encoding="utf-8")
-
-
 def csv_mutants(path: Path, *, id_columns: tuple[str, ...]
                 ) -> Iterator[tuple[str, str, Callable[[], None]]]:
     """(class, description, apply) for every row: dropped, added twice, each figure one
     cent up (a changed cell / wrong figure), each identifier cell changed."""
-    rows = _read(path)
+    rows = read_rows(path)
     header, data = rows[0], rows[1:]
     for i, row in enumerate(data):
         def drop(i: int = i) -> None:
-            _write(path, [header, *data[:i], *data[i + 1:]])
+            write_rows(path, [header, *data[:i], *data[i + 1:]])
 
         def add(i: int = i) -> None:
-            _write(path, [header, *data[:i + 1], list(data[i]), *data[i + 1:]])
+            write_rows(path, [header, *data[:i + 1], list(data[i]), *data[i + 1:]])
 
         yield "missing row", f"{path.name} row {i + 1} dropped", drop
         yield "add a row", f"{path.name} row {i + 1} added twice", add
@@ -120,14 +214,14 @@ def csv_mutants(path: Path, *, id_columns: tuple[str, ...]
                     places = len(v.split(".")[1]) if "." in v else 0
                     step = 10 ** -max(places, 2)
                     new[i][k] = f"{float(v) + step:.{max(places, 2)}f}"
-                    _write(path, [header, *new])
+                    write_rows(path, [header, *new])
 
                 yield "wrong figure", f"{path.name} row {i + 1} {name} moved", figure
             elif name in id_columns:
                 def ident(i: int = i, k: int = k) -> None:
                     new = [list(r) for r in data]
                     new[i][k] = _other_id(new[i][k], [r[k] for r in data])
-                    _write(path, [header, *new])
+                    write_rows(path, [header, *new])
 
                 yield "wrong identifier", f"{path.name} row {i + 1} {name} changed", ident
             elif cell.strip():
@@ -135,7 +229,7 @@ def csv_mutants(path: Path, *, id_columns: tuple[str, ...]
                     new = [list(r) for r in data]
                     others = sorted({r[k] for r in data} - {new[i][k]})
                     new[i][k] = others[0] if others else new[i][k] + " (edited)"
-                    _write(path, [header, *new])
+                    write_rows(path, [header, *new])
 
                 yield "change a cell", f"{path.name} row {i + 1} {name} changed", text
 
