@@ -90,6 +90,10 @@ def generate(ctx: GeneratorContext) -> dict[str, bytes]:
         [r for r in RULES if r[0] not in ("12000", "12050", "12100")]
         + [("12000", "12999", "1200")])
     chart_names = {code: name for code, name, _ in chart}
+
+    def company(code: str) -> str:
+        return next(acct for lo, hi, acct in rules if int(lo) <= int(code) <= int(hi))
+
     return {
         "workspace/legacy_tb.csv": csv_bytes(
             ["legacy_account", "legacy_name", "debit", "credit"],
@@ -98,6 +102,11 @@ def generate(ctx: GeneratorContext) -> dict[str, bytes]:
         "workspace/mapping_rules.csv": csv_bytes(
             ["legacy_from", "legacy_to", "company_account"], rules),
         "workspace/chart.csv": csv_bytes(["account", "name", "type"], chart),
+        # each legacy row as the workbook's legacy sheet shows it: its company account by
+        # the rules, its debit and credit (what the lookups and their sums are checked by)
+        "reference/legacy_mapped.csv": csv_bytes(
+            ["legacy_account", "company_account", "debit", "credit"],
+            [[c, company(c), f"{d / 100:.2f}", f"{k / 100:.2f}"] for c, _, d, k in sorted(legacy)]),
         "reference/company_tb.csv": csv_bytes(
             ["account", "name", "debit", "credit"],
             [[r.account, chart_names[r.account], f"{r.debit / 100:.2f}", f"{r.credit / 100:.2f}"]

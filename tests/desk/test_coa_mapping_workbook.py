@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.desk.reformat_tooling_mutants import Edit, failed_names, regrade, solved_attempt
+from tests.desk.output_mutants import Edit, failed_names, regrade, solved_attempt
 
 TASK = "coa-mapping-workbook"
 BOOK = "out/coa_mapping.xlsx"
@@ -46,10 +46,25 @@ def _drop_legacy_row(wb: Any) -> None:
     wb["Legacy TB"].delete_rows(3)
 
 
-def _two_cents_up(wb: Any) -> None:
-    """Two cents: the prompt reads figures to within one cent (xlsx_value_present's floor)."""
+def _a_cent_up(wb: Any) -> None:
+    """One cent: the prompt reads figures to the cent."""
     cell = wb["Legacy TB"]["C2"]
-    cell.value = round(float(cell.value) + 0.02, 2)
+    cell.value = round(float(cell.value) + 0.01, 2)
+
+
+def _total_range_short(wb: Any) -> None:
+    """The debit total over a range one row short (the credit total still reads the
+    same figure: only a check of the debit column's Total cell fails it)."""
+    cell = _find(wb["Company TB"], "Total").offset(column=2)
+    start, end = cell.value[len("=SUM("):-1].split(":")
+    cell.value = f"=SUM({start}:C{int(end[1:]) - 1})"
+
+
+def _lookup_of_the_next_row(wb: Any) -> None:
+    """The last cash row's lookup pointed at the next row's account (a receivable)."""
+    sheet = wb["Legacy TB"]
+    cell = sheet["E4"]
+    cell.value = cell.value.replace("A4", "A5")
 
 
 def _legacy_row_twice(wb: Any) -> None:
@@ -70,11 +85,16 @@ def _error_cell(wb: Any) -> None:
 
 CASES: list[tuple[str, Edit, str]] = [
     ("output: a lookup typed in", _edit_book(_typed_lookup), "lookups-and-totals-are-live"),
-    ("wrong identifier: the carve-out rule ignored", _edit_book(_wrong_rule), "2150-credit"),
-    ("missing rows: a legacy account dropped", _edit_book(_drop_legacy_row), "1000-debit"),
-    ("wrong figure: two cents off", _edit_book(_two_cents_up), "1000-debit"),
-    ("output: a legacy row twice", _edit_book(_legacy_row_twice), "1000-debit"),
-    ("wrong identifier: another company account", _edit_book(_wrong_account), "1000-debit"),
+    ("wrong identifier: the carve-out rule ignored", _edit_book(_wrong_rule),
+     "legacy-rows-mapped"),
+    ("missing rows: a legacy account dropped", _edit_book(_drop_legacy_row), "company-tb-rows"),
+    ("wrong figure: a cent off", _edit_book(_a_cent_up), "company-tb-rows"),
+    ("output: a total over a range one row short", _edit_book(_total_range_short),
+     "company-tb-rows"),
+    ("output: a lookup pointed at the next row", _edit_book(_lookup_of_the_next_row),
+     "legacy-rows-mapped"),
+    ("output: a legacy row twice", _edit_book(_legacy_row_twice), "company-tb-rows"),
+    ("wrong identifier: another company account", _edit_book(_wrong_account), "company-tb-rows"),
     ("output: an error cell", _edit_book(_error_cell), "no-error-cells"),
 ]
 
