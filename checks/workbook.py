@@ -61,6 +61,7 @@ cannot apply.
 from __future__ import annotations
 
 import csv
+import datetime
 import hashlib
 import io
 import math
@@ -208,8 +209,9 @@ class XlsxTableValues(_WorkbookSpec):
     the sheet row whose cell reads the row's ``key`` holds, in the column whose header
     mentions ``columns[c]`` (one header row above the data, case-insensitive), the row's
     value of ``c``: figures to the cent (an empty cell reads 0.00), other values as text
-    (case-insensitive; a whole number reads as its digits). The key is looked up in the
-    column below the headers that holds the most of the reference's keys; without
+    (case-insensitive; a whole number reads as its digits, a date as YYYY-MM-DD). The key
+    is looked up in the column below the headers that holds the most of the reference's
+    keys; without
     ``sheet``, the table is the sheet with the headers whose key column holds the most.
 
     Each figure is tied to its row and its column, not only to a label: a total pointed
@@ -706,7 +708,12 @@ def xlsx_ref_values(spec: XlsxRefValues, ctx: CheckContext) -> CheckResult:
 
 
 def _as_text(value: Any) -> str:
-    """A cell's value compared as text: a whole number as its digits, text folded."""
+    """A cell's value compared as text: a whole number as its digits, a date (or a date
+    and midnight) as YYYY-MM-DD, text folded."""
+    if isinstance(value, datetime.datetime) and value.time() == datetime.time(0):
+        return value.date().isoformat()
+    if isinstance(value, datetime.date):
+        return value.isoformat()
     if isinstance(value, bool):
         return str(value).casefold()
     if isinstance(value, (int, float)) and math.isfinite(value) and float(value).is_integer():

@@ -524,3 +524,12 @@ def test_table_values_text_column_and_bad_reference(ctx: CheckContext, lo: None)
         check(ctx, **TABLE)
     assert set(problems({"type": "xlsx_table_values", "path": "report.xlsx", "ref": "t.csv",
                          "key": "k", "columns": {}})) == {"checks[0].columns"}
+
+
+def test_table_values_read_dates_as_iso(ctx: CheckContext, lo: None) -> None:
+    from checks.workbook import _as_text
+
+    assert _as_text(datetime.date(2026, 3, 31)) == "2026-03-31"
+    assert _as_text(datetime.datetime(2026, 3, 31)) == "2026-03-31"
+    assert _as_text(1000.0) == "1000" and _as_text(" Total ") == "total"
+    assert _as_text(None) == ""
