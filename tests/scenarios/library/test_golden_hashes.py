@@ -22,6 +22,8 @@ GOLDEN: dict[tuple[str, int | None], str] = {
     ("procure-to-pay", 2): "01d3e9f5e787f5df896d82aad3fc6c156dc25f8e28d512cc967393ccf93f0eef",
     ("month-end-close", 1): "e32d6fcaab2afa6add3c506e5cd8a4f63036cd4dc9387350c2ad1b388ec4ed97",
     ("month-end-close", 2): "9d6f4ed0eff04de2fe77ad44d242ebb54f49440096a630caf22e18d2e738520d",
+    ("payment-run", 1): "ea65ef80c420389445dc990353f5e419093af300756addeb4f76f2acea326d1b",
+    ("payment-run", 2): "6db246c61cef940de8f65f57589ff5e7aa8fee576482b7fab2808648ca8fb8ea",
     # desk tasks run at their own seed
     ("ar-aging-workbook", None): "7c4953520f7764b575eaefc5ecbbc45300e8a927001a05c4ab39158391396c62",
     ("contractor-accrual", None):
