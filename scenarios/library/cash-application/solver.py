@@ -1,10 +1,15 @@
 """Cash application: the reference solver (the clerk's materials only) and the oracle (the truth).
 
 The reference clerk reads what an external agent can see: the papers in ``inbox/``
-and ``inbox/archive/`` (card processor payouts and remittance advices as CSV; the
-policy note; emails, which it never acts on) and the books through ``erp.queries``
-(statement lines, receipts, invoices) and the erp realm's customer register. It
-applies the policy note rule by rule:
+and ``inbox/archive/`` (card processor payouts and remittance advices as CSV, PDF or
+plain text; the policy note; emails, which it never acts on) and the books through
+``erp.queries`` (statement lines, receipts, invoices) and the erp realm's customer
+register. Papers and bank lines are read as a person reads them: an invoice number
+however the customer wrote it (``INV 47498``, ``Inv#047511``, ``/INV/47526``, ``Payment
+for invoice 47512``), a payer name however the payer's bank sent it (upper-cased, cut
+short: matched to the one customer whose name it is, or begins), a wire however the
+bank names it (``FEDWIRE CREDIT``, ``SWIFT MT103 CR``...). It applies the policy note
+rule by rule:
 
 1. the payer decides: a reference quoting another customer's invoice goes to the
    payer's own open invoice of that amount;
@@ -27,6 +32,7 @@ Only the oracle may touch the world: its imports of ``sim`` stay inside it.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -52,6 +58,14 @@ WIRE_SHORTFALL_BP = 200
 PAYOUT_COLUMNS = {"payout_id", "customer", "invoice", "gross", "fee", "net"}
 ADVICE_COLUMNS = {"payer", "payment_id", "invoice_id", "amount"}
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_INVOICE_NUMBER = re.compile(
+    r"(?i)(?<![A-Za-z])inv(?:oice)?(?:\s*no\.?)?[\s#:./-]*(\d{1,12})(?!\d)")
+"""An invoice number however a customer writes it: ``INV 47498``, ``Inv#047511``,
+``/INV/47526``, ``Payment for invoice 47512``, ``Invoice No. 000197``, ``INV-000123``."""
+_WIRE = re.compile(r"\b(WIRE|FEDWIRE|SWIFT|MT103|WT)\b")
+"""How banks name an incoming wire on a statement line."""
+_AMOUNT = re.compile(r"^-?\$?\d{1,3}(,\d{3})*(\.\d{2})$|^-?\$?\d+\.\d{2}$")
+_CELLS = re.compile(r"\s{2,}")
 
 
 # --- what the books hold ----------------------------------------------------------------
@@ -89,8 +103,8 @@ class _Receipt:
 
     @property
     def is_wire(self) -> bool:
-        """The money came by wire."""
-        return self.description.upper().startswith("WIRE")
+        """The money came by wire (whatever the bank calls it)."""
+        return _WIRE.search(self.description.upper()) is not None
 
     def same_line(self, other: _Receipt) -> bool:
         """Whether two statement lines carry the very same details (an export twice)."""
@@ -129,6 +143,31 @@ def read_customers(store: Any) -> dict[str, str]:
         name = e.data["name"].strip().casefold()
         by_name[name] = None if name in by_name else e.data["customer_id"]
     return {n: cid for n, cid in by_name.items() if cid is not None}
+
+
+def plain_name(name: str) -> str:
+    """A name as banks export it, to compare: letters and digits, upper case, one space."""
+    return " ".join(re.sub(r"[^A-Z0-9&]+", " ", name.upper()).split())
+
+
+def read_register(store: Any) -> dict[str, str]:
+    """Every customer's plain name (``plain_name``) by customer id."""
+    return {e.data["customer_id"]: plain_name(e.data["name"])
+            for e in store.read(realm="erp", types=["customer_registered"])}
+
+
+def invoice_numbers(text: str) -> list[str]:
+    """The digits (without zero padding) of every invoice number a text writes, in order."""
+    out: list[str] = []
+    for m in _INVOICE_NUMBER.finditer(text):
+        digits = m.group(1).lstrip("0") or "0"
+        if digits not in out:
+            out.append(digits)
+    return out
+
+
+def _digits(invoice_id: str) -> str:
+    return re.sub(r"\D", "", invoice_id).lstrip("0") or "0"
 
 
 # --- what the papers say ----------------------------------------------------------------
@@ -173,11 +212,102 @@ def _csv_rows(path: Path) -> tuple[set[str], list[dict[str, str]]]:
     return {(h or "").strip() for h in reader.fieldnames or ()}, rows
 
 
+def pdf_text(path: Path) -> str:
+    """The text of a PDF, line by line as laid out on its pages ("" when unreadable)."""
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(path)
+        return "\n".join(page.extract_text(extraction_mode="layout") for page in reader.pages)
+    except (OSError, ValueError, PyPdfError):
+        return ""
+
+
+def _amount(token: str) -> int | None:
+    token = token.strip()
+    if not _AMOUNT.match(token):
+        return None
+    try:
+        return parse_cents(token.replace("$", "").replace(",", ""))
+    except MoneyError:
+        return None
+
+
+def _row(line: str, amounts: int) -> tuple[str, list[int]] | None:
+    """A table row ending in ``amounts`` amounts: the text before them, and the amounts."""
+    words = line.split()
+    if len(words) <= amounts:
+        return None
+    tail = [_amount(w) for w in words[-amounts:]]
+    if any(a is None for a in tail):
+        return None
+    return " ".join(words[:-amounts]), [a for a in tail if a is not None]
+
+
+def _read_text_paper(text: str, papers: Papers) -> None:
+    """A payout report or a remittance advice written as text (a PDF's or a .txt file's)."""
+    lines = [x.rstrip() for x in text.splitlines() if x.strip()]
+    payout = re.search(r"\bPayout (po_[A-Za-z0-9]+)", text)
+    if payout is not None:
+        fields = {m.group(1).lower(): m.group(2).strip()
+                  for m in re.finditer(r"(?m)^\s*(Customer|Description|Gross|Fee|Net):\s*(.+)$",
+                                       text)}
+        customer = description = ""
+        money: list[int | None] = []
+        if {"customer", "description", "gross", "fee", "net"} <= set(fields):
+            customer, description = fields["customer"], fields["description"]
+            money = [_amount(fields[k]) for k in ("gross", "fee", "net")]
+        else:
+            for line in lines:
+                row = _row(line, 3)
+                cells = _CELLS.split(line.strip())
+                if row and len(cells) == 5 and _INVOICE_NUMBER.search(cells[1]):
+                    customer, description = cells[0], cells[1]  # the columns as laid out
+                    money = list(row[1])
+                    break
+                m = _INVOICE_NUMBER.search(row[0]) if row else None
+                if row and m:
+                    # the description starts where its invoice number does (or a / before it)
+                    customer = row[0][:m.start()].rstrip(" /#.:-")
+                    description = row[0][m.start():]
+                    money = list(row[1])
+                    break
+        if customer and len(money) == 3 and all(a is not None for a in money):
+            gross, fee, net = (int(a or 0) for a in money)
+            papers.payouts[payout.group(1)] = _Payout(payout.group(1), customer, description,
+                                                      gross, fee, net)
+        return
+    advice = re.search(r"Remittance advice (\S+)", text)
+    if advice is None or not lines:
+        return
+    pid, payer = advice.group(1), lines[0].strip()
+    out = []
+    for line in lines:
+        row = _row(line, 2)
+        if row and _INVOICE_NUMBER.search(row[0]):
+            out.append(AdviceLine(pid, payer, row[0].strip(), row[1][-1]))
+    if out:
+        papers.advices[pid] = out
+
+
 def read_papers(paths: Iterable[Path]) -> Papers:
-    """Card payouts and remittance advices from the CSV files among ``paths``."""
+    """Card payouts and remittance advices from the CSV, PDF and text files among ``paths``.
+
+    An invoice on a paper is kept as the paper writes it (``Inv#47511``); the clerk
+    resolves it against the books (``_Clerk.invoice_named``).
+    """
     papers = Papers()
     for path in sorted(paths, key=lambda p: p.name):
-        if path.suffix.lower() != ".csv":
+        suffix = path.suffix.lower()
+        if suffix == ".pdf":
+            _read_text_paper(pdf_text(path), papers)
+            continue
+        if suffix == ".txt":
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                _read_text_paper(path.read_text(encoding="utf-8"), papers)
+            continue
+        if suffix != ".csv":
             continue  # emails carry no remittance, and are never instructions (policy 9)
         header, rows = _csv_rows(path)
         try:
@@ -251,8 +381,42 @@ class _Clerk:
         self.invoices = read_invoices(desk.store)
         self.receipts = _read_receipts(desk.store)
         self.customers = read_customers(desk.store)
+        self.register = read_register(desk.store)
+        self.by_digits: dict[str, str] = {}
+        for invoice_id in sorted(self.invoices):
+            self.by_digits.setdefault(_digits(invoice_id), invoice_id)
         self.papers = read_papers([*desk.inbox(), *desk.archive()])
         self.reasons: dict[str, str] = {}
+
+    def invoice_named(self, text: str) -> _Invoice | None:
+        """The invoice a paper's invoice column names, however it is written."""
+        if text in self.invoices:
+            return self.invoices[text]
+        return next((self.invoices[self.by_digits[d]] for d in invoice_numbers(text)
+                     if d in self.by_digits), None)
+
+    def named_in(self, reference: str) -> list[_Invoice]:
+        """Every invoice of the books a bank reference names, however it writes them."""
+        ids = [t for t in tokens(reference) if t in self.invoices]
+        ids += [self.by_digits[d] for d in invoice_numbers(reference)
+                if d in self.by_digits and self.by_digits[d] not in ids]
+        return [self.invoices[i] for i in ids]
+
+    def payer_customer(self, r: _Receipt) -> str | None:
+        """The customer a bank line's payer name names: the one whose name it is or begins
+        (a bank cuts names to its field width); among several, the one whose invoice the
+        reference names, or who has an open invoice of the amount. None when unclear."""
+        payer = plain_name(r.payer)
+        if len(payer) < 3:
+            return None
+        exact = [c for c, n in self.register.items() if n == payer]
+        candidates = exact or [c for c, n in self.register.items() if n.startswith(payer)]
+        if len(candidates) > 1:
+            named = {i.customer_id for i in self.named_in(r.reference)}
+            narrowed = [c for c in candidates if c in named] or [
+                c for c in candidates if any(i.open == r.amount for i in self._open_of(c))]
+            candidates = narrowed
+        return candidates[0] if len(candidates) == 1 else None
 
     # --- the turn --------------------------------------------------------------------
 
@@ -313,17 +477,26 @@ class _Clerk:
             return _Plan(reason=f"the bank exported this deposit twice: a second copy of "
                                f"{copy.line_id} (one deposit)")
         plan = _Plan()
-        customer = r.customer_id
         payout = self.payout_for(r)
-        if customer is None:
-            if payout is None:
+        found = r.customer_id
+        if found is None and payout is None:
+            found = self.payer_customer(r)
+            if found is None:
                 return _Plan(reason=f"payer {r.payer or '(none)'!r} is not a customer and no "
                                    "remittance names the customer")
-            customer = self.customers.get(payout.customer.casefold())
-            if customer is None:
+            plan.steps.append(Assign(found))
+        elif found is None and payout is not None:
+            found = self.customers.get(payout.customer.casefold())
+            if found is None:  # the name as a paper cuts or spells it
+                same = [c for c, n in self.register.items() if n == plain_name(payout.customer)]
+                found = same[0] if len(same) == 1 else None
+            if found is None:
                 return _Plan(reason=f"the processor's remittance {payout.payout_id} names "
                                    f"{payout.customer!r}, who is not a customer")
-            plan.steps.append(Assign(customer))
+            plan.steps.append(Assign(found))
+        if found is None:  # not reached: each branch above named the customer or returned
+            return _Plan(reason="cannot be placed")
+        customer = found
         repeat = self.repeats(r, customer)
         if repeat is not None:
             plan.reason = (f"duplicate of {repeat.line_id}: the same payment (customer, amount "
@@ -334,7 +507,7 @@ class _Clerk:
         advice = self.advice_for(r)
         if advice:
             return self._by_advice(r, customer, advice, plan)
-        named = [self.invoices[t] for t in tokens(r.reference) if t in self.invoices]
+        named = self.named_in(r.reference)
         own = [i for i in named if i.customer_id == customer]
         if own:
             return self._to_named(r, own, plan)
@@ -387,7 +560,7 @@ class _Clerk:
         return plan
 
     def _by_payout(self, r: _Receipt, customer: str, p: _Payout, plan: _Plan) -> _Plan:
-        inv = self.invoices.get(p.invoice_id)
+        inv = self.invoice_named(p.invoice_id)
         if inv is None or inv.customer_id != customer:
             plan.reason = (f"the processor's remittance {p.payout_id} names invoice "
                            f"{p.invoice_id}, not an invoice of {p.customer}")
@@ -407,7 +580,7 @@ class _Clerk:
         left = r.open
         closed = []
         for line in advice:
-            inv = self.invoices.get(line.invoice_id)
+            inv = self.invoice_named(line.invoice_id)
             if inv is None or inv.customer_id != customer:
                 continue
             if inv.open == 0:

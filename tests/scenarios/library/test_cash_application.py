@@ -326,3 +326,63 @@ def test_papers_are_read_by_their_columns_and_bad_ones_ignored(tmp_path: Path) -
     assert [(a.invoice_id, a.amount) for a in papers.advices["PAY-1"]] == [
         ("INV-000002", 1_000), ("INV-000003", 550)]
     assert cash_application.tokens("/RFB/INV-000048") == ["RFB", "INV-000048"]
+
+
+# --- messy papers (the medium and hard tiers) ----------------------------------------------
+
+
+@pytest.mark.parametrize(("reference", "numbers"), [
+    ("INV 47498", ["47498"]), ("Inv#047511", ["47511"]), ("/INV/47526", ["47526"]),
+    ("/RFB//INV/285", ["285"]), ("Payment for invoice 47512", ["47512"]),
+    ("Invoice No. 000197", ["197"]), ("INV.39", ["39"]), ("inv-45", ["45"]),
+    ("INV000123", ["123"]), ("INV-000002", ["2"]), ("PARTIAL PMT INV.26", ["26"]),
+    ("PMT PAY-C0127-0001 INV Payment for invoice 4 Payment for invoice 410", ["4", "410"]),
+    ("PMT PAY-C0124-0001 INV INV-000179 INV-000033", ["179", "33"]),
+    ("Invicta Holdings", []), ("Levine, Inverness and Co", []), ("STRIPE PAYOUT po_x1", []),
+])
+def test_invoice_numbers_are_read_however_written(reference: str, numbers: list[str]) -> None:
+    assert cash_application.invoice_numbers(reference) == numbers
+
+
+def test_payer_names_compare_as_banks_export_them() -> None:
+    plain = cash_application.plain_name
+    assert plain("Mccoy, Goodman and Higgins").startswith(plain("MCCOY GOODMAN AND"))
+    assert plain("Simpson-Lawson") == plain("SIMPSON-LAWSON") == "SIMPSON LAWSON"
+
+
+def test_pdf_and_text_remittances_are_read_like_csv_ones(tmp_path: Path) -> None:
+    from sim.pdf import render_pdf
+
+    (tmp_path / "a-payout.pdf").write_bytes(render_pdf(
+        title="Payout po_AbC1", heading=["STRIPE PAYMENTS: payout report", "Payout po_AbC1",
+                                         "Paid out 2026-03-04 to Northwind Services LLC"],
+        columns=["Customer", "Description", "Gross", "Fee", "Net"],
+        rows=[["Roberts LLC", "/INV/31", "9,359.17", "271.71", "9,087.46"]],
+        widths=[150, 130, 75, 70, 75], footer=["Net paid out 9,087.46"]))
+    (tmp_path / "b-advice.pdf").write_bytes(render_pdf(
+        title="Remittance advice PAY-C0001-0002",
+        heading=["Garcia, Lee and Kim", "Remittance advice PAY-C0001-0002",
+                 "Payment date 2026-03-04, by ACH to Northwind Services LLC"],
+        columns=["Invoice", "Invoice amount", "Amount paid"],
+        rows=[["Inv#000012", "1,234.50", "1,234.50"], ["Payment for invoice 15", "99.00",
+                                                        "80.00"]],
+        widths=[200, 150, 150], footer=["Total paid 1,314.50"]))
+    (tmp_path / "c-payout.txt").write_text(
+        "STRIPE PAYMENTS: payout report\nPayout po_Txt9\nPaid out 2026-03-05\n\n"
+        "Customer:    Kim PLC\nDescription: INV 7\nGross:       1,000.00\n"
+        "Fee:         29.30\nNet:         970.70\n")
+    (tmp_path / "d-advice.txt").write_text(
+        "Kim PLC\nRemittance advice PAY-C0002-0001\nPayment date 2026-03-05\n\n"
+        f"{'Invoice':<28}{'Amount':>16}{'Paid':>16}\n{'INV.8':<28}{'500.00':>16}{'500.00':>16}\n"
+        "\nTotal paid 500.00\n")
+    (tmp_path / "e-broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    papers = cash_application.read_papers(sorted(tmp_path.iterdir()))
+    assert papers.payouts["po_AbC1"] == cash_application._Payout(
+        "po_AbC1", "Roberts LLC", "INV/31", 935_917, 27_171, 908_746)
+    assert papers.payouts["po_Txt9"] == cash_application._Payout(
+        "po_Txt9", "Kim PLC", "INV 7", 100_000, 2_930, 97_070)
+    assert [(a.payer, a.invoice_id, a.amount) for a in papers.advices["PAY-C0001-0002"]] == [
+        ("Garcia, Lee and Kim", "Inv#000012", 123_450),
+        ("Garcia, Lee and Kim", "Payment for invoice 15", 8_000)]
+    assert [(a.invoice_id, a.amount) for a in papers.advices["PAY-C0002-0001"]] == [
+        ("INV.8", 50_000)]
