@@ -9,15 +9,18 @@
   mutation at a time. Each operator has a class (:data:`CLASSES`): ``command`` (drop a
   command, submit it twice, aim it at another document of the same or another party, move
   an amount by one cent, submit a command the agent deliberately declined) and the policy
-  classes: ``output`` (drop a row of an output file, change a cell, add a row), ``coding``
+  classes: ``output`` (an output file edited as an agent gets it wrong: a row dropped or
+  added, a cell changed, columns swapped, a formula or a script's logic broken:
+  :mod:`runs.output_mutants`), ``coding``
   (a posting to another account of the same type), ``date`` (a later ``due_by``, a date
   in the previous period), ``amount_limit`` (an amount past its limit), ``role`` (the
   command as another role), ``approval`` (skip a required approval) and
   ``same_amount_doc`` (apply to another document of the same amount). Every mutant the
   checks still accept is a blind spot of the check suite. A mutant that leaves the log
-  and the output files exactly as the reference left them (the books refused the mutated
-  command, or the change made no difference) is *equivalent*: no check could tell it
-  apart, so it is reported apart and not counted.
+  and the output files as the reference left them (the books refused the mutated
+  command, the change made no difference, or the edited file holds the same data) is
+  *equivalent*: no check could tell it apart, so it is reported apart and not counted.
+  An output operator with no candidate says why (:attr:`MutantReport.reasons`).
 """
 
 from __future__ import annotations
@@ -675,14 +678,31 @@ def recording_from_log(res: AttemptResult) -> Recording:
     return rec
 
 
+Witness = tuple[tuple[str, ...], tuple[str, ...]]
+"""A policy rule as the mutants see it: its operators and its checks."""
+
+
+def _witnessed(outcomes: list[MutantOutcome], rule: Witness) -> bool:
+    ops, checks = rule
+    return any(o.mutation.op in ops and not o.equivalent and o.caught
+               and any(x == c or x.startswith(c + "/") for x in o.failed for c in checks)
+               for o in outcomes)
+
+
 def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None, *,
                      per_operator: int = 6,
-                     on_done: Callable[[MutantOutcome], None] | None = None) -> MutantReport:
+                     on_done: Callable[[MutantOutcome], None] | None = None,
+                     rules: list[Witness] | None = None) -> MutantReport:
     """Record the reference agent, check an unmutated replay reproduces it, run the mutants.
 
     A desk task's reference is its solution (an external agent): its commands are rebuilt
     from the log. Raises :class:`ValidationAborted` when the reference is not accepted or
     the replay diverges (the mutants would then measure nothing).
+
+    ``rules`` (``--policy``): for each rule none of whose drawn mutants its own checks
+    caught, up to ``per_operator`` more of its operators' candidates are run, in a seeded
+    order, until one is (a rule about one column or one figure is then not left to the
+    luck of the draw); they are reported like the others.
     """
     own = work is None
     root = Path(tempfile.mkdtemp(prefix="erpsim-mutants-")) if work is None else work
@@ -714,6 +734,18 @@ def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None
             if on_done is not None:
                 on_done(outcome)
         cands = _candidates(recording, turns)
+        done = set(mutations)
+        for n, rule in enumerate(rules or []):
+            pool = [m for op in rule[0] for m in cands.get(op, []) if m not in done]
+            rng = text_random(f"mutants:{seed}:witness:{n}")
+            for m in _spread(rng.sample(pool, len(pool)), min(per_operator, len(pool))):
+                if _witnessed(outcomes, rule):
+                    break
+                done.add(m)
+                outcome = _run_mutant(loaded, seed, recording, ref, m, root / "mutants")
+                outcomes.append(outcome)
+                if on_done is not None:
+                    on_done(outcome)
         return MutantReport(ref, outcomes, sum(len(v) for v in cands.values()),
                             {op: len(v) for op, v in cands.items()},
                             output_candidates(turns)[1])

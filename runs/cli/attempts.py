@@ -471,7 +471,8 @@ def _require_attempt_date(attempt: Path, summary: dict[str, Any], as_of: date) -
               help="Check the scenario's policy table (policy.yaml): every rule names checks "
                    "the scenario has and mutant operators, its README table is generated "
                    "from it, and on the mutation runs a mutant of each rule is caught by one "
-                   "of its checks.")
+                   "of its checks (a rule none of whose drawn mutants its checks caught gets "
+                   "up to --per-operator more of its operators' mutants).")
 @click.option("--seed", type=SEED, default=1, show_default=True,
               help="The seed of the mutation run (without --seeds).")
 @click.option("--per-operator", type=click.IntRange(1, 1000), default=6, show_default=True,
@@ -491,9 +492,11 @@ def validate(scenario: str, seeds_text: str | None, mutants: bool, policy: bool,
     --seeds passes only if reference and oracle (a desk task: its solution) are accepted
     and null rejected on every seed. --mutants (over --seeds, or --seed) prints each
     mutant, a table per class of mistake and mutants_total, mutants_caught and
-    mutants_caught_share. --policy fails when a rule of policy.yaml has no check, names a
-    check or operator that does not exist, its README table is not the generated one, or
-    no mutant of its operators was caught by one of its checks. Exit 0 when the controls
+    mutants_caught_share, and for an output operator with no candidate why ("not
+    drawn: OP: 0 candidates (FILE: reason)"). --policy fails when a rule of policy.yaml
+    has no check, names a check or operator that does not exist, its README table is not
+    the generated one, or no mutant of its operators was caught by one of its checks (a
+    rule with none caught gets up to --per-operator more). Exit 0 when the controls
     all behave (--seeds), the run completed (--mutants), the policy holds (--policy).
     """
     import shutil
@@ -521,7 +524,8 @@ def validate(scenario: str, seeds_text: str | None, mutants: bool, policy: bool,
         reasons: dict[str, str] = {}
         if mutants or policy:
             outcomes, reasons = _validate_mutants(con, loaded, seeds or [seed],
-                                                  root / "mutants", per_operator, show=mutants)
+                                                  root / "mutants", per_operator, show=mutants,
+                                                  policy=policy)
         if policy:
             ok = _validate_policy(con, loaded, outcomes, reasons)
     finally:
@@ -579,7 +583,8 @@ def _validate_seeds(con: Any, loaded: Any, seeds: list[int], work: Path,
 
 
 def _validate_mutants(con: Any, loaded: Any, seeds: list[int], work: Path, per_operator: int,
-                      *, show: bool = True) -> tuple[list[Any], dict[str, str]]:
+                      *, show: bool = True, policy: bool = False
+                      ) -> tuple[list[Any], dict[str, str]]:
     from rich.table import Table
 
     from runs.validate import CLASSES, control_seed, per_class, validate_mutants
@@ -593,10 +598,19 @@ def _validate_mutants(con: Any, loaded: Any, seeds: list[int], work: Path, per_o
     outcomes: list[Any] = []
     reasons: dict[str, str] = {}
     candidates = 0
+    rules = None
+    if policy:
+        from runs.policy import load_policy
+
+        try:
+            rules = [(r.mutants, r.checks) for r in load_policy(loaded.base_dir).rules
+                     if r.mutants and r.checks]
+        except RunsError:
+            rules = None  # --policy reports the table's problem
     for s in seeds:
         try:
             report = validate_mutants(loaded, s, work / f"seed-{s}", per_operator=per_operator,
-                                      on_done=tick)
+                                      on_done=tick, rules=rules)
         except RunsError as e:  # ValidationAborted: the reference measures nothing
             fail(e)
         outcomes += report.outcomes

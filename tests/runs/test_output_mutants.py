@@ -11,8 +11,14 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from runs.output_mutants import (OUTPUT_OPS, Edit, file_edits, mentioned_ids, order_stated,
-                                 same_content)
+from runs.output_mutants import (
+    OUTPUT_OPS,
+    Edit,
+    file_edits,
+    mentioned_ids,
+    order_stated,
+    same_content,
+)
 
 
 def _rows(data: bytes) -> list[list[str]]:
