@@ -10,6 +10,7 @@ read them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -26,8 +27,10 @@ from checks.registry import REGISTRY, CheckResult, CheckSpec, definitions_hash, 
 SCORER_NAME = "erpsim-checks"
 
 
+@functools.cache
 def scorer_version() -> str:
-    """The version of the check implementations (the installed erpsim version)."""
+    """The version of the check implementations (the installed erpsim version; looked up
+    once a process: per-date control evaluates at every date)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
