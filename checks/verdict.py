@@ -16,7 +16,7 @@ import json
 import os
 import tempfile
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,14 +27,21 @@ from checks.registry import REGISTRY, CheckResult, CheckSpec, definitions_hash, 
 SCORER_NAME = "erpsim-checks"
 
 
-@functools.cache
 def scorer_version() -> str:
-    """The version of the check implementations (the installed erpsim version; looked up
-    once a process: per-date control evaluates at every date)."""
-    from importlib.metadata import PackageNotFoundError, version
+    """The version of the check implementations (the installed erpsim version)."""
+    from importlib.metadata import version
+
+    return _version_by(version)
+
+
+@functools.cache
+def _version_by(lookup: Callable[[str], str]) -> str:
+    """erpsim's version as ``lookup`` gives it, looked up once a process (per-date control
+    evaluates at every date, and the metadata lookup takes milliseconds)."""
+    from importlib.metadata import PackageNotFoundError
 
     try:
-        return version("erpsim")
+        return lookup("erpsim")
     except PackageNotFoundError:  # pragma: no cover - running from a bare tree
         return "0+unknown"
 
