@@ -320,6 +320,42 @@ class TextSentenceMatches(_TextSpec):
     none: list[Regex] = Field(default_factory=list)
 
 
+class TextRefSentences(_TextSpec):
+    """Every reference row (of ``ref``, those matching ``rows``) is stated in one sentence.
+
+    The sentence holds each of ``columns``' values of the row: a money value (two
+    decimals) as that figure to the cent (``$`` and thousands separators optional), a
+    ``percent`` column's value followed by ``%``, a YYYY-MM-DD date as written or as ``May
+    3, 2026``, any other value as its text (case-insensitive, on word boundaries); each
+    ``words`` column's value by its regex, and no regex of the column's other values
+    (``decreased`` says decrease and not increase); every regex of ``all``; none of
+    ``none``. The facts come from the generated reference, not
+    typed into the task, and one wrong row (a figure, a percent, a direction) fails.
+    """
+
+    type: Literal["text_ref_sentences"]
+    ref: RefPath
+    columns: list[Column] = Field(min_length=1)
+    percent: list[Column] = Field(default_factory=list)
+    words: dict[Column, dict[str, Regex]] = Field(default_factory=dict)
+    rows: dict[Column, str] = Field(default_factory=dict)
+    all: list[Regex] = Field(default_factory=list)
+    none: list[Regex] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _coherent(self) -> TextRefSentences:
+        _unique(self.columns, "column")
+        stray = [c for c in self.percent if c not in self.columns]
+        if stray:
+            raise ValueError(f"percent columns must be among columns; not there: "
+                             f"{', '.join(stray)}")
+        empty = [c for c, table in self.words.items() if not table]
+        if empty:
+            raise ValueError(f"words: give each column's values and regexes; none for "
+                             f"{', '.join(empty)}")
+        return self
+
+
 class Custom(CheckSpec):
     """``module`` (a ``.py`` file in the reference folder) defines ``check(ws, ref)``.
 
@@ -872,6 +908,71 @@ def text_sentence_matches(spec: TextSentenceMatches, ctx: CheckContext) -> Check
     return _result(False, detail, sentences=len(cut))
 
 
+_MONEY_VALUE = re.compile(r"^(-?)(\d+)\.(\d{2})$")
+_ISO_VALUE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August",
+                "September", "October", "November", "December"]
+
+
+def figure_pattern(value: str, *, percent: bool = False) -> str:
+    """A regex for a stated figure: ``86249.11`` as ``86,249.11`` or ``$86249.11`` (not part
+    of a longer number); a percent followed by ``%``; a date ``2026-05-03`` as written or
+    as ``May 3, 2026`` / ``3 May 2026``; other text literally, on word boundaries."""
+    v = value.strip()
+    if percent:
+        return rf"(?<![\d.]){re.escape(v.lstrip('-'))}\s?%"
+    d = _ISO_VALUE.match(v)
+    if d:  # a date: as written, or as May 3, 2026 / 3 May 2026
+        y, mo, day = d.group(1), int(d.group(2)), int(d.group(3))
+        month = _MONTH_NAMES[mo - 1]
+        return (rf"({re.escape(v)}|{month}\.?\s+0?{day},?\s+{y}|\b0?{day}\s+{month}\.?,?"
+                rf"\s+{y})")
+    m = _MONEY_VALUE.match(v.replace(",", ""))
+    if m:
+        whole = m.group(2)
+        head = len(whole) % 3 or 3
+        groups = [whole[:head]] + [whole[i:i + 3] for i in range(head, len(whole), 3)]
+        return r"(?<![\d.,])\$?\s?" + ",?".join(groups) + rf"\.{m.group(3)}(?!\d)"
+    lead = r"\b" if v[:1].isalnum() else ""
+    tail = r"\b" if v[-1:].isalnum() else ""
+    return lead + re.escape(v) + tail
+
+
+@check_type(TextRefSentences)
+@_failing
+def text_ref_sentences(spec: TextRefSentences, ctx: CheckContext) -> CheckResult:
+    """Pass when every selected reference row has a sentence stating its values."""
+    ref = reference_csv(ctx, spec.ref)
+    idx = _columns_or_raise(ref, [*spec.columns, *spec.words, *spec.rows], spec.ref)
+    chosen = [r for r in ref.rows
+              if all(r[idx[c]].strip() == v for c, v in spec.rows.items())]
+    if not chosen:
+        raise ValueError(f"reference {spec.ref}: no row matches {spec.rows}")
+    cut = sentences(agent_text(ctx, spec.path))
+    missing: list[str] = []
+    for row in chosen:
+        need = [figure_pattern(row[idx[c]], percent=c in spec.percent) for c in spec.columns]
+        veto = list(spec.none)
+        for c, table in spec.words.items():
+            value = row[idx[c]].strip()
+            if value not in table:
+                raise ValueError(f"reference {spec.ref}: {c} {value!r} has no regex in words "
+                                 f"(expected one of: {', '.join(table)})")
+            need.append(table[value])
+            veto += [rx for v, rx in table.items() if v != value and rx != table[value]]
+        need += spec.all
+        if not any(all(re.search(p, x, _RE_FLAGS) for p in need)
+                   and not any(re.search(p, x, _RE_FLAGS) for p in veto) for x in cut):
+            missing.append(" / ".join(row[idx[c]].strip() for c in spec.columns))
+    n = len(chosen)
+    if missing:
+        return _result(False, f"{spec.path}: {len(missing)} of {n} rows of {spec.ref} stated "
+                              f"in no sentence: " + "; ".join(missing[:SHOW]),
+                       rows=n, missing=len(missing))
+    return _result(True, f"{spec.path}: each of the {n} rows of {spec.ref} stated in a "
+                         f"sentence", rows=n, missing=0)
+
+
 def _clip(s: str, limit: int = 160) -> str:
     return s if len(s) <= limit else s[:limit - 3] + "..."
 
@@ -948,6 +1049,6 @@ def custom(spec: Custom, ctx: CheckContext) -> list[CheckResult]:
 
 __all__ = ["MAX_BYTES", "CsvColumns", "CsvRowCount", "CsvSetEqual", "CsvValuesMatch", "Custom",
            "FileExists", "Table", "TextContainsAll", "TextContainsAny", "TextMatchesAll",
-           "TextNotContains", "TextNumbersPresent", "TextSentenceMatches",
-           "agent_csv", "custom_results", "load_custom", "load_function", "numbers_in_text",
-           "parse_csv", "parse_number", "sentences"]
+           "TextNotContains", "TextNumbersPresent", "TextRefSentences", "TextSentenceMatches",
+           "agent_csv", "custom_results", "figure_pattern", "load_custom", "load_function",
+           "numbers_in_text", "parse_csv", "parse_number", "sentences"]

@@ -4,6 +4,7 @@ strict validator, and the reading rules (BOM, garbled CSV, missing files, links)
 from __future__ import annotations
 
 import os
+import re
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -329,6 +330,89 @@ def test_text_numbers_present(ctx: CheckContext) -> None:
         assert not r.passed, off_by_a_cent
     assert check(ctx, type="text_numbers_present", path="out/memo.md",
                  numbers=[12345.674]).passed
+
+
+VARIANCE_MEMO = """# May against April
+
+Service revenue decreased by $86,249.11 (22.1%) on fewer projects.
+Contractors increased by 2030.96, 19.4% more than April.
+Rent is unchanged.
+"""
+
+VARIANCES = ("name,change,change_pct,direction,explain\n"
+             "Service revenue,86249.11,22.1,decreased,yes\n"
+             "Contractors,2030.96,19.4,increased,yes\n"
+             "Rent,0.00,0.0,unchanged,no\n")
+
+REF_SENTENCES = {"type": "text_ref_sentences", "path": "out/memo.md", "ref": "var.csv",
+                 "rows": {"explain": "yes"}, "columns": ["name", "change", "change_pct"],
+                 "percent": ["change_pct"],
+                 "words": {"direction": {"decreased": "decreas", "increased": "increas"}},
+                 "none": [r"\bnot\b"]}
+
+
+def test_text_ref_sentences_pass_on_each_row_stated(ctx: CheckContext) -> None:
+    put(ctx.workspace, "out/memo.md", VARIANCE_MEMO)
+    put(ctx.reference, "var.csv", VARIANCES)
+    r = check(ctx, **REF_SENTENCES)
+    assert r.passed, r.detail
+    assert r.detail == "out/memo.md: each of the 2 rows of var.csv stated in a sentence"
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("$86,249.11", "$86,249.12"),  # a cent
+    ("22.1%", "22.2%"),  # the percent
+    ("Service revenue decreased", "Service revenue increased"),  # the direction
+    ("on fewer projects", "and did not increase"),  # the other direction named too
+    ("Contractors increased", "Consultants increased"),  # the name
+])
+def test_text_ref_sentences_fail_on_one_wrong_fact(ctx: CheckContext, old: str,
+                                                   new: str) -> None:
+    put(ctx.workspace, "out/memo.md", VARIANCE_MEMO.replace(old, new))
+    put(ctx.reference, "var.csv", VARIANCES)
+    r = check(ctx, **REF_SENTENCES)
+    assert not r.passed
+    assert r.detail.startswith("out/memo.md: 1 of 2 rows of var.csv stated in no sentence: ")
+    assert r.metrics["missing"] == 1
+
+
+def test_text_ref_sentences_bad_reference_is_a_grader_error(ctx: CheckContext) -> None:
+    put(ctx.workspace, "out/memo.md", VARIANCE_MEMO)
+    put(ctx.reference, "var.csv", "name,change\nRent,0.00\n")
+    with pytest.raises(ValueError, match=r"reference var\.csv: lacks columns"):
+        check(ctx, **REF_SENTENCES)
+    put(ctx.reference, "var.csv", VARIANCES.replace("yes", "no"))
+    with pytest.raises(ValueError, match=r"no row matches \{'explain': 'yes'\}"):
+        check(ctx, **REF_SENTENCES)
+    put(ctx.reference, "var.csv", VARIANCES.replace("decreased,yes", "fell,yes"))
+    with pytest.raises(ValueError, match=r"direction 'fell' has no regex in words"):
+        check(ctx, **REF_SENTENCES)
+
+
+def test_text_ref_sentences_validator() -> None:
+    assert problems({**REF_SENTENCES, "percent": ["other"]}) == {
+        "checks[0]": "percent columns must be among columns; not there: other"}
+    assert problems({**REF_SENTENCES, "words": {"direction": {}}}) == {
+        "checks[0]": "words: give each column's values and regexes; none for direction"}
+
+
+def test_figure_pattern() -> None:
+    from checks.files import figure_pattern
+
+    rx = figure_pattern("1234567.05")
+    for ok in ("$1,234,567.05", "1234567.05", "$ 1234,567.05"):
+        assert re.search(rx, ok), ok
+    for bad in ("1,234,567.06", "11,234,567.05", "1234567.051"):
+        assert not re.search(rx, bad), bad
+    assert re.search(figure_pattern("22.1", percent=True), "by 22.1 %")
+    assert not re.search(figure_pattern("22.1", percent=True), "by 122.1%")
+    date = figure_pattern("2026-05-03")
+    for ok in ("due 2026-05-03.", "due May 3, 2026", "due 03 May 2026", "May 03 2026"):
+        assert re.search(date, ok, re.IGNORECASE), ok
+    for bad in ("2026-05-04", "May 13, 2026", "3 June 2026"):
+        assert not re.search(date, bad, re.IGNORECASE), bad
+    assert re.search(figure_pattern("Rent"), "rent rose", re.IGNORECASE)
+    assert not re.search(figure_pattern("Rent"), "Rental", re.IGNORECASE)
 
 
 def test_text_sentence_matches(ctx: CheckContext) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.desk.reports_drafting_mutants import Solved, solve, survivors, text_mutants
+from tests.desk.output_mutants import Solved, solve, survivors, text_mutants
 
 TASK = "pl-variance-memo"
 MEMO = "out/variance_memo.md"
@@ -59,6 +59,6 @@ def test_revenue_sign_read_the_ledger_way_fails(solved: Solved) -> None:
     try:
         path.write_text(original.replace("Service revenue decreased", "Service revenue increased"),
                         encoding="utf-8")
-        assert "explains-service-revenue" in solved.failed()
+        assert "explains-each-line-the-rule-explains" in solved.failed()
     finally:
         path.write_text(original, encoding="utf-8")
