@@ -40,7 +40,9 @@ def bench_ledger(events: int, single: int, seed: int) -> None:
 @click.option("--seed", type=SEED, default=1, show_default=True)
 @click.option("--months", type=click.IntRange(1, 24), default=1, show_default=True,
               help="Run the scenario over this many monthly closes (same turns every month, "
-                   "the controller's closing turn on the next month's first business day).")
+                   "the controller's closing turn on the next month's first business day); "
+                   "the checks that name the month's end (statement date, last day, period) "
+                   "judge the last month's, and every month's period is to be closed.")
 def bench_engine(scenario: str, customers: int, vendors: int, agent_name: str,
                  seed: int, months: int) -> None:
     """Events of both realms per second: engine, counterparties, books and checks together.
