@@ -8,7 +8,7 @@
 
 The optimum is computed here, from the world's truth: the bills the vendors issued with
 their terms, the books' cash above the floor before the agent's first write of the run
-day, solved by CP-SAT (:mod:`scenarios.payment_run`). What the agent achieved is what
+day, solved by CP-SAT (:mod:`checks.payment_run`). What the agent achieved is what
 happened: the discounts its payments took and the late fees the vendors charged in their
 own books. The gap (optimum value less achieved value, in cents and as a share of what
 the optimum improves on paying nothing) is the result's metric.
@@ -23,12 +23,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from checks.context import CheckContext
-from checks.registry import CheckResult, CheckSpec, check_type
-from checks.state import listing
-from erp import queries as q
-from erp.books import document_number_key
-from erp.money import display_cents
-from scenarios.payment_run import (
+from checks.payment_run import (
     BillKey,
     Outcome,
     RunInstance,
@@ -38,6 +33,11 @@ from scenarios.payment_run import (
     solve,
     world_bills,
 )
+from checks.registry import CheckResult, CheckSpec, check_type
+from checks.state import listing
+from erp import queries as q
+from erp.books import document_number_key
+from erp.money import display_cents
 
 
 def _agent(ctx: CheckContext, actor: str) -> bool:

@@ -2,7 +2,7 @@
 
 Both do the clerk's run day: enter every vendor invoice issued so far once, dated as
 invoiced, with its due date and its early-payment discount terms, and approve it; then
-plan the run with CP-SAT (:func:`scenarios.payment_run.solve`: the priority bills first,
+plan the run with CP-SAT (:func:`checks.payment_run.solve`: the priority bills first,
 then the most discounts captured less late fees incurred, then the least cash) within
 the cash above the floor, and pay the plan: a bill with a live discount with
 ``PayBillWithDiscount``, the others in one ``RunPayments``.
@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from checks.payment_run import RunBill, RunInstance, solve, world_bills
 from erp import commands as c
 from erp.books import document_number_key
 from erp.errors import CommandRejected
 from erp.events import BillEntered
 from erp.money import display_cents, parse_cents
-from scenarios.payment_run import RunBill, RunInstance, solve, world_bills
 from scenarios.turn import TurnContext
 from sim.world import World
 from sim.world_events import BillIssued, decode_world_event

@@ -1,6 +1,6 @@
 """payment-run: the CP-SAT optimum is the optimum, and the grading checks tell runs apart.
 
-- The model (:mod:`scenarios.payment_run`): on small instances CP-SAT's plan equals the
+- The model (:mod:`checks.payment_run`): on small instances CP-SAT's plan equals the
   best plan found by enumerating every subset of bills (priority, then value, then least
   cash), and the value it reports is the plan's.
 - The checks (:mod:`checks.optimality`) on real attempts: the reference is at the
@@ -31,13 +31,13 @@ from checks.optimality import (
     paid_only_with_cause,
     payment_run_optimality,
 )
+from checks.payment_run import RunBill, RunInstance, late_fees_charged, outcome, solve
 from erp import commands as c
 from erp.errors import CommandRejected
 from erp.store import EventStore
 from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
-from scenarios.payment_run import RunBill, RunInstance, late_fees_charged, outcome, solve
 from scenarios.turn import TurnContext
 
 RUN_ON, NEXT_RUN = date(2026, 6, 10), date(2026, 6, 24)

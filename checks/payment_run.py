@@ -14,7 +14,8 @@ before the next run is a priority. The plan chosen, in order of precedence:
 Each stage is solved to proven optimality (``OPTIMAL``) and fixed before the next, with
 one worker and a fixed seed, so the same instance always gives the same plan. The
 reference solver builds the instance from the inbox and the books, the oracle and the
-grading check from the world's truth; all three use :func:`solve`.
+grading check from the world's truth; all three use :func:`solve`. It lives with the
+checks (which may import only ``erp`` and ``sim``); the scenario's solvers import it.
 """
 
 from __future__ import annotations
