@@ -42,15 +42,18 @@ def _month_ends(n: int) -> list[date]:
     return out
 
 
-def schedule_summary(principal: Decimal, rate: Decimal, months: int) -> list[Decimal]:
-    """The six summary figures (``LABELS``) of the prompt's schedule, exactly."""
+Row = tuple[int, date, Decimal, Decimal, Decimal, Decimal, Decimal]
+"""One instalment: number, date, opening balance, instalment, interest, principal, closing."""
+
+
+def schedule_rows(principal: Decimal, rate: Decimal, months: int) -> list[Row]:
+    """The prompt's schedule, row by row, exactly (refused: a half-cent interest, or a last
+    instalment equal to the level one)."""
     getcontext().prec = 40
     r = rate / 12
     payment = (principal * r / (1 - (1 + r) ** -months)).quantize(CENT, ROUND_HALF_UP)
-    balance, total_interest, year_interest = principal, Decimal(0), Decimal(0)
-    year_end_balance = Decimal(0)
-    principal_next_year = Decimal(0)
-    final = Decimal(0)
+    balance = principal
+    rows: list[Row] = []
     for k, when in enumerate(_month_ends(months), start=1):
         raw = balance * r
         frac = (raw * 100) % 1
@@ -58,20 +61,21 @@ def schedule_summary(principal: Decimal, rate: Decimal, months: int) -> list[Dec
             raise GenerationError(f"month {k}: interest {raw} is a half cent")
         interest = raw.quantize(CENT, ROUND_HALF_UP)
         pay = balance + interest if k == months else payment
-        final = pay
         repaid = pay - interest
+        rows.append((k, when, balance, pay, interest, repaid, balance - repaid))
         balance -= repaid
-        total_interest += interest
-        if when.year == 2026:
-            year_interest += interest
-        if when == YEAR_END:
-            year_end_balance = balance
-        if when.year == 2027:
-            principal_next_year += repaid
-    if final == payment:
+    if rows[-1][3] == payment:
         raise GenerationError("the last instalment equals the level one (nothing to adjust)")
-    return [payment, final, total_interest, year_interest, year_end_balance,
-            principal_next_year]
+    return rows
+
+
+def schedule_summary(principal: Decimal, rate: Decimal, months: int) -> list[Decimal]:
+    """The six summary figures (``LABELS``) of the prompt's schedule, exactly."""
+    rows = schedule_rows(principal, rate, months)
+    return [rows[0][3], rows[-1][3], sum((x[4] for x in rows), Decimal(0)),
+            sum((x[4] for x in rows if x[1].year == 2026), Decimal(0)),
+            next(x[6] for x in rows if x[1] == YEAR_END),
+            sum((x[5] for x in rows if x[1].year == 2027), Decimal(0))]
 
 
 def _draw(label: str) -> tuple[Decimal, Decimal]:
@@ -90,6 +94,7 @@ def generate(ctx: GeneratorContext) -> dict[str, bytes]:
     principal, rate = _draw(f"loan:{ctx.seed}:workspace")
     h_principal, h_rate = _draw(f"loan:{ctx.seed}:holdout")
     try:
+        rows = schedule_rows(principal, rate, months)
         figures = schedule_summary(principal, rate, months)
         h_figures = schedule_summary(h_principal, h_rate, months)
     except GenerationError as e:
@@ -119,5 +124,10 @@ Covenants:           minimum cash of USD 50,000.00 at each month end; leverage t
     holdout = csv_bytes(["figure", "value"],
                         [["Principal", f"{h_principal:.2f}"], ["Annual rate", f"{h_rate}"],
                          *[[k, f"{v:.2f}"] for k, v in zip(LABELS, h_figures, strict=True)]])
+    schedule = csv_bytes(
+        ["number", "date", "opening", "instalment", "interest", "principal", "closing"],
+        [[k, when.isoformat(), *(f"{v:.2f}" for v in figures_of_row)]
+         for k, when, *figures_of_row in rows])
     return {"workspace/term_sheet.txt": text_bytes(sheet), "reference/summary.csv": summary,
+            "reference/schedule.csv": schedule,
             "reference/holdout.csv": holdout}

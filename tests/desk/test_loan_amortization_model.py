@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.desk.reformat_tooling_mutants import Edit, failed_names, regrade, solved_attempt
+from tests.desk.output_mutants import Edit, failed_names, regrade, solved_attempt
 
 TASK = "loan-amortization-model"
 BOOK = "out/loan_model.xlsx"
@@ -66,6 +66,15 @@ def _more_principal(wb: Any) -> None:
     wb["Inputs"]["B1"] = wb["Inputs"]["B1"].value + 1000
 
 
+def _renumbered_row(wb: Any) -> None:
+    wb["Schedule"]["A5"] = 5  # instalment 4 numbered 5 (twice 5, no 4)
+
+
+def _a_cent_in_one_row(wb: Any) -> None:
+    cell = wb["Schedule"]["E20"]  # one month's interest a cent more, typed
+    cell.value = cell.value.replace("=ROUND(", "=0.01+ROUND(")
+
+
 def _error_cell(wb: Any) -> None:
     wb["Summary"]["C1"] = "=1/0"
 
@@ -89,6 +98,9 @@ CASES: list[tuple[str, Edit, str]] = [
      "reuse/reused:Total interest"),
     ("wrong figure: another principal", _edit_book(_more_principal), "summary-figures"),
     ("output: an error cell", _edit_book(_error_cell), "no-error-cells"),
+    ("output: an instalment numbered twice", _edit_book(_renumbered_row), "schedule-rows"),
+    ("wrong figure: a cent in one month's interest", _edit_book(_a_cent_in_one_row),
+     "schedule-rows"),
     ("output: rows typed in", _edit_book(_rows_typed), "schedule-is-live"),
 ]
 
