@@ -193,3 +193,43 @@ def test_same_data_written_differently_is_the_same_content(tmp_path: Path) -> No
     assert not same_content(path, b"a,b\n1,2.50\n", b"a,b\n1,2.51\n")
     text = tmp_path / "x.txt"
     assert same_content(text, b"Total  $1.00\n", b"Total $1.00")
+
+
+def test_the_candidates_of_a_turn_say_why_an_operator_draws_none(tmp_path: Path) -> None:
+    from runs.validate import output_candidates
+
+    turns = tmp_path / "turns"
+    _write(turns / "01" / "workspace" / "prompt.md", "Write out/notes.pdf and out/x.csv.")
+    (turns / "01" / "outputs").mkdir(parents=True)
+    (turns / "01" / "outputs" / "notes.pdf").write_bytes(b"%PDF-1.4\n")
+    _write(turns / "01" / "outputs" / "x.csv", "id,amount\nA-01,1.00\nA-02,2.00\n")
+    by_op, reasons = output_candidates(turns)
+    assert {m.path for m in by_op["output_drop_row"]} == {"x.csv"}
+    assert all(m.kind and m.site for op in by_op for m in by_op[op])
+    assert reasons["output_break_formula"] == ("notes.pdf: a .pdf file: no operator reads it; "
+                                               "x.csv: a CSV has no formula")
+    assert "x.csv: the prompt states no exact column order" in reasons["output_swap_columns"]
+    assert "output_change_cell" not in reasons
+
+
+def test_a_rule_is_witnessed_only_by_a_counted_mutant_its_own_checks_caught() -> None:
+    from runs.validate import MutantOutcome, Mutation, _witnessed
+
+    m = Mutation("output_change_cell", 1, 0, "", "x.csv", "money by a cent", "amount")
+    rule = (("output_change_cell",), ("totals",))
+    caught = MutantOutcome(m, "x", "rejected", False, ("totals/row-2",))
+    assert _witnessed([caught], rule)
+    assert not _witnessed([MutantOutcome(m, "x", "rejected", False, ("columns",))], rule)
+    assert not _witnessed([MutantOutcome(m, "x", "rejected", True, ("totals",))], rule)
+    assert not _witnessed([caught], (("output_add_row",), ("totals",)))
+
+
+def test_the_policy_quotes_why_a_rule_s_operator_drew_nothing() -> None:
+    from desk.tasks import load_task
+    from runs.policy import check_policy
+
+    loaded = load_task("dunning-emails").loaded
+    findings = check_policy(loaded, [], {"output_add_row": "emails/C1.txt: no id"})
+    add = next(f for f in findings if "output_add_row" in f.rule.mutants)
+    assert any("(0 drawn, 0 counted; not drawn: output_add_row: emails/C1.txt: no id)" in p
+               for p in add.problems)
