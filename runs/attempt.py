@@ -155,6 +155,12 @@ class AttemptResult:
         return str(self.summary["final_hash"])
 
 
+GAP_METRICS = ("optimum_value", "achieved_value", "nothing_value", "gap_cents", "gap_share",
+               "max_gap_share")
+"""The metrics of a check graded against a certified optimum (``checks/optimality.py``)
+that an attempt's summary repeats under ``optimality_gap``, by check name."""
+
+
 class _Vars(dict[str, str]):
     def __missing__(self, key: str) -> str:
         raise AttemptError(f"prompt template uses {{{key}}}, which is not one of: "
@@ -288,6 +294,10 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
                           "failed": [r.name for r in verdict.failed],
                           "grader_errors": [g.check for g in verdict.grader_errors],
                           "check_fraction": round(verdict.check_fraction, 6)}
+    gaps = {r.name: {k: r.metrics[k] for k in GAP_METRICS if k in r.metrics}
+            for r in verdict.results if "gap_share" in r.metrics}
+    if gaps:  # a check graded the run against a certified optimum (payment-run)
+        summary["optimality_gap"] = gaps
     summary["daily_checks"] = daily.report()
     summary["daily_timing"] = daily.timing()
     if store_url is not None:

@@ -217,6 +217,9 @@ def test_the_reference_is_at_the_optimum(attempts: dict[str, AttemptResult]) -> 
     assert m["gap_cents"] == 0 and m["gap_share"] == 0.0
     assert m["achieved_value"] == m["optimum_value"] > m["nothing_value"]
     assert m["optimum_cash"] <= m["available"]
+    gap = attempts["reference"].summary["optimality_gap"]["payment-run-optimal"]
+    assert gap == {k: m[k] for k in ("optimum_value", "achieved_value", "nothing_value",
+                                     "gap_cents", "gap_share", "max_gap_share")}
 
 
 def test_a_greedy_run_is_short_of_the_optimum(attempts: dict[str, AttemptResult]) -> None:
