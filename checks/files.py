@@ -328,9 +328,11 @@ class TextRefSentences(_TextSpec):
     ``percent`` column's value followed by ``%``, a YYYY-MM-DD date as written or as ``May
     3, 2026``, any other value as its text (case-insensitive, on word boundaries); each
     ``words`` column's value by its regex, and no regex of the column's other values
-    (``decreased`` says decrease and not increase); every regex of ``all``; none of
-    ``none``. The facts come from the generated reference, not
-    typed into the task, and one wrong row (a figure, a percent, a direction) fails.
+    (``decreased`` says decrease and not increase); for each ``signs`` column
+    (``[when negative, when positive]``), the regex of its value's sign and not the other's
+    (-8784.42 says under and not over); every regex of ``all``; none of ``none``. The
+    facts come from the generated reference, not typed into the task, and one wrong row
+    (a figure, a percent, a direction) fails.
     """
 
     type: Literal["text_ref_sentences"]
@@ -338,6 +340,8 @@ class TextRefSentences(_TextSpec):
     columns: list[Column] = Field(min_length=1)
     percent: list[Column] = Field(default_factory=list)
     words: dict[Column, dict[str, Regex]] = Field(default_factory=dict)
+    signs: dict[Column, Annotated[list[Regex], Field(min_length=2, max_length=2)]] = Field(
+        default_factory=dict)
     rows: dict[Column, str] = Field(default_factory=dict)
     all: list[Regex] = Field(default_factory=list)
     none: list[Regex] = Field(default_factory=list)
@@ -943,7 +947,8 @@ def figure_pattern(value: str, *, percent: bool = False) -> str:
 def text_ref_sentences(spec: TextRefSentences, ctx: CheckContext) -> CheckResult:
     """Pass when every selected reference row has a sentence stating its values."""
     ref = reference_csv(ctx, spec.ref)
-    idx = _columns_or_raise(ref, [*spec.columns, *spec.words, *spec.rows], spec.ref)
+    idx = _columns_or_raise(ref, list(dict.fromkeys([*spec.columns, *spec.words, *spec.signs,
+                                                     *spec.rows])), spec.ref)
     chosen = [r for r in ref.rows
               if all(r[idx[c]].strip() == v for c, v in spec.rows.items())]
     if not chosen:
@@ -960,6 +965,13 @@ def text_ref_sentences(spec: TextRefSentences, ctx: CheckContext) -> CheckResult
                                  f"(expected one of: {', '.join(table)})")
             need.append(table[value])
             veto += [rx for v, rx in table.items() if v != value and rx != table[value]]
+        for c, (negative, positive) in spec.signs.items():
+            figure = parse_number(row[idx[c]])
+            if figure is None or figure == 0:
+                raise ValueError(f"reference {spec.ref}: {c} {row[idx[c]]!r} is not a non-zero "
+                                 f"figure (signs needs one)")
+            need.append(negative if figure < 0 else positive)
+            veto.append(positive if figure < 0 else negative)
         need += spec.all
         if not any(all(re.search(p, x, _RE_FLAGS) for p in need)
                    and not any(re.search(p, x, _RE_FLAGS) for p in veto) for x in cut):

@@ -389,6 +389,25 @@ def test_text_ref_sentences_bad_reference_is_a_grader_error(ctx: CheckContext) -
         check(ctx, **REF_SENTENCES)
 
 
+def test_text_ref_sentences_signs(ctx: CheckContext) -> None:
+    put(ctx.reference, "v.csv", "service,variance\nSupport,-8784.42\nTraining,9204.97\n")
+    spec = {"type": "text_ref_sentences", "path": "out/memo.md", "ref": "v.csv",
+            "columns": ["service", "variance"],
+            "signs": {"variance": [r"\b(under|below)\b", r"\b(over|above)\b"]}}
+    good = "Support came in under budget by $8,784.42. Training ran over by 9,204.97."
+    put(ctx.workspace, "out/memo.md", good)
+    assert check(ctx, **spec).passed
+    for bad in (good.replace("under budget", "over budget"),
+                good.replace("ran over", "ran over, not under")):
+        put(ctx.workspace, "out/memo.md", bad)
+        r = check(ctx, **spec)
+        assert not r.passed and r.metrics["missing"] == 1, bad
+    put(ctx.reference, "v.csv", "service,variance\nSupport,0.00\n")
+    with pytest.raises(ValueError, match=r"variance '0\.00' is not a non-zero figure"):
+        check(ctx, **spec)
+    assert "checks[0].signs.variance" in problems({**spec, "signs": {"variance": ["x"]}})
+
+
 def test_text_ref_sentences_validator() -> None:
     assert problems({**REF_SENTENCES, "percent": ["other"]}) == {
         "checks[0]": "percent columns must be among columns; not there: other"}
