@@ -28,6 +28,7 @@ from __future__ import annotations
 import calendar
 import contextlib
 import hashlib
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -689,6 +690,46 @@ def _witnessed(outcomes: list[MutantOutcome], rule: Witness) -> bool:
                for o in outcomes)
 
 
+def _check_texts(loaded: LoadedScenario, labels: tuple[str, ...]) -> list[str]:
+    """Every string a rule's checks are configured with (paths, columns, patterns)."""
+    out: list[str] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, str):
+            out.append(x)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list | tuple):
+            for v in x:
+                walk(v)
+
+    for i, spec in enumerate(loaded.checks):
+        if spec.label(i) in labels:
+            walk(spec.model_dump())
+    return out
+
+
+def _aimed(m: Mutation, hints: list[str]) -> int:
+    """How squarely an output mutation hits what a rule's checks read: 2 when the value or
+    column it changes is one they name or match, 1 when only its file is."""
+    import fnmatch
+
+    value = m.site.split(" ", 1)[-1].strip()
+    score = 0
+    if m.path and any(fnmatch.fnmatch(m.path, h.removeprefix("out/")) for h in hints):
+        score = 1
+    for h in hints:
+        if not value:
+            break
+        if value == h or (len(value) > 3 and value in h):
+            return 2
+        with contextlib.suppress(re.error):
+            if len(h) > 3 and re.search(h, value):
+                return 2
+    return score
+
+
 def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None, *,
                      per_operator: int = 6,
                      on_done: Callable[[MutantOutcome], None] | None = None,
@@ -700,9 +741,10 @@ def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None
     the replay diverges (the mutants would then measure nothing).
 
     ``rules`` (``--policy``): for each rule none of whose drawn mutants its own checks
-    caught, up to ``per_operator`` more of its operators' candidates are run, in a seeded
-    order, until one is (a rule about one column or one figure is then not left to the
-    luck of the draw); they are reported like the others.
+    caught, up to ``per_operator`` more of its operators' candidates are run, those that
+    change a value, column or file the rule's checks name first (a seeded order among
+    equals), until one is caught (a rule about one column or one figure is then not left
+    to the luck of the draw); they are reported like the others.
     """
     own = work is None
     root = Path(tempfile.mkdtemp(prefix="erpsim-mutants-")) if work is None else work
@@ -738,7 +780,9 @@ def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None
         for n, rule in enumerate(rules or []):
             pool = [m for op in rule[0] for m in cands.get(op, []) if m not in done]
             rng = text_random(f"mutants:{seed}:witness:{n}")
-            for m in _spread(rng.sample(pool, len(pool)), min(per_operator, len(pool))):
+            hints = _check_texts(loaded, rule[1])
+            shuffled = sorted(rng.sample(pool, len(pool)), key=lambda m: -_aimed(m, hints))
+            for m in shuffled[:per_operator]:
                 if _witnessed(outcomes, rule):
                     break
                 done.add(m)
