@@ -68,7 +68,7 @@ def test_workbook_mutants_fail(solved: Solved, what: str) -> None:
                 for r in rows:
                     r[3].value = 0
             elif what == "wrong-figure":
-                revenue[3].value = f"={revenue[3].value[1:]}+0.02"
+                revenue[3].value = f"={revenue[3].value[1:]}+0.01"  # a cent
             elif what == "wrong-label":
                 revenue[0].value = "Sales"
             elif what == "row-gone":
