@@ -16,8 +16,8 @@ noise never shifts another draw of the instance and the same seed gives the same
   (``FEDWIRE CREDIT``, ``INCOMING WIRE TRF``, ``SWIFT MT103 CR``...);
 - ``pdf_remittances`` / ``text_remittances``: the share of remittance advices sent as
   a PDF or as plain text instead of CSV, drawn per document;
-- ``pdf_bills`` / ``emails``: the share of vendor bills sent as a PDF instead of text,
-  and of vendors that send their bills inside an email's free text.
+- ``pdf_bills`` / ``emails``: the share of vendor bills sent as a PDF, or inside an
+  email under a free-text request (``pay this one early``), instead of a text file.
 """
 
 from __future__ import annotations
@@ -52,6 +52,10 @@ class DocumentNoise(BaseModel):
         if total > 1:
             raise ValueError(f"pdf_remittances + text_remittances is {total:g} (expected at "
                              "most 1: the rest are CSV)")
+        bills = self.pdf_bills + self.emails
+        if bills > 1:
+            raise ValueError(f"pdf_bills + emails is {bills:g} (expected at most 1: the rest "
+                             "of the bills are text files)")
         return self
 
     @property
@@ -147,6 +151,37 @@ def remittance_format(streams: Streams, key: str, noise: DocumentNoise) -> DocFo
     if u < noise.pdf_remittances + noise.text_remittances:
         return "text"
     return "csv"
+
+
+BillFormat = Literal["text", "pdf", "email"]
+
+EMAIL_REQUESTS = (
+    "Could you let us know when this will be paid? Our month end is coming up.",
+    "We would be grateful if you could pay this one early, ahead of your usual run.",
+    "Please confirm you have received it and send the remittance advice to this address.",
+    "Could you also send us an updated statement of our account when you have a moment?",
+    "If anything on it does not match your order, just reply and we will sort it out.",
+    "Our accounts team asks that you settle it in full this week, whatever the terms say.",
+)
+"""What a vendor writes above an invoice it sends in an email (free text, never policy)."""
+
+
+def bill_format(streams: Streams, key: str, noise: DocumentNoise) -> BillFormat:
+    """How one vendor bill (``key`` names it) is sent: a text file, a PDF, or an email."""
+    if noise.pdf_bills <= 0 and noise.emails <= 0:
+        return "text"
+    u = float(streams.generator(f"noise:bill:{key}").random())
+    if u < noise.pdf_bills:
+        return "pdf"
+    if u < noise.pdf_bills + noise.emails:
+        return "email"
+    return "text"
+
+
+def email_request(streams: Streams, key: str) -> str:
+    """The free-text request a vendor writes above an emailed bill (its own stream)."""
+    rng = streams.generator(f"noise:request:{key}")
+    return EMAIL_REQUESTS[int(rng.integers(0, len(EMAIL_REQUESTS)))]
 
 
 def drawn(streams: Streams, name: str, share: float) -> bool:

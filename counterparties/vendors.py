@@ -32,13 +32,15 @@ from typing import Any, Literal
 import numpy as np
 
 from counterparties.injections import VendorParams, register
+from counterparties.noise import CLEAN, bill_format, email_request
 from counterparties.planting import injection_rng, mark_planted, pick
 from counterparties.specs import PlannedInjection, PopulationView, VendorSpec
 from erp.books import document_number_key
 from erp.events import BankDetails
 from erp.money import display_cents, format_cents
-from sim.documents import deliver, deliver_email, render_csv
+from sim.documents import deliver, deliver_binary, deliver_email, render_csv
 from sim.engine import Engine, Phase
+from sim.pdf import render_text_pdf
 from sim.world_events import (
     BankChangeAsked,
     BillIssued,
@@ -473,10 +475,7 @@ class Vendor:
         bill = replace(bill, text=self.render_invoice(bill))
         self._record_bill(bill)
         self.book.append(BookEntry(today, bill.number, f"Invoice {bill.number}", total))
-        deliver(self.engine, actor=self.actor, kind="bill",
-                filename=f"invoice-{_safe_filename(bill.number)}.txt", sender=self.email,
-                subject=f"Invoice {bill.number} from {self.name}", content=bill.text,
-                truth=self._bill_truth(bill))
+        self._send_bill(bill, self._bill_truth(bill))
         if bill.late_fee and kind == "original":
             self.engine.process(self.charges_late_fee(bill))
         return bill
@@ -522,11 +521,33 @@ class Vendor:
                           subject=f"Invoice {number} - copy", body=wrap_body(body),
                           slug=f"resend-invoice-{_safe_filename(number)}", truth=truth)
         else:
-            deliver(self.engine, actor=self.actor, kind="bill",
-                    filename=f"invoice-{_safe_filename(number)}.txt", sender=self.email,
-                    subject=f"Invoice {number} from {self.name}", content=bill.text,
-                    truth=truth)
+            self._send_bill(bill, truth)
         return bill
+
+    def _send_bill(self, bill: Bill, truth: dict[str, Any]) -> None:
+        """Send an invoice: a text file; with document noise, maybe a PDF of the same page,
+        or an email carrying it under a free-text request (``counterparties.noise``)."""
+        noise = getattr(self.population, "noise", None) or CLEAN
+        key = f"{self.vendor_id}:{bill.ref}"
+        fmt = bill_format(self.engine.streams, key, noise)
+        name = _safe_filename(bill.number)
+        subject = f"Invoice {bill.number} from {self.name}"
+        if fmt == "pdf":
+            deliver_binary(self.engine, actor=self.actor, kind="bill",
+                           filename=f"invoice-{name}.pdf", sender=self.email, subject=subject,
+                           data=render_text_pdf(title=subject, text=bill.text), truth=truth)
+        elif fmt == "email":
+            request = email_request(self.engine.streams, key)
+            body = (f"Hello,\n\nPlease find our invoice {bill.number} below. {request}\n\n"
+                    f"{bill.text}\nKind regards,\n{self.contact}\n{self.name}\n{self.phone}\n")
+            deliver_email(self.engine, actor=self.actor,
+                          sender=formataddr((self.name, self.email)), subject=subject,
+                          body=wrap_body(body), kind="bill", slug=f"invoice-{name}",
+                          truth=truth)
+        else:
+            deliver(self.engine, actor=self.actor, kind="bill",
+                    filename=f"invoice-{name}.txt", sender=self.email, subject=subject,
+                    content=bill.text, truth=truth)
 
     def _record_bill(self, bill: Bill) -> None:
         self.bills.append(bill)

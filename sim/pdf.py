@@ -71,3 +71,25 @@ def render_pdf(*, title: str, heading: Sequence[str], columns: Sequence[str],
     c.showPage()
     c.save()
     return buf.getvalue()
+
+
+def render_text_pdf(*, title: str, text: str, size: float = 9) -> bytes:
+    """A plain-text document (an invoice as its vendor's system prints it) as PDF bytes,
+    one line of text per printed line in a monospaced font, pages as it fills them."""
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=letter, invariant=1, pageCompression=0)
+    c.setTitle(_ascii(title))
+    y = _TOP
+    leading = size * 1.35
+    c.setFont("Courier", size)
+    for raw in text.splitlines():
+        if y < _BOTTOM:
+            c.showPage()
+            c.setFont("Courier", size)
+            y = _TOP
+        if raw.strip():
+            c.drawString(_LEFT, y, _ascii(raw))
+        y -= leading
+    c.showPage()
+    c.save()
+    return buf.getvalue()

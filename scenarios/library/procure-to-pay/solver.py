@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import re
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
@@ -433,8 +434,31 @@ def read_email(text: str) -> Document:
                       "credit note or bank-detail change")
 
 
+def pdf_text(path: Path) -> str | None:
+    """A PDF's text as laid out on its pages, its common indent removed (None: unreadable)."""
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        pages = [page.extract_text(extraction_mode="layout") for page in PdfReader(path).pages]
+    except (OSError, ValueError, PyPdfError):
+        return None
+    return textwrap.dedent("\n".join(pages)) + "\n"
+
+
 def read_document(path: Path) -> Document:
-    """Read one inbox file; None for files the clerk only files (statements)."""
+    """Read one inbox file; None for files the clerk only files (statements).
+
+    A vendor's invoice may come as a text file, a PDF of the same page (read with pypdf),
+    or inside an email under a free-text request, which is never an instruction.
+    """
+    if path.suffix == ".pdf":
+        text = pdf_text(path)
+        if text is None:
+            return Unreadable("a PDF that could not be read")
+        if re.search(r"^CREDIT NOTE\s", text, re.M):
+            return read_credit_note(text) or Unreadable("a credit note that could not be read")
+        return read_invoice(text) or Unreadable("an invoice that could not be read")
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".eml":
         return read_email(text)

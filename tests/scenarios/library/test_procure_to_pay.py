@@ -340,3 +340,51 @@ def test_a_renumbered_copy_keeps_its_digits() -> None:
                  ("7731", "No. 7731"), ("7731", "00007731")):
         assert solver.digits(a) == solver.digits(b) != ""
     assert solver.digits("INV-2026-0042") != solver.digits("INV-2026-0043")
+
+
+# --- messy papers (the medium and hard tiers) ----------------------------------------------
+
+INVOICE_TEXT = """\
+HUTCHINSON-MALONE
+2350 Gamble Crossing
+Wallaceville, MP 72404
+Phone +1 (250) 555-1139 | billing@hutchinsonmalone.example
+
+INVOICE 6568
+
+Invoice number: 6568
+Invoice date:   2026-04-03
+Due date:       2026-05-03 (net 30 days)
+Bill to:        Northwind Services LLC
+
+Description                       Qty    Unit price        Amount
+-----------------------------------------------------------------
+Toner cartridges                    3        120.00        360.00
+Paper A4 (box)                     10         35.50        355.00
+
+Total USD                                                  715.00
+"""
+
+
+def test_an_invoice_reads_the_same_as_text_pdf_or_email(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from sim.documents import render_email
+    from sim.pdf import render_text_pdf
+
+    (tmp_path / "a.txt").write_text(INVOICE_TEXT)
+    (tmp_path / "b.pdf").write_bytes(render_text_pdf(title="Invoice 6568", text=INVOICE_TEXT))
+    body = ("Hello,\n\nPlease find our invoice 6568 below. We would be grateful if you could "
+            f"pay this one early, ahead of your usual run.\n\n{INVOICE_TEXT}\nKind regards,\n")
+    (tmp_path / "c.eml").write_text(render_email(
+        sender="Hutchinson-Malone <billing@hutchinsonmalone.example>",
+        to="ap@northwind.example", subject="Invoice 6568 from Hutchinson-Malone", body=body,
+        when=datetime(2026, 4, 3, 9, tzinfo=UTC), message_id="m1"))
+    (tmp_path / "d.pdf").write_bytes(b"%PDF-1.4 torn")
+    text, pdf, email = (solver.read_document(tmp_path / n) for n in ("a.txt", "b.pdf", "c.eml"))
+    assert isinstance(text, solver._Invoice)
+    assert pdf == text
+    assert isinstance(email, solver._Invoice)
+    assert (email.number, email.lines, email.total, email.sender.name) == (
+        text.number, text.lines, 71_500, "HUTCHINSON-MALONE")
+    assert isinstance(solver.read_document(tmp_path / "d.pdf"), solver.Unreadable)
