@@ -110,3 +110,31 @@ def test_library_tiers_load_and_easy_is_the_scenario_as_written(name: str) -> No
         pop, base = s.population, plain.population
         assert (pop.customers.count + pop.vendors.count
                 > base.customers.count + base.vendors.count)
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_the_cli_refuses_a_tier_the_scenario_does_not_declare(tmp_path: Path,
+                                                              command: str) -> None:
+    import subprocess
+    import sys
+
+    path = write(tmp_path, MINIMAL)
+    args = [sys.executable, "-m", "runs.cli", command, str(path), "--tier", "hard"]
+    args += ["--out", str(tmp_path / "out")] if command == "run" else ["--seeds", "0"]
+    res = subprocess.run(args, capture_output=True, text=True, check=False, timeout=120)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "tier 'hard' is not declared (expected one of the tiers the scenario declares: " \
+           "none" in res.stdout + res.stderr
+    assert "Traceback" not in res.stdout + res.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_cli_refuses_a_tier_that_is_no_tier(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "runs.cli", "run", "cash-application", "--tier",
+                          "extreme", "--out", str(tmp_path / "out")], capture_output=True,
+                         text=True, check=False, timeout=120)
+    assert res.returncode == 2
+    assert "'extreme' is not one of 'easy', 'medium', 'hard'" in res.stderr
