@@ -62,6 +62,7 @@ Plan = tuple[dict[str, list[Edit]], dict[str, str]]
 _MONEY = re.compile(r"^-?\$?\d[\d,]*\.\d{2}$")
 _INT = re.compile(r"^-?\d+$")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DECIMAL = re.compile(r"^-?\d+\.\d+$")
 _ID = re.compile(r"^[A-Za-z]{1,6}[-_/]?\d{2,}(?:[-_/][A-Za-z0-9]+)*$")
 _TEXT_MONEY = re.compile(r"(?<![\w.,])\$?\d{1,3}(?:,\d{3})+\.\d{2}(?!\d)"
                          r"|(?<![\w.,])\$?\d+\.\d{2}(?!\d)")
@@ -104,6 +105,8 @@ def _kind(value: str) -> str:
         return "date"
     if _INT.match(v):
         return "integer"
+    if _DECIMAL.match(v):
+        return "decimal"
     if _ID.match(v):
         return "id"
     return "text"
@@ -317,6 +320,9 @@ def _csv_plan(data: bytes, tables: list[tuple[str, list[str], list[list[str]]]],
                 changes.append(("money to another amount", alt))
             elif kind == "date":
                 changes.append(("date by a day", _next_day(v)))
+            elif kind == "decimal":  # a quantity, a rate: the decimal point slips
+                places = len(v.split(".")[1])
+                changes.append(("number ten times", f"{float(v) * 10:.{places}f}"))
             elif kind == "integer":
                 changes.append(("number by one", str(int(v) + 1)))
                 others = sorted({x for x in col if x != v and _kind(x) == "integer"})

@@ -233,3 +233,11 @@ def test_the_policy_quotes_why_a_rule_s_operator_drew_nothing() -> None:
     add = next(f for f in findings if "output_add_row" in f.rule.mutants)
     assert any("(0 drawn, 0 counted; not drawn: output_add_row: emails/C1.txt: no id)" in p
                for p in add.problems)
+
+
+def test_a_decimal_quantity_slips_its_decimal_point(tmp_path: Path) -> None:
+    out = _write(tmp_path / "forecast.csv", "item,quantity\nSKU-01,87.4\nSKU-02,75.1\n")
+    plan, _ = file_edits(out)
+    changes = [e for e in plan["output_change_cell"] if e.site == "quantity"]
+    assert [e.kind for e in changes] == ["number ten times", "number ten times"]
+    assert _rows(changes[0].apply(out.read_bytes()))[1] == ["SKU-01", "874.0"]
