@@ -283,8 +283,8 @@ def run_module(m: Module, base: Path, mutmut: str, children: int,
         source.write_text(undecorate(source.read_text(encoding="utf-8")), encoding="utf-8")
     _configure(work, m)
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    env.pop("PYTEST_ADDOPTS", None)
-    env.pop("COV_CORE_SOURCE", None)  # no coverage inside the mutation runs
+    for name in ("PYTEST_ADDOPTS", "COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG"):
+        env.pop(name, None)  # no coverage (nor other options) inside the mutation runs
     done = subprocess.run([mutmut, "run", "--max-children", str(children), *m.patterns()],
                           cwd=work, env=env, capture_output=True, text=True, check=False)
     log = done.stdout + done.stderr

@@ -1,0 +1,87 @@
+"""Campaign metrics pinned where the mutation gate found them loose: repeatability's
+distribution and agreement on units chosen so no two rules give the same figures, seed
+variation's figures (and none for no rows), and the bootstrap's refusals and shape."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from runs.campaigns.ledger import AttemptRow
+from runs.campaigns.metrics import (
+    Repeatability,
+    SeedVariation,
+    bootstrap_differences,
+    repeatability,
+    seed_variation,
+)
+from tests.runs.campaigns.test_metrics import row
+
+
+def _unit(scenario: str, seed: int, accepted: list[bool]) -> list[AttemptRow]:
+    return [row(scenario, seed, repetition=i + 1, passed=4 if ok else 0)
+            for i, ok in enumerate(accepted)]
+
+
+def test_repeatability_counts_each_number_of_accepted_repetitions() -> None:
+    rows = (_unit("s", 0, [True, True, True]) + _unit("s", 1, [False, False, False])
+            + _unit("s", 2, [False, False, False]) + _unit("s", 3, [True, False, False]))
+    rep = repeatability(rows, k=3)
+    assert rep == Repeatability(k=3, units=4, distribution={0: 2, 1: 1, 2: 0, 3: 1},
+                                agreeing=3, share=0.75)
+    assert rep.mixed == 1
+
+
+def test_a_unit_with_one_accepted_repetition_of_k_does_not_agree() -> None:
+    rep = repeatability(_unit("s", 0, [True, False, False, False]), k=4)
+    assert (rep.agreeing, rep.share, rep.distribution) == (0, 0.0, {0: 0, 1: 1, 2: 0, 3: 0,
+                                                                    4: 0})
+
+
+def test_repeatability_k_defaults_to_the_most_repetitions_recorded() -> None:
+    rows = _unit("s", 0, [True, True]) + _unit("s", 1, [True])
+    rep = repeatability(rows)
+    assert rep.k == 2
+    assert rep.distribution == {0: 0, 1: 1, 2: 1}
+    assert (rep.agreeing, rep.units) == (1, 2)  # the unit of one repetition is incomplete
+
+
+def test_repeatability_of_no_rows() -> None:
+    assert repeatability([], k=2) == Repeatability(k=2, units=0,
+                                                   distribution={0: 0, 1: 0, 2: 0},
+                                                   agreeing=0, share=None)
+
+
+def test_seed_variation_figures() -> None:
+    rows = (_unit("s", 0, [True, True]) + _unit("s", 1, [True, False])
+            + _unit("s", 2, [False, False]))
+    v = seed_variation(rows)
+    assert v.rates == {0: 1.0, 1: 0.5, 2: 0.0}
+    assert (v.mean, v.low, v.high) == (0.5, 0.0, 1.0)
+    assert v.sd == pytest.approx(np.std([1.0, 0.5, 0.0]))
+
+
+def test_seed_variation_of_no_rows_is_all_unknown() -> None:
+    assert seed_variation([]) == SeedVariation({}, None, None, None, None)
+
+
+def test_the_bootstrap_refuses_no_units_and_no_resamples() -> None:
+    with pytest.raises(ValueError) as info:
+        bootstrap_differences(np.array([]), np.array([]), resamples=10, seed=1)
+    assert str(info.value) == "no units to resample"
+    with pytest.raises(ValueError) as info:
+        bootstrap_differences(np.array([1.0]), np.array([1]), resamples=0, seed=1)
+    assert str(info.value) == "resamples must be at least 1, got 0"
+
+
+def test_one_unit_and_one_resample_are_enough() -> None:
+    out = bootstrap_differences(np.array([1.0]), np.array([2]), resamples=1, seed=3)
+    assert out.dtype == np.float64 and out.tolist() == [0.5]
+    out = bootstrap_differences(np.array([1.0, -1.0]), np.array([2, 2]), resamples=1, seed=3)
+    assert out.shape == (1,) and out[0] in (-0.5, 0.0, 0.5)
+
+
+def test_the_bootstrap_reads_integer_differences_as_fractions() -> None:
+    # integer arrays in: the replicates are still exact fractions, never floor-divided
+    out = bootstrap_differences(np.array([1, 1, 1]), np.array([3, 3, 3]), resamples=4, seed=0)
+    assert out.tolist() == [1 / 3] * 4
