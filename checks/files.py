@@ -360,6 +360,17 @@ class TextRefSentences(_TextSpec):
         return self
 
 
+class TextRefAbsent(_TextSpec):
+    """No reference row (of ``ref``, those matching ``rows``) is named: the ``column``
+    value of each is absent from the text (case-insensitive, on word boundaries: "Rent"
+    is not in "current"). The excluded items come from the generated reference."""
+
+    type: Literal["text_ref_absent"]
+    ref: RefPath
+    column: Column
+    rows: dict[Column, str] = Field(default_factory=dict)
+
+
 class Custom(CheckSpec):
     """``module`` (a ``.py`` file in the reference folder) defines ``check(ws, ref)``.
 
@@ -985,6 +996,27 @@ def text_ref_sentences(spec: TextRefSentences, ctx: CheckContext) -> CheckResult
                          f"sentence", rows=n, missing=0)
 
 
+@check_type(TextRefAbsent)
+@_failing
+def text_ref_absent(spec: TextRefAbsent, ctx: CheckContext) -> CheckResult:
+    """Pass when no selected reference row's value is named in the text."""
+    ref = reference_csv(ctx, spec.ref)
+    idx = _columns_or_raise(ref, list(dict.fromkeys([spec.column, *spec.rows])), spec.ref)
+    chosen = [r[idx[spec.column]].strip() for r in ref.rows
+              if all(r[idx[c]].strip() == v for c, v in spec.rows.items())]
+    if not chosen or not all(chosen):
+        raise ValueError(f"reference {spec.ref}: no row matches {spec.rows}" if not chosen
+                         else f"reference {spec.ref}: an empty {spec.column} among the rows")
+    text = agent_text(ctx, spec.path)
+    named = [v for v in chosen if re.search(figure_pattern(v), text, _RE_FLAGS)]
+    if named:
+        return _result(False, f"{spec.path}: names {len(named)} of the {len(chosen)} excluded "
+                              f"rows of {spec.ref}: " + ", ".join(map(repr, named[:SHOW])),
+                       excluded=len(chosen), named=len(named))
+    return _result(True, f"{spec.path}: none of the {len(chosen)} excluded rows of {spec.ref} "
+                         f"named", excluded=len(chosen), named=0)
+
+
 def _clip(s: str, limit: int = 160) -> str:
     return s if len(s) <= limit else s[:limit - 3] + "..."
 
@@ -1061,6 +1093,6 @@ def custom(spec: Custom, ctx: CheckContext) -> list[CheckResult]:
 
 __all__ = ["MAX_BYTES", "CsvColumns", "CsvRowCount", "CsvSetEqual", "CsvValuesMatch", "Custom",
            "FileExists", "Table", "TextContainsAll", "TextContainsAny", "TextMatchesAll",
-           "TextNotContains", "TextNumbersPresent", "TextRefSentences", "TextSentenceMatches",
-           "agent_csv", "custom_results", "figure_pattern", "load_custom", "load_function",
-           "numbers_in_text", "parse_csv", "parse_number", "sentences"]
+           "TextNotContains", "TextNumbersPresent", "TextRefAbsent", "TextRefSentences",
+           "TextSentenceMatches", "agent_csv", "custom_results", "figure_pattern", "load_custom",
+           "load_function", "numbers_in_text", "parse_csv", "parse_number", "sentences"]

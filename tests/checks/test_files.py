@@ -408,6 +408,25 @@ def test_text_ref_sentences_signs(ctx: CheckContext) -> None:
     assert "checks[0].signs.variance" in problems({**spec, "signs": {"variance": ["x"]}})
 
 
+def test_text_ref_absent(ctx: CheckContext) -> None:
+    put(ctx.workspace, "out/memo.md", VARIANCE_MEMO.replace("Rent is unchanged.\n",
+                                                            "The current ratio held.\n"))
+    put(ctx.reference, "var.csv", VARIANCES)
+    spec = {"type": "text_ref_absent", "path": "out/memo.md", "ref": "var.csv",
+            "column": "name", "rows": {"explain": "no"}}
+    r = check(ctx, **spec)  # "Rent" is not in "current"
+    assert r.passed, r.detail
+    assert r.detail == "out/memo.md: none of the 1 excluded rows of var.csv named"
+    put(ctx.workspace, "out/memo.md", VARIANCE_MEMO)  # "Rent is unchanged."
+    r = check(ctx, **spec)
+    assert not r.passed
+    assert r.detail == "out/memo.md: names 1 of the 1 excluded rows of var.csv: 'Rent'"
+    with pytest.raises(ValueError, match=r"no row matches \{'explain': 'maybe'\}"):
+        check(ctx, **{**spec, "rows": {"explain": "maybe"}})
+    with pytest.raises(ValueError, match=r"reference var\.csv: lacks columns"):
+        check(ctx, **{**spec, "column": "label"})
+
+
 def test_text_ref_sentences_validator() -> None:
     assert problems({**REF_SENTENCES, "percent": ["other"]}) == {
         "checks[0]": "percent columns must be among columns; not there: other"}
