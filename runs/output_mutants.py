@@ -54,6 +54,8 @@ class Edit:
     site: str
     what: str
     apply: Callable[[bytes], bytes]
+    context: str = ""
+    """A text edit's line (what the figure, date or id is said of)."""
 
 
 Plan = tuple[dict[str, list[Edit]], dict[str, str]]
@@ -396,6 +398,9 @@ def _text_plan(data: bytes, tables: list[tuple[str, list[str], list[list[str]]]]
     def put(new: str) -> Callable[[bytes], bytes]:
         return lambda _b: new.encode("utf-8")
 
+    def line_of(at: int) -> str:
+        return text[text.rfind("\n", 0, at) + 1:(text.find("\n", at) + 1 or len(text) + 1) - 1]
+
     figures = list(_TEXT_MONEY.finditer(text))
     for n, f in enumerate(figures):
         c = _cents(f.group()) or 0
@@ -403,14 +408,14 @@ def _text_plan(data: bytes, tables: list[tuple[str, list[str], list[list[str]]]]
         every = re.sub(rf"(?<![\d.,]){re.escape(f.group())}(?!\d)", new, text)
         edits["output_change_cell"].append(Edit(
             "figure by a cent", f"figure {f.group()}", f"figure {f.group()} -> {new} "
-            "(every mention)", put(every)))
+            "(every mention)", put(every), line_of(f.start())))
         others = [g.group() for g in figures if _cents(g.group()) != c]
         if others:
             alt = others[n % len(others)]
             edits["output_change_cell"].append(Edit(
                 "figure to another stated figure", f"figure {f.group()}",
                 f"figure {f.group()} at {f.start()} -> {alt}",
-                put(text[:f.start()] + alt + text[f.end():])))
+                put(text[:f.start()] + alt + text[f.end():]), line_of(f.start())))
     for d in _TEXT_ISO.finditer(text):
         new = _next_day(d.group())
         edits["output_change_cell"].append(Edit(

@@ -232,6 +232,8 @@ class Mutation:
     """An output edit's kind of mistake (``money by a cent``, ``excluded row``...)."""
     site: str = ""
     """Where an output edit lands: a column, a cell, a line."""
+    context: str = ""
+    """A text edit's line."""
 
     @property
     def klass(self) -> str:
@@ -475,7 +477,7 @@ def output_candidates(turns: Path) -> tuple[dict[str, list[Mutation]], dict[str,
         plan, why = _plan_turn(turns, turn)[rel]
         for op in OUTPUT_OPS:
             edits = plan.get(op, [])
-            by_op[op] += [Mutation(op, turn, i, "", rel, e.kind, e.site)
+            by_op[op] += [Mutation(op, turn, i, "", rel, e.kind, e.site, e.context)
                           for i, e in enumerate(edits)]
             if not edits:
                 reasons[op].append(f"{rel}: {why.get(op, 'nothing to change')}")
@@ -711,23 +713,30 @@ def _check_texts(loaded: LoadedScenario, labels: tuple[str, ...]) -> list[str]:
 
 
 def _aimed(m: Mutation, hints: list[str]) -> int:
-    """How squarely an output mutation hits what a rule's checks read: 2 when the value or
-    column it changes is one they name or match, 1 when only its file is."""
+    """How squarely an output mutation hits what a rule's checks read: 0 when they name
+    files and not its file; 3 when the value or column it changes is one they name or
+    match, 2 when a text edit's line says a word they name (``total`` of
+    ``total_actual``), 1 when only its file is."""
     import fnmatch
 
+    paths = [h.removeprefix("out/") for h in hints if re.fullmatch(r"[\w./*-]+\.\w+", h)]
+    on_file = any(fnmatch.fnmatch(m.path, p) for p in paths)
+    if paths and not on_file:
+        return 0  # the checks read other files
     value = m.site.split(" ", 1)[-1].strip()
-    score = 0
-    if m.path and any(fnmatch.fnmatch(m.path, h.removeprefix("out/")) for h in hints):
-        score = 1
     for h in hints:
         if not value:
             break
         if value == h or (len(value) > 3 and value in h):
-            return 2
+            return 3
         with contextlib.suppress(re.error):
             if len(h) > 3 and re.search(h, value):
-                return 2
-    return score
+                return 3
+    words = {w for h in hints for w in re.findall(r"[a-z]{4,}", h.lower())} - {
+        "path", "name", "columns", "true", "false"}
+    if m.context and any(re.search(rf"\b{w}", m.context.lower()) for w in words):
+        return 2
+    return int(on_file)
 
 
 def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None, *,

@@ -241,3 +241,18 @@ def test_a_decimal_quantity_slips_its_decimal_point(tmp_path: Path) -> None:
     changes = [e for e in plan["output_change_cell"] if e.site == "quantity"]
     assert [e.kind for e in changes] == ["number ten times", "number ten times"]
     assert _rows(changes[0].apply(out.read_bytes()))[1] == ["SKU-01", "874.0"]
+
+
+def test_a_rule_s_extra_mutants_aim_at_what_its_checks_read() -> None:
+    from runs.validate import Mutation, _aimed
+
+    hints = ["out/commentary.txt", "totals.csv", "total_actual", "total_budget"]
+
+    def m(path: str, site: str, context: str = "") -> Mutation:
+        return Mutation("output_change_cell", 1, 0, "", path, "k", site, context)
+
+    assert _aimed(m("variance.csv", "budget"), hints) == 0  # another file
+    assert _aimed(m("commentary.txt", "figure 3,765.62", "In total, May revenue was"),
+                  hints) == 2
+    assert _aimed(m("commentary.txt", "figure 68.15", "Data migration came in"), hints) == 1
+    assert _aimed(m("x.txt", "figure $42,887.00"), [r"\$?\s?42,?887\.00(?!\d)"]) == 3
