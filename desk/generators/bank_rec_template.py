@@ -143,6 +143,11 @@ def generate(ctx: GeneratorContext) -> dict[str, bytes]:
         "workspace/cash_ledger.csv": csv_bytes(
             ["date", "type", "reference", "party", "amount"], ledger),
         "reference/reconciliation.csv": rec,
+        # the three results as the sheet labels them (F3:F5), for the workbook check
+        "reference/results.csv": csv_bytes(["label", "value"], [
+            ["Adjusted bank balance", format_cents(figures["adjusted_bank"])],
+            ["Adjusted book balance", format_cents(figures["adjusted_book"])],
+            ["Difference", format_cents(figures["difference"])]]),
         "reference/month.json": text_bytes(json.dumps(figures, indent=1, sort_keys=True)),
         "reference/holdout.json": text_bytes(json.dumps(held, indent=1, sort_keys=True)),
     }

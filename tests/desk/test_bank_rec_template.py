@@ -76,7 +76,7 @@ CASES: list[tuple[str, Edit, str]] = [
     ("tooling: a formula over too few rows", _edit(_short_range), "template/refilled:G3"),
     ("tooling: the difference pinned to zero", _edit(_difference_zero), "template/refilled:G5"),
     ("wrong qualifier: bank charges added, not deducted", _edit(_charges_added),
-     "adjusted-book-balance"),
+     "results-this-month"),
     ("missing rows: a deposit in transit left out", _edit(_drop_transit),
      "template/this-month-inputs"),
     ("output: a cleared check listed as outstanding", _edit(_cleared_check_listed),
