@@ -45,7 +45,14 @@ from erp.errors import CommandRejected
 from erp.events import Role
 from runs.attempt import AttemptResult, Recording, run_attempt
 from runs.errors import ValidationAborted
-from runs.output_mutants import OUTPUT_OPS, Plan, file_edits, mentioned_ids, same_content
+from runs.output_mutants import (
+    OUTPUT_OPS,
+    Plan,
+    file_edits,
+    mentioned_ids,
+    same_content,
+    same_values,
+)
 from scenarios.loader import LoadedScenario, load_scenario
 from scenarios.turn import TurnContext
 from sim.rng import text_random
@@ -434,7 +441,11 @@ def _mutate_output(m: Mutation, turns: Path, target: Path) -> tuple[str, bool]:
     before = src.read_bytes()
     after = edit.apply(before)
     target.write_bytes(after)
-    return f"{m.path}: {edit.what}", same_content(target, before, after)
+    same = same_content(target, before, after)
+    if not same and edit.kind == "formula pointing at the wrong cell":
+        same = same_values(before, after)
+    return f"{m.path}: {edit.what}" + (" (every formula computes what it did)" if same and
+                                       before != after else ""), same
 
 
 def _plan_turn(turns: Path, turn: int) -> dict[str, Plan]:

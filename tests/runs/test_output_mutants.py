@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import shutil
 from pathlib import Path
 
 import openpyxl
@@ -256,3 +257,25 @@ def test_a_rule_s_extra_mutants_aim_at_what_its_checks_read() -> None:
                   hints) == 2
     assert _aimed(m("commentary.txt", "figure 68.15", "Data migration came in"), hints) == 1
     assert _aimed(m("x.txt", "figure $42,887.00"), [r"\$?\s?42,?887\.00(?!\d)"]) == 3
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="needs LibreOffice (soffice)")
+def test_a_formula_pointed_elsewhere_that_computes_the_same_is_equivalent(
+        tmp_path: Path) -> None:
+    from runs.output_mutants import same_values
+
+    def book(formula: str) -> bytes:
+        wb = openpyxl.Workbook()
+        ws = wb.active
+        assert ws is not None
+        ws.append(["Open"])
+        ws.append([100.25])
+        ws.append([50.5])
+        ws["B1"] = formula
+        path = tmp_path / "b.xlsx"
+        wb.save(path)
+        return path.read_bytes()
+
+    # a range one row longer than its data, cut by a row: the same total
+    assert same_values(book("=SUM(A2:A4)"), book("=SUM(A2:A3)"))
+    assert not same_values(book("=SUM(A2:A3)"), book("=SUM(A2:A2)"))
