@@ -11,9 +11,14 @@ from runs.campaigns.ledger import AttemptRow
 from runs.campaigns.metrics import (
     Repeatability,
     SeedVariation,
+    UnpairedSystems,
     bootstrap_differences,
+    nearest_rank,
+    paired_bootstrap,
     repeatability,
+    repetitions_per_unit,
     seed_variation,
+    summarize,
 )
 from tests.runs.campaigns.test_metrics import row
 
@@ -85,3 +90,45 @@ def test_the_bootstrap_reads_integer_differences_as_fractions() -> None:
     # integer arrays in: the replicates are still exact fractions, never floor-divided
     out = bootstrap_differences(np.array([1, 1, 1]), np.array([3, 3, 3]), resamples=4, seed=0)
     assert out.tolist() == [1 / 3] * 4
+
+
+def test_nearest_rank_takes_p_up_to_one_and_names_a_bad_p() -> None:
+    assert nearest_rank([3.0, 1.0, 2.0], 1) == 3.0
+    for p in (0, 1.5, 2, -0.1):
+        with pytest.raises(ValueError) as info:
+            nearest_rank([1.0], p)
+        assert str(info.value) == f"p must be in (0, 1], got {p}"
+
+
+def test_repetitions_per_unit() -> None:
+    assert repetitions_per_unit([]) == 0
+    assert repetitions_per_unit(_unit("s", 0, [True, False]) + _unit("s", 1, [True])) == 2
+
+
+def test_summarize_no_rows() -> None:
+    s = summarize([])
+    assert (s.attempts, s.k, s.units, s.all_k_units, s.pass_at_1, s.pass_hat_k,
+            s.mean_check_fraction, s.total_cost_usd, s.durations_known,
+            s.median_duration_s) == (0, 0, 0, 0, None, None, None, None, 0, None)
+
+
+def test_pass_hat_k_for_k_one_and_zero() -> None:
+    rows = _unit("s", 0, [True]) + _unit("s", 1, [False]) + _unit("s", 2, [True])
+    assert summarize(rows, k=1).all_k_units == 2
+    assert summarize(rows, k=0).all_k_units == 0  # k = 0 asks for nothing: no unit counts
+
+
+def test_summarize_counts_statuses_and_known_durations() -> None:
+    rows = [row(repetition=1, status="crashed", passed=0), row(repetition=2, status="timeout",
+                                                              passed=0),
+            row(repetition=3), row(repetition=4, duration=None)]  # type: ignore[arg-type]
+    s = summarize(rows)
+    assert (s.completed, s.crashed, s.timeouts) == (2, 1, 1)
+    assert s.durations_known == 3
+
+
+def test_a_repetition_recorded_twice_is_named() -> None:
+    rows = [row(system="A"), row(system="A"), row(system="B")]
+    with pytest.raises(UnpairedSystems) as info:
+        paired_bootstrap(rows, "A", "B", resamples=10)
+    assert str(info.value) == "system A: s1 seed 0 repetition 1 is recorded twice"
