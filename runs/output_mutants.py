@@ -17,8 +17,9 @@ files), or why it can make none:
 - ``output_swap_columns``: two adjacent columns written in the other order (header too),
   or two columns of the same kind (debit and credit, two dates) with their values swapped
   under the header;
-- ``output_break_formula``: a workbook formula replaced by its value off by a cent, or a
-  reference pointed at the next row (a range one row short);
+- ``output_break_formula``: a workbook formula replaced by its value off by a cent, a
+  reference pointed at the next row (a range one row short), a lookup of the wrong
+  column (VLOOKUP's column number + 1);
 - ``output_break_logic``: a script's or query's comparison, sort order, connective or
   number changed (``>`` to ``>=``, ``DESC`` to ``ASC``, ``and`` to ``or``, a literal + 1).
 
@@ -558,6 +559,7 @@ _CELL = re.compile(r'<c r="([A-Z]+)(\d+)"([^>]*?)(?:/>|>(.*?)</c>)', re.S)
 _ROW = re.compile(r'<row r="(\d+)"[^>]*>.*?</row>', re.S)
 _FORMULA = re.compile(r"<f([^>]*)>(.*?)</f>", re.S)
 _VALUE = re.compile(r"<v>(.*?)</v>", re.S)
+_LOOKUP_COLUMN = re.compile(r"\b([VH]LOOKUP\([^,]+,[^,]+,\s*)(\d+)", re.I)
 _REF = re.compile(r"(?<![A-Za-z_!])(\$?)([A-Z]{1,3})(\$?)(\d+)(?![\d(])")
 
 
@@ -694,6 +696,15 @@ def _xlsx_plan(data: bytes) -> Plan:
                         f"{ref}: ={fm.group(2)[:40]} -> {format_cents(value + 1)}",
                         _sheet_edit(sheet, a0, cm.end(4), new_inner)))
                 formula = fm.group(2)
+                look = _LOOKUP_COLUMN.search(formula)
+                if look is not None:
+                    new_f = (formula[:look.start(2)] + str(int(look.group(2)) + 1)
+                             + formula[look.end(2):])
+                    fa = a0 + fm.start(2)
+                    edits["output_break_formula"].append(Edit(
+                        "lookup of the wrong column", ref,
+                        f"{ref}: column {look.group(2)} -> {int(look.group(2)) + 1} of "
+                        f"={formula[:40]}", _sheet_edit(sheet, fa, fa + len(formula), new_f)))
                 refs = list(_REF.finditer(formula))
                 if refs:
                     last = refs[-1]

@@ -279,3 +279,18 @@ def test_a_formula_pointed_elsewhere_that_computes_the_same_is_equivalent(
     # a range one row longer than its data, cut by a row: the same total
     assert same_values(book("=SUM(A2:A4)"), book("=SUM(A2:A3)"))
     assert not same_values(book("=SUM(A2:A3)"), book("=SUM(A2:A2)"))
+
+
+def test_a_lookup_reads_the_wrong_column(tmp_path: Path) -> None:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    assert ws is not None
+    ws.append(["legacy", "new"])
+    ws.append(["6100", "=VLOOKUP(A2,Map!$A$2:$B$9,2,FALSE)"])
+    path = tmp_path / "m.xlsx"
+    wb.save(path)
+    plan, _ = file_edits(path)
+    (look,) = _by_kind(plan["output_break_formula"])["lookup of the wrong column"]
+    after = openpyxl.load_workbook(io.BytesIO(look.apply(path.read_bytes())))
+    assert after.active is not None
+    assert after.active["B2"].value == "=VLOOKUP(A2,Map!$A$2:$B$9,3,FALSE)"
