@@ -132,3 +132,16 @@ def test_a_repetition_recorded_twice_is_named() -> None:
     with pytest.raises(UnpairedSystems) as info:
         paired_bootstrap(rows, "A", "B", resamples=10)
     assert str(info.value) == "system A: s1 seed 0 repetition 1 is recorded twice"
+
+
+def test_the_check_fraction_comparison_fields() -> None:
+    rows = [row(system="A", passed=3, total=4), row(system="B", passed=1, total=4),
+            row(system="A", seed=1, passed=4, total=4), row(system="B", seed=1, passed=2,
+                                                            total=4)]
+    c = paired_bootstrap(rows, "A", "B", resamples=50, seed=7, level=0.9,
+                         measure="check-fraction")
+    assert (c.a, c.b, c.units, c.attempts, c.level, c.resamples, c.seed, c.measure) == (
+        "A", "B", 2, 2, 0.9, 50, 7, "check-fraction")
+    assert (c.pass_a, c.pass_b) == (pytest.approx(7 / 8), pytest.approx(3 / 8))
+    assert c.difference == pytest.approx(0.5)
+    assert c.low <= 0.5 <= c.high
