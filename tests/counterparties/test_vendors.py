@@ -50,7 +50,9 @@ START = date(2026, 3, 2)  # 25 business days run to 2026-04-03, past the March m
 COMPANY = "Northwind Services LLC"
 NAMES = {"V0": "Acme Supply Co", "V1": "Initech LLC", "V2": "Globex Corporation",
          "V3": "Umbrella Logistics Inc", "V4": "Hooli Facilities", "V5": "Vandelay Industries",
-         "V6": "Stark Office Partners", "V9": "Wayne Enterprises"}
+         "V6": "Stark Office Partners", "V7": "Cyberdyne Parts Ltd", "V8": "Tyrell Supplies",
+         "V9": "Wayne Enterprises", "V10": "Soylent Services", "V11": "Oscorp Materials",
+         "V12": "Gringotts Office Co"}
 
 
 def spec(vendor_id: str, behaviour: str = "reliable", **params: Any) -> VendorSpec:
