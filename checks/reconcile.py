@@ -950,7 +950,11 @@ def _unapplied_receipt(account: str, rid: str, books: BooksView, world: WorldVie
     meant = (f"a repeat of {p.duplicate_of}: on account, to refund or credit"
              if p.duplicate_of else
              "meant for " + ", ".join(f"{i} {display_cents(a)}" for i, a in p.allocations))
-    if (open_ > ext and r.customer_id in (None, p.customer_id) and line is not None
+    # Posted after the clerk's turn: money the clerk could not have seen awaits them, whether
+    # it is to apply (more unapplied than the payment holds on account) or a receipt the feed
+    # could not name (a payer name the bank cut), even when all of it is on account (a repeat).
+    if ((open_ > ext or (r.customer_id is None and open_ == ext))
+            and r.customer_id in (None, p.customer_id) and line is not None
             and world.unseen(line, day)):
         items.append(Item(account, "awaiting_application", p.customer_id, ref, open_, ext,
                           open_ - ext, True, f"{p.payment_id} {meant}; the bank posted it "

@@ -472,3 +472,25 @@ def test_a_receipt_on_a_line_the_bank_never_posted(sqlite_ledger: Ledger) -> Non
             for i in rec.items(unexplained_only=True)} == {
         ("1000", "line_not_at_bank", "RCT-FAKE", 4_000),
         ("2150", "receipt_without_payment", "RCT-FAKE (line FAKE-1)", 4_000)}
+
+
+def test_a_repeat_payment_posted_after_the_turn_from_an_unnamed_payer_awaits(
+        sqlite_ledger: Ledger) -> None:
+    co = build(sqlite_ledger)
+    # C1 sends PAY-C1-1 a third time on the last day; the bank's line cuts the payer's name,
+    # so the feed records it unidentified. It is all on account (a repeat), and the bank
+    # posted it after the clerk's turn: the clerk could not have seen it, let alone named it.
+    p = co.pay("PAY-C1-3", "C1", {"INV-1": 100_000}, LAST, duplicate_of="PAY-C1-1",
+               payer="AC")
+    x = co.line("BL-7", p.arrives, LAST, "deposit", source=p.payment_id,
+                reference=p.reference, counterparty="AC")
+    rid = co.feed(x, None)
+    rec = reconcile(sqlite_ledger.store, as_of=LAST)
+    assert rec.ties, [i.describe() for i in rec.items(unexplained_only=True)]
+    held = [i for i in rec.account("2150").items if i.document == f"{rid} (line BL-7)"]
+    assert [(i.kind, i.party, i.books, i.external, i.explained) for i in held] == [
+        ("awaiting_application", "C1", 100_000, 100_000, True)]
+    # The next day it is no longer a timing item: the receipt is the clerk's to identify.
+    later = reconcile(sqlite_ledger.store, as_of=LAST + timedelta(days=1))
+    assert ("2150", "receipt_unidentified") in {
+        (i.account, i.kind) for i in later.items(unexplained_only=True)}
