@@ -13,6 +13,8 @@ from runs.campaigns.metrics import (
     SeedVariation,
     UnpairedSystems,
     bootstrap_differences,
+    check_fraction,
+    is_accepted,
     nearest_rank,
     paired_bootstrap,
     repeatability,
@@ -145,3 +147,82 @@ def test_the_check_fraction_comparison_fields() -> None:
     assert (c.pass_a, c.pass_b) == (pytest.approx(7 / 8), pytest.approx(3 / 8))
     assert c.difference == pytest.approx(0.5)
     assert c.low <= 0.5 <= c.high
+
+
+def test_check_fraction_of_one_required_check_is_its_result_not_the_verdict() -> None:
+    # one required check: the fraction is passed / 1, whatever the verdict says
+    assert check_fraction(row(passed=1, total=1, verdict="rejected")) == 1.0
+    assert check_fraction(row(passed=0, total=1, verdict="accepted")) == 0.0
+    # no required check: the verdict decides
+    assert check_fraction(row(passed=0, total=0, verdict="accepted")) == 1.0
+    assert check_fraction(row(passed=0, total=0, verdict="rejected")) == 0.0
+
+
+def test_summarize_counts_grader_errors() -> None:
+    rows = [row(repetition=1, verdict="grader_error"), row(repetition=2),
+            row(repetition=3, passed=1)]
+    assert summarize(rows).grader_errors == 1
+    assert summarize(rows[1:]).grader_errors == 0
+
+
+def test_repeatability_with_more_repetitions_than_k_counts_them_all() -> None:
+    # k below the repetitions recorded: a unit's accepted count can exceed k, and it is
+    # counted once under that number (the unit has too many repetitions to agree)
+    rep = repeatability(_unit("s", 0, [True, True]) + _unit("s", 1, [True]), k=1)
+    assert rep.distribution == {0: 0, 1: 1, 2: 1}
+    assert (rep.units, rep.agreeing, rep.share) == (2, 1, 0.5)
+
+
+def test_an_unknown_measure_is_named_with_the_known_ones() -> None:
+    with pytest.raises(ValueError) as info:
+        paired_bootstrap([row(system="A"), row(system="B")], "A", "B", measure="pass^k")
+    assert str(info.value) == ("unknown measure 'pass^k' (expected one of: acceptance, "
+                               "check-fraction)")
+
+
+def test_the_bootstrap_draws_one_stream_whatever_the_chunking() -> None:
+    # 666,667 units: chunks of 2 replicates, so 3 resamples end on a chunk of 1; the
+    # replicates are those of one block of draws from numpy.random.default_rng(seed)
+    units = 666_667
+    d = (np.arange(units) % 3 - 1).astype(np.float64)
+    n = np.full(units, 2)
+    out = bootstrap_differences(d, n, resamples=3, seed=5)
+    idx = np.random.default_rng(5).integers(0, units, size=(3, units))
+    assert out.tolist() == (d[idx].sum(axis=1) / n[idx].sum(axis=1)).tolist()
+
+
+def test_integer_differences_are_summed_as_floats_without_wrapping() -> None:
+    # int64 would wrap 2**62 + 2**62 to -2**63; the replicates are computed in float64
+    out = bootstrap_differences(np.array([2**62, 2**62]), np.array([1, 1]), resamples=3,
+                                seed=1)
+    assert out.tolist() == [float(2**62)] * 3
+
+
+def _spread_rows() -> list[AttemptRow]:
+    """A and B on 12 units of 2 repetitions, with varied differences and fractions."""
+    rows = []
+    for seed in range(12):
+        for rep in (1, 2):
+            a_ok = (seed + rep) % 3 != 0
+            b_ok = seed % 4 == 0 and rep == 1
+            rows.append(row("s", seed, "A", rep, passed=4 if a_ok else seed % 4, total=4))
+            rows.append(row("s", seed, "B", rep, passed=4 if b_ok else rep, total=4))
+    return rows
+
+
+@pytest.mark.parametrize("measure, level, tails", [("acceptance", 0.95, [2.5, 97.5]),
+                                                   ("check-fraction", 0.8, [10.0, 90.0])])
+def test_the_interval_is_the_percentile_interval_of_the_replicates(
+        measure: str, level: float, tails: list[float]) -> None:
+    rows = _spread_rows()
+    c = paired_bootstrap(rows, "A", "B", resamples=400, seed=11, level=level, measure=measure)
+    by = {(r.system, r.seed, r.repetition): r for r in rows}
+    value = (is_accepted if measure == "acceptance" else check_fraction)
+    diff = np.array([sum(float(value(by["A", s, k])) - float(value(by["B", s, k]))
+                         for k in (1, 2)) for s in range(12)])
+    reps = bootstrap_differences(diff, np.full(12, 2), resamples=400, seed=11)
+    low, high = np.percentile(reps, tails)
+    assert (c.low, c.high) == (float(low), float(high))
+    # the replicates are spread, so another tail would give another interval
+    assert np.percentile(reps, [tails[0] * 0.6, 100 - tails[0] * 0.6]).tolist() != [low, high]
+    assert low < c.difference < high
