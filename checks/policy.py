@@ -27,6 +27,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import date, timedelta
+from email.utils import parseaddr
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -394,10 +395,13 @@ class DocumentsListed(FileCheckSpec):
     ``inbox/archive/``) and did not act on: a second copy of an invoice (same or reformatted
     number), a bill above its quote, a bank-detail change that is not genuine, and any
     owed invoice, credit note or genuine change the books do not have. A document the books
-    did act on must not be listed; none may be listed twice."""
+    did act on must not be listed; none may be listed twice. With ``vendor_column``, each
+    listed document's row names its vendor: the vendor's id or the books' name for it, or
+    the sender's name as the document writes it (for a vendor the books do not have)."""
 
     type: Literal["documents_listed"]
     column: str = Field(default="document", min_length=1)
+    vendor_column: str | None = Field(default=None, min_length=1)
 
     @field_validator("path")
     @classmethod
@@ -413,6 +417,48 @@ def _seen(ctx: CheckContext) -> set[str]:
         d = ctx.workspace / folder
         if d.is_dir():
             out.update(p.name for p in d.iterdir() if p.is_file())
+    return out
+
+
+def _names_key(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def _written_names(doc: DocumentDelivered) -> set[str]:
+    """The names a document gives its sender (keys of :func:`_names_key`): the email's display
+    name, the name after "from" or "-" in the subject, and a text document's lines (its
+    letterhead)."""
+    out = {_names_key(parseaddr(doc.sender)[0])}
+    for sep in (" from ", " - "):
+        if sep in doc.subject:
+            out.add(_names_key(doc.subject.rsplit(sep, 1)[1]))
+    if doc.encoding is None:
+        out.update(_names_key(line) for line in doc.content.splitlines())
+    out.discard("")
+    return out
+
+
+def document_vendors(ctx: CheckContext) -> dict[str, set[str]]:
+    """The vendor names (keys of :func:`_names_key`) a row may give each vendor document the
+    agent saw, by file name: the vendor's id, the books' name for it, and the names the
+    document gives its sender (all the clerk has when the books do not have the vendor, or
+    the document names it otherwise)."""
+    seen = _seen(ctx)
+    books: dict[str, str] = {}
+    for e in ctx.store.read(realm="erp", types=["vendor_registered"], until=_until(ctx)):
+        books[str(e.data["vendor_id"])] = str(e.data["name"])
+    out: dict[str, set[str]] = {}
+    for e in ctx.store.read(realm="world", types=["document_delivered"]):
+        w = decode_world_event(e.type, e.payload)
+        if not isinstance(w, DocumentDelivered) or w.filename not in seen:
+            continue
+        vendor = str(w.truth.get("vendor_id", ""))
+        if not vendor:
+            continue
+        names = {_names_key(vendor)} | _written_names(w)
+        if vendor in books:
+            names.add(_names_key(books[vendor]))
+        out[w.filename] = names
     return out
 
 
@@ -477,9 +523,22 @@ def documents_listed(spec: DocumentsListed, ctx: CheckContext) -> CheckResult:
     missing = sorted(want - got)
     wrong = sorted(got & acted)
     twice = _twice(names)
+    other: list[str] = []
+    if spec.vendor_column is not None:
+        vcol = _column(table, spec.vendor_column, spec.path)
+        vendors = document_vendors(ctx)
+        for r in table.rows:
+            name, given = r[col].strip(), r[vcol].strip()
+            if name in want and name in vendors and _names_key(given) not in vendors[name]:
+                other.append(f"{name} ({given!r})")
     metrics = {"expected": len(want), "listed": len(names), "missing": len(missing),
-               "listed_but_acted_on": len(wrong), "twice": len(twice)}
+               "listed_but_acted_on": len(wrong), "twice": len(twice),
+               "wrong_vendor": len(other)}
     problems = []
+    if other:
+        problems.append(f"{plural(len(other), 'document')} listed under another vendor than "
+                        f"the one that sent {'it' if len(other) == 1 else 'them'}: "
+                        f"{listing(other)}")
     if missing:
         problems.append(f"{plural(len(missing), 'document')} not acted on but not listed: "
                         f"{listing(missing)}")

@@ -73,6 +73,32 @@ def test_an_exception_left_out_of_the_file_fails(p2p: tuple[LoadedScenario, Atte
     assert not _failed(res.out, loaded)
 
 
+def test_an_exception_under_another_vendor_fails(p2p: tuple[LoadedScenario, AttemptResult,
+                                                           Recording]) -> None:
+    loaded, res, _ = p2p
+    path = final_workspace(res.out) / "out" / "exceptions.csv"  # type: ignore[operator]
+    original = path.read_text(encoding="utf-8")
+    rows = _rows(path)
+    vendors = sorted({r[1] for r in rows[1:] if r[1]})
+    assert len(vendors) > 1, rows
+    first = next(i for i, r in enumerate(rows) if i and r[1])
+    other = next(v for v in vendors if v != rows[first][1])
+    try:
+        # the document stays listed, under another vendor of the file
+        _write(path, [*rows[:first], [rows[first][0], other, rows[first][2]],
+                      *rows[first + 1:]])
+        assert "exceptions-list-rows" in _failed(res.out, loaded)
+        # the vendor's name as the books (or the document) write it, in other case: accepted
+        shouted = [r if i != first else [r[0], r[1].upper() if not r[1].startswith("V")
+                                         else r[1].lower(), r[2]]
+                   for i, r in enumerate(rows)]
+        _write(path, shouted)
+        assert "exceptions-list-rows" not in _failed(res.out, loaded)
+    finally:
+        path.write_text(original, encoding="utf-8")
+    assert not _failed(res.out, loaded)
+
+
 def test_a_receipt_of_the_last_two_days_left_out_of_unapplied_fails(
         cash: tuple[LoadedScenario, AttemptResult]) -> None:
     loaded, res = cash
