@@ -206,13 +206,17 @@ class CsvValuesMatch(_OneFileSpec):
     case-sensitive). Accuracy is the share of reference keys whose every compared column
     matches; a key missing from the agent's file, or present more than once, is wrong.
     Passes when accuracy >= ``min_accuracy`` and every ``must_match_keys`` key is right
-    (for a composite key each is a list of values or an ``a|b`` string).
+    (for a composite key each is a list of values or an ``a|b`` string). With
+    ``if_present``, a compared column the agent's file does not have is not compared (a
+    column the task does not ask for, but that must be right when written); the key columns
+    are always required.
     """
 
     type: Literal["csv_values_match"]
     ref: RefPath
     key: Column | list[Column]
     columns: list[Column] = Field(min_length=1)
+    if_present: bool = False
     min_accuracy: float = Field(default=1.0, ge=0.0, le=1.0, allow_inf_nan=False)
     numeric: list[Column] = Field(default_factory=list)
     tolerance: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
@@ -774,6 +778,11 @@ def csv_values_match(spec: CsvValuesMatch, ctx: CheckContext) -> CheckResult:
     total = len(expected)
     try:
         table = agent_csv(ctx, spec.path)
+        if spec.if_present:
+            written = set(table.header)
+            kept = [i for i, c in enumerate(cols) if c in written]
+            cols = [cols[i] for i in kept]
+            expected = {k: [v[i] for i in kept] for k, v in expected.items()}
         ai = _columns_or_fail(table, [*keys, *cols], spec.path)
     except Unusable as e:
         return _result(False, str(e), accuracy=0.0, matched=0, total=total)
@@ -809,6 +818,9 @@ def csv_values_match(spec: CsvValuesMatch, ctx: CheckContext) -> CheckResult:
     passed = accuracy >= spec.min_accuracy - 1e-12 and not must_wrong
     detail = (f"{spec.path}: {matched}/{total} reference keys match (accuracy {accuracy:.3f}, "
               f"required {spec.min_accuracy:.3f})")
+    if spec.if_present and len(cols) < len(spec.columns):
+        detail += ("; not written, not compared: "
+                   + ", ".join(c for c in spec.columns if c not in cols))
     if must_wrong:
         detail += "; " + _listing("must-match keys wrong", must_wrong)
     if mismatches:

@@ -230,6 +230,27 @@ def test_csv_values_match_text_in_a_numeric_column_is_a_mismatch(ctx: CheckConte
     assert "key 'A' column 'v': got 'one', expected '1'" in r.detail
 
 
+def test_csv_values_match_if_present_compares_the_columns_written(ctx: CheckContext) -> None:
+    put(ctx.reference, "ref.csv", REF)
+    # status not written: amount alone compared, and right
+    put(ctx.workspace, "out/a.csv",
+        "customer,invoice,amount\nC1,1,1234.50\nC1,2,-30.00\nC2,1,10.00\nC3,7,99.99\n")
+    r = values_check(ctx, if_present=True)
+    assert r.passed, r.detail
+    assert r.detail.endswith("; not written, not compared: status")
+    assert not values_check(ctx).passed  # without if_present the column is required
+    # a written column one cent off fails
+    put(ctx.workspace, "out/a.csv",
+        "customer,invoice,amount\nC1,1,1234.51\nC1,2,-30.00\nC2,1,10.00\nC3,7,99.99\n")
+    r = values_check(ctx, if_present=True)
+    assert not r.passed
+    assert "key 'C1|1' column 'amount': got '1234.51', expected '1234.50'" in r.detail
+    # the key is always required
+    put(ctx.workspace, "out/a.csv", "customer,amount\nC1,1234.50\n")
+    r = values_check(ctx, if_present=True)
+    assert not r.passed and "missing columns" in r.detail and "invoice" in r.detail
+
+
 def test_csv_values_match_missing_agent_column_fails(ctx: CheckContext) -> None:
     put(ctx.reference, "ref.csv", REF)
     put(ctx.workspace, "out/a.csv", "customer,invoice,amount\nC1,1,1234.50\n")
