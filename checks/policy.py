@@ -561,7 +561,8 @@ class UnappliedListed(FileCheckSpec):
     naming the line (or the receipt), ``reason_column`` not blank) names every receipt that
     holds unapplied cash at the end and that the clerk could see on its last turn (recorded
     before the last turn's date: the bank feed records a day's deposits at its end, after
-    the turn), however recent; and it names no receipt that is applied, no line twice."""
+    the turn), however recent; and it names no receipt that is applied, none the feed
+    recorded after the last turn (a line the clerk never had), no line twice."""
 
     type: Literal["unapplied_listed"]
     column: str = Field(default="line_id", min_length=1)
@@ -602,10 +603,23 @@ def unapplied_listed(spec: UnappliedListed, ctx: CheckContext) -> CheckResult:
     by_name = {n: r for r, ls in lines_of.items() for n in ls} | {r: r for r in receipts}
     applied = sorted(n for n in got if n in by_name and by_name[n] not in open_)
     unknown = sorted(n for n in got if n not in by_name)
+    # the bank feed's receipts of the last day came after the clerk's turn: a row naming one
+    # is a line the clerk never had (an id made up that hit a later deposit)
+    later = set()
+    if last is not None:
+        for e in ctx.store.read(realm="erp", types=["receipt_recorded"], until=_until(ctx)):
+            if e.data["entry_date"] >= last.isoformat() and not e.actor.startswith("agent:"):
+                later.add(str(e.data["receipt_id"]))
+    unseen = sorted(n for n in got if n in by_name and by_name[n] in open_
+                    and by_name[n] in later)
     twice = _twice(names)
     metrics = {"listed": len(names), "missing": len(missing), "applied_listed": len(applied),
-               "unknown": len(unknown), "twice": len(twice), "no_reason": len(blank)}
+               "unknown": len(unknown), "twice": len(twice), "no_reason": len(blank),
+               "unseen_listed": len(unseen)}
     problems = []
+    if unseen:
+        problems.append(f"listed though the bank feed recorded it after the last turn (the "
+                        f"clerk could not have seen it): {listing(unseen)}")
     if missing:
         problems.append(f"{plural(len(missing), 'receipt')} left unapplied but not listed: "
                         f"{listing(missing)}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,36 @@ def test_a_receipt_of_the_last_two_days_left_out_of_unapplied_fails(
         assert "receipts-applied-within-two-days" not in failed  # the old check misses it
     finally:
         path.write_text(original, encoding="utf-8")
+
+
+def test_a_line_the_feed_recorded_after_the_last_turn_listed_fails(
+        cash: tuple[LoadedScenario, AttemptResult]) -> None:
+    loaded, res = cash
+    ws = final_workspace(res.out)
+    assert ws is not None
+    path = ws / "out" / "unapplied.csv"
+    original = path.read_text(encoding="utf-8")
+    store = EventStore.open(res.out / "books.db")
+    try:
+        end = loaded.scenario.calendar.build().end.isoformat()
+        receipts = {d["doc_id"] for d in q.documents(store, "receipt")
+                    if d["open_amount"] and d["doc_date"] >= end}
+        later = sorted(r["line_id"] for r in q.statement_lines(store)
+                       if any(k == "receipt" and doc in receipts
+                              for k, doc, *_ in json.loads(r["matched_to"] or "[]")))
+    finally:
+        store.close()
+    # the feed records the last day's deposits after the clerk's turn: they are not listed
+    assert later, receipts
+    rows = _rows(path)
+    assert not {r[0] for r in rows[1:]} & set(later)
+    try:
+        # a row naming one (a line id the clerk could not have had) is refused
+        _write(path, [*rows, [later[0], *rows[1][1:]]])
+        assert "unapplied-list-rows" in _failed(res.out, loaded)
+    finally:
+        path.write_text(original, encoding="utf-8")
+    assert not _failed(res.out, loaded)
 
 
 def _mutant(p2p: tuple[LoadedScenario, AttemptResult, Recording], op: str, command: str,
