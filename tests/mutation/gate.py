@@ -337,6 +337,17 @@ def judge(m: Module, mutants: list[Mutant],
     return figures, used
 
 
+def stale_listed(listed: dict[tuple[str, str, str, str], str], used: set[tuple[str, ...]],
+                 ran: dict[str, tuple[str, ...] | None]) -> list[tuple[str, str, str, str]]:
+    """The listed equivalents of what ran that no survivor used (perhaps killed now).
+
+    ``ran`` maps each module run to the functions it was narrowed to (``None``: all its
+    gated functions); an entry for a function that was not mutated says nothing.
+    """
+    return [k for k in listed if k[0] in ran and k not in used
+            and (ran[k[0]] is None or k[1] in (ran[k[0]] or ()))]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the gate; print figures per module and the unlisted survivors."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -394,8 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     for f in all_figures:
         print(f"{f.module:28} {f.mutants:8} {f.killed:7} {f.equivalent:11} "
               f"{len(f.survivors):9} {f.seconds:8.0f}")
-    ran = {f.module for f in all_figures}
-    stale = [k for k in listed if k[0] in ran and k not in used]
+    stale = stale_listed(listed, used, {m.path: m.only for m in chosen
+                                        if m.path in {f.module for f in all_figures}})
     for k in stale:
         print(f"note: listed as equivalent but not among the survivors (remove it from "
               f"{EQUIVALENT_FILE.name}?): {k[0]} {k[1]}: {k[2]!r} -> {k[3]!r}")
