@@ -50,6 +50,8 @@ class Module:
     functions: tuple[str, ...] = ()
     import_time: tuple[str, ...] = ()
     undecorate: bool = False
+    pytest_args: tuple[str, ...] = ()
+    """Extra pytest arguments for this module's runs (``-m "not postgres"``)."""
 
     @property
     def dotted(self) -> str:
@@ -120,12 +122,14 @@ def load_modules(path: Path = MODULES_FILE) -> list[Module]:
     modules = []
     for n, entry in enumerate(data.get("module", [])):
         where = f"{path.name}: module[{n}]"
-        unknown = set(entry) - {"path", "tests", "functions", "import_time", "undecorate"}
+        unknown = set(entry) - {"path", "tests", "functions", "import_time", "undecorate",
+                                "pytest_args"}
         if unknown:
             raise SystemExit(f"{where}: unknown keys {sorted(unknown)} (expected path, tests, "
-                             "functions, import_time, undecorate)")
+                             "functions, import_time, undecorate, pytest_args)")
         m = Module(entry["path"], tuple(entry["tests"]), tuple(entry.get("functions", ())),
-                   tuple(entry.get("import_time", ())), bool(entry.get("undecorate", False)))
+                   tuple(entry.get("import_time", ())), bool(entry.get("undecorate", False)),
+                   tuple(entry.get("pytest_args", ())))
         for p in (m.path, *m.tests):
             if not (ROOT / p).is_file():
                 raise SystemExit(f"{where}: {p} is not a file of the project")
@@ -235,7 +239,7 @@ def _configure(work: Path, m: Module) -> None:
         f"only_mutate = {_toml_list([m.path])}\n"
         f"also_copy = {_toml_list(others)}\n"
         f"pytest_add_cli_args_test_selection = {_toml_list(list(m.tests))}\n"
-        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]\n'
+        f"pytest_add_cli_args = {_toml_list(['-p', 'no:cacheprovider', '-q', *m.pytest_args])}\n"
         "use_setproctitle = false\n"
     )
     (work / "pyproject.toml").write_text(text, encoding="utf-8")
@@ -264,7 +268,8 @@ def _killed_when_applied(m: Module, work: Path, mutmut: str, name: str) -> bool:
         if source.read_bytes() == original:
             raise RuntimeError(f"mutmut apply {name} changed nothing in {m.path}")
         done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
-                               "no:cacheprovider", "-n", "0", *m.tests], cwd=work,
+                               "no:cacheprovider", "-n", "0", *m.pytest_args, *m.tests],
+                              cwd=work,
                               capture_output=True, text=True, check=False)
         return done.returncode in (1, 2)  # a test failed, or the import did
     finally:

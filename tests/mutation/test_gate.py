@@ -74,6 +74,18 @@ def test_an_equivalent_without_a_reason_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_project_s_lists_load() -> None:
-    modules = {m.path for m in gate.load_modules()}
-    assert {"erp/handlers.py", "runs/campaigns/metrics.py"} <= modules
+    modules = {m.path: m for m in gate.load_modules()}
+    assert {"erp/handlers.py", "runs/campaigns/metrics.py"} <= set(modules)
+    assert modules["erp/handlers.py"].pytest_args == ("-m", "not postgres")
+    assert "tests/erp/test_invariants_pinned.py" in modules["erp/handlers.py"].tests
     assert all(reason.strip() for reason in gate.load_equivalent().values())
+
+
+def test_an_unknown_module_key_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "modules.toml"
+    path.write_text('[[module]]\npath = "erp/money.py"\ntests = []\nslow = true\n',
+                    encoding="utf-8")
+    with pytest.raises(SystemExit) as info:
+        gate.load_modules(path)
+    assert str(info.value) == ("modules.toml: module[0]: unknown keys ['slow'] (expected path, "
+                               "tests, functions, import_time, undecorate, pytest_args)")
