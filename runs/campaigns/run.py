@@ -380,15 +380,34 @@ def dask_problem(address: str, timeout_s: float = DASK_CHECK_TIMEOUT_S) -> str |
         except OSError as e:
             return (f"--dask {address}: no scheduler answers at {host}:{port} "
                     f"({e.strerror or type(e).__name__})")
-    try:
-        from distributed import Client
+    # The client's own timeout covers connecting, not a peer that accepts and then never
+    # answers the handshake (the client would wait forever): the probe runs in a daemon
+    # thread under a deadline of its own, and is left behind if the deadline passes.
+    outcome: list[str | None] = []
 
-        client = Client(address, timeout=f"{timeout_s}s", set_as_default=False)
-    except Exception as e:
-        cause = " ".join(str(e).split())[:300]
-        return f"--dask {address}: not a Dask scheduler ({type(e).__name__}: {cause})"
-    client.close()
-    return None
+    def probe() -> None:
+        try:
+            from distributed import Client
+
+            client = Client(address, timeout=f"{timeout_s}s", set_as_default=False)
+        except Exception as e:
+            cause = " ".join(str(e).split())[:300]
+            outcome.append(f"--dask {address}: not a Dask scheduler "
+                           f"({type(e).__name__}: {cause})")
+            return
+        client.close()
+        outcome.append(None)
+
+    import threading
+
+    thread = threading.Thread(target=probe, name="dask-probe", daemon=True)
+    thread.start()
+    deadline_s = 2 * timeout_s + 5
+    thread.join(deadline_s)
+    if not outcome:
+        return (f"--dask {address}: not a Dask scheduler (no Dask handshake within "
+                f"{deadline_s:g} s)")
+    return outcome[0]
 
 
 def jobs_for(plan: Plan, folder: Path, keys: Iterable[AttemptKey], *,

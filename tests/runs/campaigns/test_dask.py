@@ -58,3 +58,38 @@ def test_parallel_and_dask_are_exclusive(tmp_path: Path) -> None:
     res = sweep("cash-application", "--systems", "null", "--label", "x", "--parallel", "2",
                 "--dask", "tcp://127.0.0.1:9", "--results-dir", str(tmp_path))
     assert res.exit_code == 2 and "--parallel and --dask are exclusive" in res.output
+
+
+def test_a_peer_that_accepts_and_never_answers_is_no_scheduler_within_the_deadline() -> None:
+    """The client's timeout does not cover a silent handshake; the probe's own deadline does."""
+    import socket
+    import threading
+
+    from runs.campaigns.run import dask_problem
+
+    held: list[socket.socket] = []
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        stop = threading.Event()
+
+        def hold() -> None:  # accepts every connection and keeps it open, saying nothing
+            server.settimeout(0.2)
+            while not stop.is_set():
+                try:
+                    held.append(server.accept()[0])
+                except OSError:
+                    continue
+
+        thread = threading.Thread(target=hold, daemon=True)
+        thread.start()
+        try:
+            problem = dask_problem(f"tcp://127.0.0.1:{port}", timeout_s=1.0)
+        finally:
+            stop.set()
+            thread.join(5)
+            for conn in held:
+                conn.close()
+    assert problem is not None
+    assert problem.startswith(f"--dask tcp://127.0.0.1:{port}: not a Dask scheduler (")
