@@ -30,8 +30,8 @@ from checks.payment_run import (
     gap,
     late_fees_charged,
     outcome,
+    payment_run_bills,
     solve,
-    world_bills,
 )
 from checks.registry import CheckResult, CheckSpec, check_type
 from checks.state import listing
@@ -72,7 +72,7 @@ def _instance(ctx: CheckContext, spec: _RunSpec) -> RunInstance:
     key = ("payment_run_instance", spec.run_on, spec.next_run, spec.account)
     if key not in ctx.cache:
         ctx.cache[key] = RunInstance(spec.run_on, spec.next_run, _available(ctx, spec),
-                                     tuple(world_bills(ctx.store, spec.run_on)))
+                                     tuple(payment_run_bills(ctx.store, spec.run_on)))
     inst: RunInstance = ctx.cache[key]
     return inst
 
@@ -201,7 +201,7 @@ class BillsAsInvoiced(CheckSpec):
 @check_type(BillsAsInvoiced)
 def bills_as_invoiced(spec: BillsAsInvoiced, ctx: CheckContext) -> CheckResult:
     """Compare the books' bills and terms with the vendors' invoices."""
-    want = {b.key: b for b in world_bills(ctx.store, spec.by)}
+    want = {b.key: b for b in payment_run_bills(ctx.store, spec.by)}
     terms: dict[str, tuple[int, str | None]] = {}
     entered: dict[BillKey, list[dict[str, object]]] = defaultdict(list)
     for e in ctx.store.read(realm="erp", types=["bill_entered", "bill_terms_set"]):

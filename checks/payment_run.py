@@ -174,7 +174,7 @@ def gap(plan: RunPlan, achieved: Outcome) -> tuple[int, float]:
 # --- the true instance, from the world's records -------------------------------------------
 
 
-def world_bills(store: EventStore, run_on: date) -> list[RunBill]:
+def payment_run_bills(store: EventStore, run_on: date) -> list[RunBill]:
     """Every original bill the vendors issued by ``run_on``, with the terms its invoice
     gave (the truth of the delivered document)."""
     issued: dict[str, BillIssued] = {}

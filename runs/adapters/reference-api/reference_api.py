@@ -429,7 +429,7 @@ def world_modules() -> list[str]:
     return sorted(m for m in sys.modules if m.split(".")[0] in WORLD_SIDE)
 
 
-def load_solver(path: Path) -> ModuleType:
+def _load_solver(path: Path) -> ModuleType:
     """Import the solver file as a module of its own (not through ``scenarios.loader``,
     which brings the world's packages with it)."""
     spec = importlib.util.spec_from_file_location("erpsim_reference_solver", path)
@@ -444,7 +444,7 @@ def load_solver(path: Path) -> ModuleType:
 # --- the turn -------------------------------------------------------------------------------
 
 
-def run(workspace: Path, prompt_file: Path, output_dir: Path, solver: Path) -> int:
+def _run(workspace: Path, prompt_file: Path, output_dir: Path, solver: Path) -> int:
     """Run the solver's ``reference`` for this turn; the exit status."""
     os.chdir(workspace)
     conn = find_connection()
@@ -455,7 +455,7 @@ def run(workspace: Path, prompt_file: Path, output_dir: Path, solver: Path) -> i
     actor = str(who["actor"])
     turn = int(actor.rsplit("-", 1)[1]) if actor.startswith("agent:turn-") else 0
     before = set(world_modules())
-    module = load_solver(solver)
+    module = _load_solver(solver)
     loaded = [m for m in world_modules() if m not in before]
     if loaded:
         print(f"reference-api: the solver module imported {', '.join(loaded)} when it was "
@@ -494,7 +494,7 @@ def solver_path(text: str) -> Path:
     return (path if path.is_absolute() else PROJECT / path).resolve()
 
 
-def main(argv: list[str]) -> int:
+def _main(argv: list[str]) -> int:
     """The adapter contract's arguments, and ``ERPSIM_SOLVER``."""
     import argparse
 
@@ -513,8 +513,8 @@ def main(argv: list[str]) -> int:
         print(f"reference-api: ERPSIM_SOLVER={solver!r}: no such file {path} (expected a "
               "library scenario's name or scenarios/library/NAME/solver.py)", file=sys.stderr)
         return 2
-    return run(a.workspace.resolve(), a.prompt_file.resolve(), a.output_dir.resolve(), path)
+    return _run(a.workspace.resolve(), a.prompt_file.resolve(), a.output_dir.resolve(), path)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(_main(sys.argv[1:]))

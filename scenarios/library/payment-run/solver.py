@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from checks.payment_run import RunBill, RunInstance, solve, world_bills
+from checks.payment_run import RunBill, RunInstance, payment_run_bills, solve
 from erp import commands as c
 from erp.books import document_number_key
 from erp.errors import CommandRejected
@@ -41,7 +41,7 @@ NEXT_RUN = date(2026, 6, 24)
 
 
 @dataclass(frozen=True)
-class Line:
+class _Line:
     """A billed line: what, how many, at which unit price (cents)."""
 
     description: str
@@ -56,7 +56,7 @@ class Invoice:
     vendor_id: str
     bill: RunBill
     issued_on: date
-    lines: tuple[Line, ...]
+    lines: tuple[_Line, ...]
 
 
 # --- shared: the clerk's hands on the books ----------------------------------------------
@@ -164,7 +164,7 @@ def _terms(text: str) -> tuple[int, date | None, int, bool]:
     return discount, until, fee, "suspended" in text.casefold()
 
 
-def read_invoice(text: str, vendors: dict[str, str]) -> Invoice | None:
+def _read_invoice(text: str, vendors: dict[str, str]) -> Invoice | None:
     """An invoice's printed facts (None for anything else or a vendor not in the books)."""
     head = _LETTERHEAD.search(text)
     number = _field(r"^Invoice number:\s*(.+)$", text)
@@ -177,7 +177,7 @@ def read_invoice(text: str, vendors: dict[str, str]) -> Invoice | None:
     vendor = vendors.get(name_lines[-3].strip().casefold()) if len(name_lines) >= 3 else None
     if vendor is None:
         return None
-    lines = tuple(Line(m["desc"].strip(), int(m["qty"]), parse_cents(m["unit"]))
+    lines = tuple(_Line(m["desc"].strip(), int(m["qty"]), parse_cents(m["unit"]))
                   for m in _ROW.finditer(text))
     amount = parse_cents(total["total"])
     if not lines or sum(x.quantity * x.unit_price for x in lines) != amount:
@@ -189,7 +189,7 @@ def read_invoice(text: str, vendors: dict[str, str]) -> Invoice | None:
                    date.fromisoformat(issued), lines)
 
 
-def arrival_order(path: Path) -> tuple[int, str]:
+def _arrival_order(path: Path) -> tuple[int, str]:
     """Sort key: the delivery number in the file name (``DOC-000123-...``), then the name."""
     m = _DOC_NUMBER.match(path.name)
     return (int(m.group(1)) if m else 10**9, path.name)
@@ -201,10 +201,10 @@ def reference(desk: TurnContext) -> None:
                for v in sorted(desk.ledger.books.vendors.values(), key=lambda v: v.vendor_id)}
     invoices: list[Invoice] = []
     seen: set[tuple[str, str]] = set()
-    for path in sorted([*desk.archive(), *desk.inbox()], key=arrival_order):
+    for path in sorted([*desk.archive(), *desk.inbox()], key=_arrival_order):
         if path.suffix != ".txt":
             continue
-        inv = read_invoice(path.read_text(encoding="utf-8"), vendors)
+        inv = _read_invoice(path.read_text(encoding="utf-8"), vendors)
         if inv is not None and inv.bill.key not in seen:
             seen.add(inv.bill.key)
             invoices.append(inv)
@@ -220,15 +220,15 @@ def reference(desk: TurnContext) -> None:
 def oracle(desk: TurnContext, world: World) -> None:
     """The run day from the truth: the vendors' bills and terms as issued."""
     store = world.ledger.store
-    lines: dict[tuple[str, str], tuple[date, tuple[Line, ...]]] = {}
+    lines: dict[tuple[str, str], tuple[date, tuple[_Line, ...]]] = {}
     for e in store.read(realm="world", types=["bill_issued"]):
         w = decode_world_event(e.type, e.payload)
         if isinstance(w, BillIssued) and w.kind == "original":
             lines[(w.vendor_id, document_number_key(w.invoice_number))] = (
-                w.issued_on, tuple(Line(x.description, x.quantity, x.unit_price)
+                w.issued_on, tuple(_Line(x.description, x.quantity, x.unit_price)
                                    for x in w.lines))
     invoices = [Invoice(b.vendor_id, b, *lines[b.key])
-                for b in world_bills(store, desk.day) if b.key in lines]
+                for b in payment_run_bills(store, desk.day) if b.key in lines]
     entered = books_bills(desk)
     for inv in invoices:
         enter(desk, inv, entered)

@@ -434,7 +434,7 @@ def read_email(text: str) -> Document:
                       "credit note or bank-detail change")
 
 
-def pdf_text(path: Path) -> str | None:
+def _pdf_text(path: Path) -> str | None:
     """A PDF's text as laid out on its pages, its common indent removed (None: unreadable)."""
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
@@ -453,7 +453,7 @@ def read_document(path: Path) -> Document:
     or inside an email under a free-text request, which is never an instruction.
     """
     if path.suffix == ".pdf":
-        text = pdf_text(path)
+        text = _pdf_text(path)
         if text is None:
             return Unreadable("a PDF that could not be read")
         if re.search(r"^CREDIT NOTE\s", text, re.M):

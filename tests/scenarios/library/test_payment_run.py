@@ -131,7 +131,7 @@ class _Greedy:
         s = _solver()
         vendors = {v.name.casefold(): v.vendor_id for v in desk.ledger.books.vendors.values()}
         invoices = [inv for p in sorted(desk.inbox()) if p.suffix == ".txt"
-                    and (inv := s.read_invoice(p.read_text(encoding="utf-8"), vendors))]
+                    and (inv := s._read_invoice(p.read_text(encoding="utf-8"), vendors))]
         entered = s.books_bills(desk)
         for inv in invoices:
             s.enter(desk, inv, entered)
