@@ -46,6 +46,12 @@ def invoke(*args: object) -> Result:
     return res
 
 
+SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+"""For a test about SQLite's own file: the backend fixture, with PostgreSQL deselected."""
+POSTGRES_ONLY = pytest.mark.parametrize(
+    "backend", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True)
+"""For a test about what only a PostgreSQL attempt records."""
+
 _SCENARIO: list[Path] = []
 """The module's scenario, for ``invoke``."""
 
@@ -168,10 +174,9 @@ def test_a_log_cut_at_its_end_is_refused_naming_both_hashes(attempts: dict[str, 
     assert res.exit_code == 1 and "(verdict.json final_log_hash)" in flat(res.output)
 
 
+@SQLITE_ONLY  # PostgreSQL refuses to store text that is not UTF-8
 def test_a_byte_that_is_not_utf8_is_reported_with_its_position(attempts: dict[str, Path],
                                                                 backend: str) -> None:
-    if backend != "sqlite":
-        pytest.skip("PostgreSQL refuses to store text that is not UTF-8")
     folder = attempts["null"]
     with sqlite3.connect(folder / "books.db") as conn:
         conn.execute("UPDATE events SET payload = CAST(CAST(payload AS BLOB) || x'fe' AS TEXT)"
@@ -184,11 +189,10 @@ def test_a_byte_that_is_not_utf8_is_reported_with_its_position(attempts: dict[st
             flat(res.output)
 
 
+@SQLITE_ONLY  # PostgreSQL keeps its own pages
 @pytest.mark.parametrize("table", ["events", "gl_lines"])
 def test_a_damaged_page_is_reported_never_a_traceback(attempts: dict[str, Path], backend: str,
                                                       table: str) -> None:
-    if backend != "sqlite":
-        pytest.skip("PostgreSQL keeps its own pages")
     folder = attempts["reference"]
     db = folder / "books.db"
     pages = _pages(db, table)
@@ -199,10 +203,9 @@ def test_a_damaged_page_is_reported_never_a_traceback(attempts: dict[str, Path],
         assert "the file is damaged: database disk image is malformed" in flat(res.output)
 
 
+@POSTGRES_ONLY
 def test_a_store_label_only_summary_still_opens(attempts: dict[str, Path], backend: str) -> None:
     """Summaries written before the URL was recorded kept only the display label."""
-    if backend != "postgres":
-        pytest.skip("only PostgreSQL attempts record a store")
     folder = attempts["reference"]
     summary = read_summary(folder)
     assert summary["store"]["url"] == PG_URL.replace("postgresql://", "postgresql+psycopg://")
@@ -215,10 +218,9 @@ def test_a_store_label_only_summary_still_opens(attempts: dict[str, Path], backe
     assert res.exit_code == 2 and "its books cannot be opened" in flat(res.output)
 
 
+@SQLITE_ONLY
 def test_an_attempt_of_the_sqlite_store_opens_by_its_folder(attempts: dict[str, Path],
                                                              backend: str) -> None:
-    if backend != "sqlite":
-        pytest.skip("SQLite only")
     store = EventStore.open(attempts["reference"] / "books.db")
     try:
         assert store.url is None
