@@ -8,7 +8,9 @@
 - :func:`validate_mutants`: the reference agent's commands are replayed with one
   mutation at a time. Each operator has a class (:data:`CLASSES`): ``command`` (drop a
   command, submit it twice, aim it at another document of the same or another party, move
-  an amount by one cent, submit a command the agent deliberately declined) and the policy
+  an amount by one cent, submit a command the agent deliberately declined, enter in the
+  books an item a turn that entered nothing listed in an output: ``enter_listed``) and the
+  policy
   classes: ``output`` (an output file edited as an agent gets it wrong: a row dropped or
   added, a cell changed, columns swapped, a formula or a script's logic broken:
   :mod:`runs.output_mutants`), ``coding``
@@ -63,7 +65,7 @@ EXPECTED = {"reference": True, "oracle": True, "null": False}
 CLASSES: dict[str, str] = {
     "drop": "command", "twice": "command", "same_party_doc": "command",
     "other_party_doc": "command", "cent_up": "command", "cent_down": "command",
-    "submit_declined": "command",
+    "submit_declined": "command", "enter_listed": "command",
     "output_drop_row": "output", "output_change_cell": "output", "output_add_row": "output",
     "output_swap_columns": "output", "output_break_formula": "output",
     "output_break_logic": "output",
@@ -295,9 +297,15 @@ class ReplayAgent:
             cmd, why = self.recording.declined[desk.turn][m.index]
             self.applied = f"submitted a declined {type(cmd).__name__} ({why})"
             desk.execute(cmd)
+        if m is not None and m.op == "enter_listed" and m.turn == desk.turn:
+            item = [x for t, x in listed_entries(self.outputs, self.recording)
+                    if t == desk.turn][m.index]
+            entered, self.applied = _entered(item, desk.day)
+            if entered is not None:
+                desk.execute(entered)
         for i, cmd in enumerate(self.recording.commands.get(desk.turn, [])):
-            if (m is None or m.op == "submit_declined" or m.path or m.turn != desk.turn
-                    or m.index != i):
+            if (m is None or m.op in ("submit_declined", "enter_listed") or m.path
+                    or m.turn != desk.turn or m.index != i):
                 desk.execute(cmd)
                 continue
             if m.op == "other_role":
@@ -372,6 +380,85 @@ class ReplayAgent:
             self.applied = f"amount {amount} -> {amount * 10}"
             return [cmd.model_copy(update={"amount": amount * 10})]
         raise ValueError(f"unknown mutation {op!r}")
+
+
+@dataclass(frozen=True)
+class ListedItem:
+    """A row of an output CSV naming a vendor's document and its signed amount (a list to
+    work from: reconciling items, exceptions), as ``enter_listed`` enters it."""
+
+    file: str
+    row: int
+    vendor_id: str
+    document: str
+    amount: int
+    """Cents, as the row signs it (an invoice positive, a credit or payment negative)."""
+
+
+_LISTED_MONEY = re.compile(r"^-?\$?\d[\d,]*\.\d{2}$")
+_LISTED_DOC = re.compile(r"^[A-Za-z]{1,6}[-_/]?\d{2,}(?:[-_/][A-Za-z0-9]+)*$")
+
+
+def listed_items(path: Path, rel: str) -> list[ListedItem]:
+    """Every data row of a CSV with a ``vendor_id`` cell, a document (the first other
+    id-like cell: ``INV-0042``) and a non-zero money amount (the first cell like
+    ``-1234.50``); none when the file is not such a list (a vendor's balances name no
+    document)."""
+    import csv
+
+    from erp.money import parse_cents
+
+    try:
+        rows = list(csv.reader(path.read_text(encoding="utf-8-sig").splitlines()))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
+    header = [h.strip() for h in rows[0]] if rows else []
+    if "vendor_id" not in header:
+        return []
+    party = header.index("vendor_id")
+    out = []
+    for n, row in enumerate(rows[1:], start=1):
+        cells = [x.strip() for x in row] + [""] * (len(header) - len(row))
+        money = [parse_cents(x.replace("$", "").replace(",", ""), what=f"{rel} row {n}")
+                 for x in cells if _LISTED_MONEY.match(x) and len(x) < 16]
+        docs = [x for k, x in enumerate(cells) if k != party and _LISTED_DOC.match(x)]
+        if cells[party] and money and money[0] and docs:
+            out.append(ListedItem(rel, n, cells[party], docs[0], money[0]))
+    return out
+
+
+def listed_entries(turns: Path, recording: Recording) -> list[tuple[int, ListedItem]]:
+    """Per turn whose reference entered nothing in the books, the vendor documents its
+    output CSVs list (:func:`listed_items`), in file and row order:
+    ``enter_listed`` enters one (a list to work from, entered in the books instead)."""
+    out: list[tuple[int, ListedItem]] = []
+    for d in sorted(p for p in turns.glob("*/outputs") if p.is_dir()):
+        turn = int(d.parent.name)
+        if recording.commands.get(turn):
+            continue
+        for f in sorted(p for p in d.rglob("*.csv") if p.is_file()):
+            out += [(turn, item) for item in listed_items(f, f.relative_to(d).as_posix())]
+    return out
+
+
+def _entered(item: ListedItem, day: date) -> tuple[Command | None, str]:
+    """The command entering a listed item on ``day``: a bill for a positive amount, a
+    vendor credit for a negative one (None when the row makes no valid command)."""
+    from pydantic import ValidationError
+
+    what = f"{item.file} row {item.row} ({item.vendor_id} {item.document})"
+    try:
+        if item.amount > 0:
+            return c.EnterBill(vendor_id=item.vendor_id, vendor_invoice_number=item.document,
+                               entry_date=day, lines=(c.BillLineIn(
+                                   description=f"{item.document} as listed",
+                                   amount=item.amount),)), f"entered {what} as a bill"
+        return (c.RecordVendorCredit(vendor_id=item.vendor_id,
+                                     vendor_credit_number=item.document, entry_date=day,
+                                     amount=-item.amount),
+                f"entered {what} as a vendor credit")
+    except ValidationError as e:
+        return None, f"{what} makes no valid command ({e.error_count()} errors): unchanged"
 
 
 def _same_amount_doc(cmd: Command, desk: TurnContext) -> tuple[str, str] | None:
@@ -567,6 +654,13 @@ def _candidates(recording: Recording, turns: Path | None = None) -> dict[str, li
     if turns is not None:
         for op, muts in output_candidates(turns)[0].items():
             by_op[op] += muts
+        per_turn: dict[int, int] = {}
+        for turn, item in listed_entries(turns, recording):
+            n = per_turn[turn] = per_turn.get(turn, -1) + 1
+            by_op["enter_listed"].append(Mutation(
+                "enter_listed", turn, n, "EnterBill" if item.amount > 0
+                else "RecordVendorCredit", kind="listed item entered",
+                site=f"{item.file} row {item.row}"))
     return by_op
 
 
