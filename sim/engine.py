@@ -8,6 +8,7 @@ hands the turn to the runner, and resumes.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Generator
 from datetime import date
 from enum import Enum
@@ -87,16 +88,25 @@ class Engine:
     # --- running ------------------------------------------------------------------
 
     def run_until(self, t: float) -> None:
-        """Advance to time ``t`` (exclusive of events scheduled exactly at ``t``)."""
+        """Advance to time ``t`` (exclusive of events scheduled exactly at ``t``).
+
+        What is alive afterwards (the books, the world, the folds kept across dates) is
+        frozen out of the garbage collector's way (``gc.freeze``): an attempt's heap only
+        grows, and every full collection walked all of it again, a fifth of an attempt's
+        time at 2,000 customers. :meth:`finish` hands it back to the collector.
+        """
         self.ledger.refresh()  # an agent may have written through another connection
         if t > self.env.now:
             self.env.run(until=t)
         self.world.flush()
+        gc.freeze()
 
     def run_to_turn(self, day: date) -> None:
         """Advance to the turn moment of a date: everything before it has happened."""
         self.run_until(self.time_of(day, Phase.TURN))
 
     def finish(self) -> None:
-        """Run to the end of the calendar's last day."""
+        """Run to the end of the calendar's last day (and unfreeze the heap: cycles that
+        died while it was frozen are collected again)."""
         self.run_until(float(self.calendar.index(self.calendar.end) + 1))
+        gc.unfreeze()
