@@ -91,6 +91,25 @@ def test_citing_a_near_miss_fails(solved: Solved) -> None:
         reply.write_text(text, encoding="utf-8")
 
 
+@pytest.mark.parametrize(("old", "new", "failing"), [
+    # an invoice called a cash receipt: a wrong fact in its sentence
+    ("(sales invoice,", "(cash receipt,", "INV-000210-supported"),
+    # the reply without the request it answers, or naming another
+    ("# PBC-07: supporting documents for the sampled May entries\n", "", "names-the-request"),
+    ("PBC-07", "PBC-08", "names-the-request"),
+])
+def test_a_wrong_type_or_request_fails(solved: Solved, old: str, new: str,
+                                       failing: str) -> None:
+    reply = solved.path(REPLY)
+    text = reply.read_text(encoding="utf-8")
+    assert old in text
+    try:
+        reply.write_text(text.replace(old, new), encoding="utf-8")
+        assert failing in solved.failed()
+    finally:
+        reply.write_text(text, encoding="utf-8")
+
+
 @pytest.mark.parametrize("tier", ["easy", "hard"])
 def test_solution_answers_every_tier(tmp_path: Path, tier: str) -> None:
     """The other tiers' files, made by the generator, are answered as their reference."""
