@@ -19,8 +19,30 @@ from erp.ledger import Ledger
 from erp.store import EventStore, StoredEvent
 
 
+class WorkspaceTurn:
+    """What every turn's context does with the agent's files, in or out of the engine: the
+    inbox, its archive, and the commands the agent deliberately did not submit."""
+
+    workspace: Path
+    declined: list[tuple[Command, str]]
+
+    def decline(self, command: Command, reason: str) -> None:
+        """Note a command the agent chose not to submit, and why (nothing is written)."""
+        self.declined.append((command, reason))
+
+    def inbox(self) -> list[Path]:
+        """The files that arrived since the last turn."""
+        box = self.workspace / "inbox"
+        return sorted(p for p in box.iterdir() if p.is_file()) if box.exists() else []
+
+    def archive(self) -> list[Path]:
+        """Files that arrived before the last turn."""
+        box = self.workspace / "inbox" / "archive"
+        return sorted(p for p in box.iterdir() if p.is_file()) if box.exists() else []
+
+
 @dataclass
-class TurnContext:
+class TurnContext(WorkspaceTurn):
     """One turn of an in-process agent: its files and the books as the turn's actor."""
 
     turn: int
@@ -56,17 +78,3 @@ class TurnContext:
         except CommandRejected as e:
             self.rejections.append((type(command).__name__, e))
             return e
-
-    def decline(self, command: Command, reason: str) -> None:
-        """Note a command the agent chose not to submit, and why (nothing is written)."""
-        self.declined.append((command, reason))
-
-    def inbox(self) -> list[Path]:
-        """The files that arrived since the last turn."""
-        box = self.workspace / "inbox"
-        return sorted(p for p in box.iterdir() if p.is_file()) if box.exists() else []
-
-    def archive(self) -> list[Path]:
-        """Files that arrived before the last turn."""
-        box = self.workspace / "inbox" / "archive"
-        return sorted(p for p in box.iterdir() if p.is_file()) if box.exists() else []

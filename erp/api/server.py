@@ -42,6 +42,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from erp.api.context import ApiContext
+from erp.api.naming import is_money_annotation, nested_model
 from erp.api.request_log import RequestLog, RequestLogMiddleware
 from erp.api.routers import ROUTERS
 from erp.api.tokens import BearerAuth, Grant, TokenRegistry
@@ -54,8 +55,6 @@ from erp.api.wire import (
     allow_header,
     document_answers,
     error_json,
-    is_money_annotation,
-    nested_model,
     validation_error,
 )
 from erp.commands import COMMANDS

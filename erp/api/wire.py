@@ -19,10 +19,11 @@ from typing import Annotated, Any, Literal
 
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, BeforeValidator
+from pydantic import BaseModel
 from starlette.routing import Match
 
-from erp import money, queries
+from erp import queries
+from erp.api.naming import PARTY_NAME, REFERENCE_NAME, is_money_annotation, nested_model
 from erp.errors import ApiError
 from erp.money import format_cents
 
@@ -142,57 +143,6 @@ def validation_error(exc: RequestValidationError) -> JSONResponse:
 # --- money in request bodies ----------------------------------------------------------
 
 
-def is_money_annotation(annotation: Any, metadata: Iterable[Any] = ()) -> bool:
-    """Whether a field annotation is one of the books' money types."""
-    for m in metadata:
-        if isinstance(m, BeforeValidator) and m.func in (money._to_cents,
-                                                         money._decimal_text_to_cents):
-            return True
-    if typing.get_origin(annotation) is Annotated:
-        base, *meta = typing.get_args(annotation)
-        return is_money_annotation(base, meta)
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return any(is_money_annotation(a) for a in typing.get_args(annotation))
-    return False
-
-
-def nested_model(annotation: Any) -> tuple[type[BaseModel], bool] | None:
-    """A model inside an annotation: ``(model, is_sequence)``."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation, False
-    origin = typing.get_origin(annotation)
-    if origin is Annotated:
-        return nested_model(typing.get_args(annotation)[0])
-    if origin in (typing.Union, types.UnionType):
-        for a in typing.get_args(annotation):
-            found = nested_model(a)
-            if found is not None:
-                return found
-        return None
-    if origin in (tuple, list):
-        args = [a for a in typing.get_args(annotation) if a is not Ellipsis]
-        if args:
-            found = nested_model(args[0])
-            if found is not None:
-                return found[0], True
-    return None
-
-
-def money_fields(model: type[BaseModel]) -> dict[str, Any]:
-    """The money fields of a model: ``{name: True | (nested spec, is_sequence)}``."""
-    spec: dict[str, Any] = {}
-    for name, f in model.model_fields.items():
-        if is_money_annotation(f.annotation, f.metadata):
-            spec[name] = True
-            continue
-        nested = nested_model(f.annotation)
-        if nested is not None:
-            inner = money_fields(nested[0])
-            if inner:
-                spec[name] = (inner, nested[1])
-    return spec
-
-
 def refuse_money_numbers(body: Any, spec: Mapping[str, Any], path: str = "") -> None:
     """Raise ``ApiError`` 422 ``money_not_a_string`` for a JSON number in a money field."""
     if not isinstance(body, dict):
@@ -247,22 +197,11 @@ def mask_bank(bank: Mapping[str, Any] | None) -> str | None:
     return f"{bank.get('account_name', '')} {bank.get('routing', '')}/****{number[-4:]}"
 
 
-_PARTY_NAME = {"invoice": "customer", "receipt": "customer", "credit_memo": "customer",
-               "refund": "customer", "return": "customer", "bill": "vendor",
-               "vendor_credit": "vendor",
-               "payment": "vendor", "bank_change": "vendor", "statement_line": "counterparty"}
-_REFERENCE_NAME = {"bill": "vendor_invoice_number", "vendor_credit": "vendor_credit_number",
-                   "credit_memo": "invoice", "refund": "receipt", "return": "receipt",
-                   "payment": "run",
-                   "bank_change": "new_bank", "journal": "source", "fee": "memo",
-                   "interest": "memo"}
-
-
 def doc_row(d: Mapping[str, Any], generic: bool = False) -> dict[str, Any]:
     """A document row as the API shows it (party and reference named by kind)."""
     kind = d["kind"]
-    party = "party" if generic else _PARTY_NAME.get(kind, "party")
-    reference = "reference" if generic else _REFERENCE_NAME.get(kind, "reference")
+    party = "party" if generic else PARTY_NAME.get(kind, "party")
+    reference = "reference" if generic else REFERENCE_NAME.get(kind, "reference")
     row: dict[str, Any] = {"kind": kind, "id": d["doc_id"], party: d["party"],
                            "date": d["doc_date"], "due_on": d["due_on"],
                            "total": money_text(d["total"]),
@@ -338,11 +277,6 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, date):
         return value.isoformat()
     return value
-
-
-def kebab(name: str) -> str:
-    """``ApplyReceipt`` -> ``apply-receipt``."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower()
 
 
 def open_item_rows(found: Iterable[queries.OpenItem]) -> list[dict[str, Any]]:

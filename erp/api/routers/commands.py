@@ -14,9 +14,10 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 
 from erp.api.context import ApiContext, api_context
+from erp.api.naming import kebab
 from erp.api.params import COMMAND_RESPONSES, ERRORS, Auth, Fmt
 from erp.api.tokens import Grant, current_grant
-from erp.api.wire import body_rules, check_body, kebab, listing_response, status_for
+from erp.api.wire import body_rules, check_body, listing_response, status_for
 from erp.commands import COMMANDS, Command
 from erp.errors import ApiError, CommandRejected, ConcurrencyConflict
 

@@ -36,13 +36,14 @@ from types import ModuleType
 from typing import Any
 
 from erp.api.client import Client, find_connection
-from erp.api.wire import _PARTY_NAME, _REFERENCE_NAME, kebab, money_fields
+from erp.api.naming import PARTY_NAME, REFERENCE_NAME, kebab, money_fields
 from erp.books import BillState
 from erp.commands import COMMANDS, Command
 from erp.errors import CommandRejected
 from erp.events import EVENT_CLASSES, Role
 from erp.money import format_cents, parse_cents
 from erp.queries import AGING_BUCKETS, AgingRow
+from scenarios.turn import WorkspaceTurn
 
 FAR_FUTURE = "9999-12-31"
 """``as_of`` for reads that in process have no date bound (every line, the current state)."""
@@ -183,8 +184,8 @@ class ReadEvent:
 
 def _doc(row: dict[str, Any], kind: str, generic: bool) -> dict[str, Any]:
     """A document row of the API as ``erp.queries`` gives it (cents as integers)."""
-    party = "party" if generic else _PARTY_NAME.get(kind, "party")
-    reference = "reference" if generic else _REFERENCE_NAME.get(kind, "reference")
+    party = "party" if generic else PARTY_NAME.get(kind, "party")
+    reference = "reference" if generic else REFERENCE_NAME.get(kind, "reference")
     return _Known({"kind": row["kind"], "doc_id": row["id"], "party": row.get(party),
                    "account": row.get("account"), "doc_date": row.get("date"),
                    "due_on": row.get("due_on"), "total": _cents(row.get("total")),
@@ -356,7 +357,7 @@ class ApiLedger:
 
 
 @dataclass
-class ApiDesk:
+class ApiDesk(WorkspaceTurn):
     """A TurnContext for an agent outside the engine: the workspace and the API."""
 
     api: Api
@@ -394,19 +395,6 @@ class ApiDesk:
         self.rejections.append((name, refused))
         return refused
 
-    def decline(self, command: Command, reason: str) -> None:
-        """Note a command the solver chose not to submit (only kept in this process)."""
-        self.declined.append((command, reason))
-
-    def inbox(self) -> list[Path]:
-        """The files that arrived since the last turn."""
-        box = self.workspace / "inbox"
-        return sorted(p for p in box.iterdir() if p.is_file()) if box.exists() else []
-
-    def archive(self) -> list[Path]:
-        """Files that arrived before the last turn."""
-        box = self.workspace / "inbox" / "archive"
-        return sorted(p for p in box.iterdir() if p.is_file()) if box.exists() else []
 
 
 # --- keeping the world out --------------------------------------------------------------------

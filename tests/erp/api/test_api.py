@@ -22,8 +22,9 @@ import pytest
 
 from erp import commands as c
 from erp import queries as q
+from erp.api.naming import kebab, money_fields
 from erp.api.server import ApiServer, TokenRegistry, create_app
-from erp.api.wire import kebab, money_fields, status_for
+from erp.api.wire import status_for
 from erp.commands import COMMANDS
 from erp.ledger import Ledger, Recorded
 from tests.erp.helpers import BANK, DAY, SYS, fingerprint, set_up_company

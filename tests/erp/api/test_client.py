@@ -147,7 +147,7 @@ def test_every_subcommand_has_help_with_examples() -> None:
 def test_every_example_in_the_help_parses_into_a_valid_request() -> None:
     """Each 'examples:' line of every subcommand parses, and a command's body is valid for
     the command's own model (field names, money strings, line syntax)."""
-    from erp.api.wire import kebab
+    from erp.api.naming import kebab
     from erp.commands import COMMANDS
 
     by_route = {kebab(n): cls for n, cls in COMMANDS.items()}
