@@ -197,6 +197,7 @@ class Books:
         self.statement_lines: dict[str, StatementLineState] = {}
         self.journal: dict[str, JournalState] = {}
         self.versions: dict[str, int] = {}
+        self.purchasing = PurchasingBooks()
 
     # --- lookups that raise what a handler would report -------------------------
 
@@ -413,6 +414,9 @@ class Books:
                 self.policies = e.policies
             case ev.PoliciesChanged():
                 self.policies = e.policies
+            case (ev.PurchaseOrderIssued() | ev.GoodsReceived() | ev.BillMatched()
+                  | ev.BillHeld() | ev.BillHoldReleased()):
+                self.purchasing.apply(e)
             case _:
                 raise TypeError(f"Books.apply: no rule for event type {type(e).__name__}")
 
@@ -433,3 +437,86 @@ class Books:
             self.receipts[t.doc_id].matched_line = line_id
         else:
             self.bank_docs[t.kind][t.doc_id].matched_line = line_id
+
+
+# --- purchasing: purchase orders, goods receipts, three-way match, holds -------------
+
+
+@dataclass(slots=True)
+class PurchaseOrderLineState:
+    """A purchase-order line: what was ordered, and how much of it was received and billed."""
+
+    line: int
+    item: str
+    quantity: int
+    unit_price: int
+    account: str
+    received: int = 0
+    billed: int = 0
+
+
+@dataclass(slots=True)
+class PurchaseOrderState:
+    """A purchase order and its lines by number."""
+
+    po_id: str
+    vendor_id: str
+    order_date: date
+    lines: dict[int, PurchaseOrderLineState]
+
+
+@dataclass(slots=True)
+class HoldState:
+    """A bill's matching hold: why, and whether it still stands."""
+
+    bill_id: str
+    reasons: tuple[ev.HoldReason, ...]
+    released: bool = False
+
+
+class PurchasingBooks:
+    """The purchasing part of the books: orders, receipts, matched bills, holds."""
+
+    def __init__(self) -> None:
+        self.orders: dict[str, PurchaseOrderState] = {}
+        self.receipts: set[str] = set()
+        self.bill_orders: dict[str, str] = {}
+        """Matched bill -> its purchase order."""
+        self.holds: dict[str, HoldState] = {}
+
+    def order(self, po_id: str, field: str = "po_id") -> PurchaseOrderState:
+        """The purchase order, or ``unknown_purchase_order``."""
+        o = self.orders.get(po_id)
+        if o is None:
+            raise UnknownEntity("purchase_order", po_id, field)
+        return o
+
+    def on_hold(self, bill_id: str) -> HoldState | None:
+        """The bill's hold while it stands, else None."""
+        h = self.holds.get(bill_id)
+        return h if h is not None and not h.released else None
+
+    def apply(self, e: ev.Event) -> None:
+        """Evolve the purchasing state by one of its events."""
+        match e:
+            case ev.PurchaseOrderIssued():
+                self.orders[e.po_id] = PurchaseOrderState(
+                    e.po_id, e.vendor_id, e.order_date,
+                    {x.line: PurchaseOrderLineState(x.line, x.item, x.quantity, x.unit_price,
+                                                    x.account) for x in e.lines})
+            case ev.GoodsReceived():
+                self.receipts.add(e.receipt_id)
+                lines = self.orders[e.po_id].lines
+                for r in e.lines:
+                    lines[r.line].received += r.quantity
+            case ev.BillMatched():
+                self.bill_orders[e.bill_id] = e.po_id
+                lines = self.orders[e.po_id].lines
+                for m in e.lines:
+                    lines[m.line].billed += m.quantity
+            case ev.BillHeld():
+                self.holds[e.bill_id] = HoldState(e.bill_id, e.reasons)
+            case ev.BillHoldReleased():
+                self.holds[e.bill_id].released = True
+            case _:
+                raise TypeError(f"PurchasingBooks.apply: no rule for {type(e).__name__}")

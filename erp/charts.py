@@ -35,9 +35,18 @@ _SERVICES_WITH_TERMS = (*_STANDARD_SERVICES,
 """The services chart plus the accounts of vendor payment terms: early-payment discounts
 taken and vendors' late fees (the ``payment-run`` scenario)."""
 
+_SERVICES_WITH_PURCHASING = (*_STANDARD_SERVICES,
+                             ("1400", "Inventory", "asset", None),
+                             ("2050", "Goods received not invoiced", "liability", None),
+                             ("5900", "Purchase price variance", "expense", None))
+"""The services chart plus the accounts of purchasing: goods bought for stock, the accrual
+for goods received but not yet billed, and what bills charge above or below PO prices
+(the ``three-way-match`` scenario)."""
+
 CHARTS: dict[str, tuple[tuple[str, str, AccountType, ControlKind | None], ...]] = {
     "standard-services": _STANDARD_SERVICES,
     "services-with-terms": _SERVICES_WITH_TERMS,
+    "services-with-purchasing": _SERVICES_WITH_PURCHASING,
 }
 
 

@@ -459,6 +459,80 @@ class ReverseJournalEntry(Command):
     memo: Text = ""
 
 
+
+# --- purchasing: purchase orders, goods receipts, three-way match, holds -------------
+
+LineNo = Annotated[int, Field(ge=1, le=500)]
+Quantity = Annotated[int, Field(ge=1, le=10_000_000)]
+
+
+class PurchaseOrderLineIn(Command):
+    """A line of a purchase order to issue."""
+
+    item: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    description: Text = ""
+    quantity: Quantity
+    unit_price: Cents
+    account: Code | None = None
+    """Where the goods are charged when received (default: the company's expense account)."""
+
+
+class IssuePurchaseOrder(Command):
+    """Issue a purchase order to a vendor: items, quantities, agreed unit prices."""
+
+    po_id: Id | None = None
+    vendor_id: Id
+    order_date: date
+    expected_on: date | None = None
+    lines: Annotated[tuple[PurchaseOrderLineIn, ...], Field(min_length=1, max_length=200)]
+
+
+class GoodsReceiptLineIn(Command):
+    """A quantity received against one line (numbered from 1) of a purchase order."""
+
+    line: LineNo
+    quantity: Quantity
+
+
+class RecordGoodsReceipt(Command):
+    """Record goods received against a purchase order's lines (a receiving report)."""
+
+    receipt_id: Id | None = None
+    po_id: Id
+    entry_date: date
+    reference: Text = ""
+    """The receiving report's or packing slip's number."""
+    lines: Annotated[tuple[GoodsReceiptLineIn, ...], Field(min_length=1, max_length=200)]
+
+
+class MatchedBillLineIn(Command):
+    """A billed line against one line of the purchase order: quantity and unit price."""
+
+    line: LineNo
+    quantity: Quantity
+    unit_price: Cents
+    description: Text = ""
+
+
+class EnterMatchedBill(Command):
+    """Enter a vendor invoice against a purchase order and match it to the PO and the goods
+    received (three-way match); a bill outside the company's tolerance is put on hold."""
+
+    bill_id: Id | None = None
+    po_id: Id
+    vendor_invoice_number: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    entry_date: date
+    due_on: date | None = None
+    lines: Annotated[tuple[MatchedBillLineIn, ...], Field(min_length=1, max_length=200)]
+
+
+class ReleaseBillHold(Command):
+    """Release a bill's matching hold (an approver's decision), giving the reason."""
+
+    bill_id: Id
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=500,
+                                             pattern=r"\S")]
+
 COMMANDS: dict[str, type[Command]] = {
     cls.__name__: cls
     for cls in (
@@ -471,6 +545,7 @@ COMMANDS: dict[str, type[Command]] = {
         ImportStatementLines,
         MatchStatementLine, UnmatchStatementLine, RecordBankFee, RecordInterest, PostJournalEntry,
         PostOpeningBalances, ReverseJournalEntry,
+        IssuePurchaseOrder, RecordGoodsReceipt, EnterMatchedBill, ReleaseBillHold,
     )
 }
 """Every command by class name (the API and the audit trail use these names)."""

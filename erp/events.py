@@ -82,15 +82,27 @@ class Policies(Record):
     minimum_bank_balance: Cents | None = None
     """The cash policy: no payment may take a bank account's book balance below this
     (``0``: no overdraft); ``None``: no cash policy (the books allow an overdraft)."""
+    match_price_tolerance_bp: int | None = Field(default=None, ge=0, le=10_000)
+    """Three-way match: how far above its PO unit price a bill may bill a unit, in basis
+    points of that price, before the bill is held (``None``: no tolerance, as 0)."""
+    match_quantity_tolerance_bp: int | None = Field(default=None, ge=0, le=10_000)
+    """Three-way match: how far beyond the quantity received a PO line may be billed, in
+    basis points of the quantity received, before the bill is held (``None``: as 0)."""
 
     @model_serializer(mode="wrap")
     def _omit_no_cash_policy(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # Stored before the cash policy existed, a company's policies had no such key: keep
         # it out when unset, so that those events encode (and hash) exactly as they did.
         data: dict[str, Any] = handler(self)
-        if data.get("minimum_bank_balance") is None:
-            data.pop("minimum_bank_balance", None)
+        for key in _OPTIONAL_POLICIES:  # later policies likewise: out when unset
+            if data.get(key) is None:
+                data.pop(key, None)
         return data
+
+
+_OPTIONAL_POLICIES = ("minimum_bank_balance", "match_price_tolerance_bp",
+                      "match_quantity_tolerance_bp")
+"""Policies added after companies were first stored: left out of the payload when unset."""
 
 
 class InvoiceLine(Record):
@@ -690,6 +702,131 @@ class JournalEntryReversed(Event):
     lines: tuple[JournalLine, ...]
 
 
+
+# --- purchasing: purchase orders, goods receipts, three-way match, holds -------------
+# (the three-way-match template; no posting but GoodsReceived: a PO is a commitment, a
+# matched bill posts through its BillEntered, a hold or a release moves no money)
+
+
+class PurchaseOrderLine(Record):
+    """One line of a purchase order: what, how many, at which agreed unit price."""
+
+    line: int
+    item: str
+    description: str
+    quantity: int
+    unit_price: int
+    amount: int
+    account: str
+    """Where the goods are charged when received (an expense or inventory account)."""
+
+
+class PurchaseOrderIssued(Event):
+    """A purchase order was issued to a vendor (a commitment: it posts nothing)."""
+
+    type: Literal["purchase_order_issued"] = "purchase_order_issued"
+    stream_kind: ClassVar[str] = "purchase-order"
+    stream_key: ClassVar[str] = "po_id"
+    po_id: str
+    vendor_id: str
+    order_date: date
+    expected_on: date | None
+    lines: tuple[PurchaseOrderLine, ...]
+    total: int
+
+
+class ReceivedLine(Record):
+    """Goods received against one purchase-order line, valued at the PO's unit price."""
+
+    line: int
+    item: str
+    quantity: int
+    unit_price: int
+    amount: int
+    account: str
+
+
+class GoodsReceived(Event):
+    """Goods arrived against a purchase order: charged to the lines' accounts, owed on the
+    goods-received-not-invoiced accrual until the vendor's bill matches them."""
+
+    type: Literal["goods_received"] = "goods_received"
+    stream_kind: ClassVar[str] = "purchase-order"
+    stream_key: ClassVar[str] = "po_id"
+    receipt_id: str
+    po_id: str
+    vendor_id: str
+    entry_date: date
+    reference: str
+    lines: tuple[ReceivedLine, ...]
+    total: int
+    grni_account: str
+
+
+class MatchedLine(Record):
+    """One billed line against its PO line and what was received of it (three-way)."""
+
+    line: int
+    item: str
+    quantity: int
+    unit_price: int
+    po_unit_price: int
+    received: int
+    """Quantity received on the PO line when the bill was matched."""
+    billed_before: int
+    """Quantity billed on the PO line by earlier bills."""
+
+
+HoldCode = Literal["price", "quantity"]
+
+
+class HoldReason(Record):
+    """Why a matched bill is outside the company's tolerance, on one PO line."""
+
+    code: HoldCode
+    line: int
+    detail: str
+
+
+class BillMatched(Event):
+    """A bill was matched to its purchase order and receipts; ``holds`` lists the lines
+    outside tolerance (empty: the bill matches)."""
+
+    type: Literal["bill_matched"] = "bill_matched"
+    stream_kind: ClassVar[str] = "bill"
+    stream_key: ClassVar[str] = "bill_id"
+    bill_id: str
+    po_id: str
+    vendor_id: str
+    lines: tuple[MatchedLine, ...]
+    grni_amount: int
+    price_variance: int
+    holds: tuple[HoldReason, ...]
+
+
+class BillHeld(Event):
+    """A bill outside the matching tolerance was put on hold: it cannot be paid."""
+
+    type: Literal["bill_held"] = "bill_held"
+    stream_kind: ClassVar[str] = "bill"
+    stream_key: ClassVar[str] = "bill_id"
+    bill_id: str
+    vendor_id: str
+    po_id: str
+    reasons: tuple[HoldReason, ...]
+
+
+class BillHoldReleased(Event):
+    """An approver released a bill's hold, with a reason: it may be paid again."""
+
+    type: Literal["bill_hold_released"] = "bill_hold_released"
+    stream_kind: ClassVar[str] = "bill"
+    stream_key: ClassVar[str] = "bill_id"
+    bill_id: str
+    vendor_id: str
+    reason: str
+    released_by_role: Role
+
 ErpEvent = Annotated[
     CompanySetUp
     | PoliciesChanged
@@ -727,7 +864,12 @@ ErpEvent = Annotated[
     | BankFeeRecorded
     | InterestRecorded
     | JournalEntryPosted
-    | JournalEntryReversed,
+    | JournalEntryReversed
+    | PurchaseOrderIssued
+    | GoodsReceived
+    | BillMatched
+    | BillHeld
+    | BillHoldReleased,
     Field(discriminator="type"),
 ]
 

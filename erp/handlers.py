@@ -797,6 +797,7 @@ def _payment_events(books: Books, *, payment_id: str, vendor_id: str, bank_accou
             raise CommandRejected("bill_not_approved",
                                   f"bill {bill_id} is not approved; approve it before paying",
                                   f"{field}.bill_id")
+        require_not_on_hold(books, bill_id, f"{field}.bill_id")
         twice = bill_id in seen
         seen[bill_id] = seen.get(bill_id, 0) + amount
         if seen[bill_id] > bill.open:
@@ -919,7 +920,8 @@ def run_payments(cmd: c.RunPayments, books: Books, ctx: Context) -> list[ev.Even
     else:
         due_by = cmd.due_by or day
         bills = sorted((b for b in books.bills.values()
-                        if b.approved and b.open > 0 and b.due_on <= due_by),
+                        if b.approved and b.open > 0 and b.due_on <= due_by
+                        and books.purchasing.on_hold(b.bill_id) is None),
                        key=lambda b: (b.vendor_id, b.bill_id))
     if not bills:
         raise CommandRejected("nothing_to_pay", "no approved open bill "
@@ -1207,6 +1209,210 @@ def reverse_journal_entry(cmd: c.ReverseJournalEntry, books: Books,
                                     entry_date=cmd.entry_date,
                                     memo=cmd.memo or f"reversal of {cmd.entry_id}", lines=lines)]
 
+
+
+# --- purchasing: purchase orders, goods receipts, three-way match, holds -------------
+
+GRNI_ACCOUNT = "2050"
+"""Goods received not invoiced: the accrual a goods receipt credits and its bill clears
+(the ``services-with-purchasing`` chart)."""
+PRICE_VARIANCE_ACCOUNT = "5900"
+"""Purchase price variance: what a matched bill bills above (or below) the PO's price."""
+
+
+def _purchasing_account(books: Books, code: str, what: str) -> str:
+    """A purchasing posting account, or ``unknown_account`` naming the chart it needs."""
+    if code not in books.accounts:
+        raise CommandRejected("unknown_account",
+                              f"the books have no account {code} ({what}); purchase orders "
+                              "need the services-with-purchasing chart", "po_id")
+    return code
+
+
+def require_not_on_hold(books: Books, bill_id: str, field: str = "bill_id") -> None:
+    """Reject paying a bill whose matching hold stands (``bill_on_hold``)."""
+    hold = books.purchasing.on_hold(bill_id)
+    if hold is not None:
+        why = "; ".join(r.detail for r in hold.reasons)
+        raise CommandRejected("bill_on_hold",
+                              f"bill {bill_id} is on hold ({why}); it cannot be paid until an "
+                              "approver releases the hold (ReleaseBillHold)", field)
+
+
+def _lines_once(lines: Iterable[c.GoodsReceiptLineIn | c.MatchedBillLineIn]) -> None:
+    seen: set[int] = set()
+    for n, x in enumerate(lines):
+        if x.line in seen:
+            raise CommandRejected("duplicate_line", f"lines[{n}] names PO line {x.line} "
+                                  "again; give each line once", f"lines[{n}].line")
+        seen.add(x.line)
+
+
+@handles(c.IssuePurchaseOrder)
+def issue_purchase_order(cmd: c.IssuePurchaseOrder, books: Books,
+                         ctx: Context) -> list[ev.Event]:
+    """Issue a purchase order: a commitment to a vendor at agreed prices (no posting)."""
+    company = books.require_company()
+    books.vendor(cmd.vendor_id)
+    if cmd.expected_on is not None and cmd.expected_on < cmd.order_date:
+        raise CommandRejected("invalid_date", f"expected_on {cmd.expected_on.isoformat()} is "
+                              f"before the order date {cmd.order_date.isoformat()}",
+                              "expected_on")
+    po_id = new_id(cmd.po_id, books.purchasing.orders, "PO", "purchase order", books, "po_id")
+    lines = []
+    for n, x in enumerate(cmd.lines, start=1):
+        require_positive(x.unit_price, f"lines[{n - 1}].unit_price")
+        account = x.account or company.accounts.expense
+        acct = require_account(books, account, f"lines[{n - 1}].account")
+        if acct.control is not None:
+            raise CommandRejected("control_account_restricted",
+                                  f"lines[{n - 1}].account {account} is a control account",
+                                  f"lines[{n - 1}].account")
+        lines.append(ev.PurchaseOrderLine(line=n, item=x.item.strip(),
+                                          description=x.description.strip(),
+                                          quantity=x.quantity, unit_price=x.unit_price,
+                                          amount=x.quantity * x.unit_price, account=account))
+    return [ev.PurchaseOrderIssued(po_id=po_id, vendor_id=cmd.vendor_id,
+                                   order_date=cmd.order_date, expected_on=cmd.expected_on,
+                                   lines=tuple(lines), total=sum(x.amount for x in lines))]
+
+
+@handles(c.RecordGoodsReceipt)
+def record_goods_receipt(cmd: c.RecordGoodsReceipt, books: Books,
+                         ctx: Context) -> list[ev.Event]:
+    """Record goods received against PO lines: Dr the lines' accounts, Cr GRNI."""
+    order = books.purchasing.order(cmd.po_id)
+    require_open_period(books, cmd.entry_date)
+    if cmd.entry_date < order.order_date:
+        raise CommandRejected("before_order", f"entry_date {cmd.entry_date.isoformat()} is "
+                              f"before purchase order {order.po_id}'s date "
+                              f"{order.order_date.isoformat()}", "entry_date")
+    grni = _purchasing_account(books, GRNI_ACCOUNT, "goods received not invoiced")
+    _lines_once(cmd.lines)
+    rid = new_id(cmd.receipt_id, books.purchasing.receipts, "GR", "goods receipt", books,
+                 "receipt_id")
+    received = []
+    for n, x in enumerate(cmd.lines):
+        line = order.lines.get(x.line)
+        if line is None:
+            raise CommandRejected("unknown_po_line", f"purchase order {order.po_id} has no "
+                                  f"line {x.line} (lines 1 to {len(order.lines)})",
+                                  f"lines[{n}].line")
+        left = line.quantity - line.received
+        if x.quantity > left:
+            raise CommandRejected("over_receipt",
+                                  f"purchase order {order.po_id} line {x.line} ({line.item}) "
+                                  f"ordered {line.quantity}, {line.received} received; cannot "
+                                  f"receive {x.quantity} more (at most {left})",
+                                  f"lines[{n}].quantity")
+        received.append(ev.ReceivedLine(line=x.line, item=line.item, quantity=x.quantity,
+                                        unit_price=line.unit_price,
+                                        amount=x.quantity * line.unit_price,
+                                        account=line.account))
+    return [ev.GoodsReceived(receipt_id=rid, po_id=order.po_id, vendor_id=order.vendor_id,
+                             entry_date=cmd.entry_date, reference=cmd.reference.strip(),
+                             lines=tuple(received), total=sum(x.amount for x in received),
+                             grni_account=grni)]
+
+
+def _exceeds(actual: int, allowed: int, tolerance_bp: int | None) -> bool:
+    """Whether ``actual`` is above ``allowed`` plus its tolerance (basis points of it)."""
+    return actual * 10_000 > allowed * (10_000 + (tolerance_bp or 0))
+
+
+@handles(c.EnterMatchedBill)
+def enter_matched_bill(cmd: c.EnterMatchedBill, books: Books, ctx: Context) -> list[ev.Event]:
+    """Enter a vendor invoice against its PO and receipts (three-way match).
+
+    The bill posts Dr GRNI at the PO's price for every unit billed, Dr (or Cr) purchase
+    price variance for the difference of price, Cr AP. A line billing a unit above the PO
+    price beyond the price tolerance, or billing more of a PO line than was received beyond
+    the quantity tolerance, puts the bill on hold: it stays in payables but cannot be paid.
+    """
+    company = books.require_company()
+    order = books.purchasing.order(cmd.po_id)
+    vendor = books.vendor(order.vendor_id)
+    require_open_period(books, cmd.entry_date)
+    number = cmd.vendor_invoice_number.strip()
+    if document_number_key(number) in vendor.invoice_numbers:
+        raise CommandRejected("duplicate_vendor_invoice",
+                              f"vendor {vendor.vendor_id} invoice {number!r} is already "
+                              "entered", "vendor_invoice_number")
+    grni = _purchasing_account(books, GRNI_ACCOUNT, "goods received not invoiced")
+    _lines_once(cmd.lines)
+    bid = new_id(cmd.bill_id, books.bills, "BILL", "bill", books, "bill_id")
+    policy = books.policies
+    bill_lines: list[ev.BillLine] = []
+    matched: list[ev.MatchedLine] = []
+    holds: list[ev.HoldReason] = []
+    for n, x in enumerate(cmd.lines):
+        line = order.lines.get(x.line)
+        if line is None:
+            raise CommandRejected("unknown_po_line", f"purchase order {order.po_id} has no "
+                                  f"line {x.line} (lines 1 to {len(order.lines)})",
+                                  f"lines[{n}].line")
+        require_positive(x.unit_price, f"lines[{n}].unit_price")
+        label = x.description.strip() or line.item
+        bill_lines.append(ev.BillLine(
+            description=f"{order.po_id}/{x.line} {label}: {x.quantity} x "
+                        f"{_fmt(line.unit_price)}", amount=x.quantity * line.unit_price,
+            account=grni))
+        diff = x.unit_price - line.unit_price
+        if diff:
+            bill_lines.append(ev.BillLine(
+                description=f"{order.po_id}/{x.line} {label}: price variance {x.quantity} x "
+                            f"{_fmt(diff)}", amount=x.quantity * diff,
+                account=_purchasing_account(books, PRICE_VARIANCE_ACCOUNT,
+                                            "purchase price variance")))
+        matched.append(ev.MatchedLine(line=x.line, item=line.item, quantity=x.quantity,
+                                      unit_price=x.unit_price, po_unit_price=line.unit_price,
+                                      received=line.received, billed_before=line.billed))
+        if _exceeds(x.unit_price, line.unit_price, policy.match_price_tolerance_bp):
+            holds.append(ev.HoldReason(
+                code="price", line=x.line,
+                detail=f"line {x.line} {line.item} billed at {_fmt(x.unit_price)}, PO price "
+                       f"{_fmt(line.unit_price)}"))
+        billed = line.billed + x.quantity
+        if _exceeds(billed, line.received, policy.match_quantity_tolerance_bp):
+            holds.append(ev.HoldReason(
+                code="quantity", line=x.line,
+                detail=f"line {x.line} {line.item} billed {billed} in all, {line.received} "
+                       "received"))
+    total = sum(x.amount for x in bill_lines)
+    if total <= 0:
+        raise CommandRejected("non_positive_amount", f"the bill's total must be greater than "
+                              f"zero (got {_fmt(total)})", "lines")
+    due_on = _due(cmd.entry_date, vendor.terms_days, cmd.due_on)
+    out: list[ev.Event] = [
+        ev.BillEntered(bill_id=bid, vendor_id=vendor.vendor_id, vendor_invoice_number=number,
+                       entry_date=cmd.entry_date, due_on=due_on, lines=tuple(bill_lines),
+                       tax=0, total=total, ap_account=company.accounts.ap,
+                       tax_account=company.accounts.tax_payable),
+        ev.BillMatched(bill_id=bid, po_id=order.po_id, vendor_id=vendor.vendor_id,
+                       lines=tuple(matched),
+                       grni_amount=sum(m.quantity * m.po_unit_price for m in matched),
+                       price_variance=sum(m.quantity * (m.unit_price - m.po_unit_price)
+                                          for m in matched),
+                       holds=tuple(holds))]
+    if holds:
+        out.append(ev.BillHeld(bill_id=bid, vendor_id=vendor.vendor_id, po_id=order.po_id,
+                               reasons=tuple(holds)))
+    return out
+
+
+@handles(c.ReleaseBillHold)
+def release_bill_hold(cmd: c.ReleaseBillHold, books: Books, ctx: Context) -> list[ev.Event]:
+    """Release a bill's matching hold: an approver's decision, with its reason."""
+    require_role(ctx, MANAGERS, "release a bill's matching hold")
+    bill = books.bill(cmd.bill_id)
+    hold = books.purchasing.holds.get(bill.bill_id)
+    if hold is None:
+        raise CommandRejected("not_on_hold", f"bill {bill.bill_id} is not on hold", "bill_id")
+    if hold.released:
+        raise CommandRejected("already_released", f"bill {bill.bill_id}'s hold was already "
+                              "released", "bill_id")
+    return [ev.BillHoldReleased(bill_id=bill.bill_id, vendor_id=bill.vendor_id,
+                                reason=cmd.reason.strip(), released_by_role=ctx.role)]
 
 missing = set(c.COMMANDS.values()) - set(HANDLERS)
 assert not missing, f"commands without a handler: {sorted(x.__name__ for x in missing)}"

@@ -158,5 +158,15 @@ def _bank_account_opened(e: ev.BankAccountOpened) -> tuple[Posting, ...]:
             Posting(e.equity_account, -e.opening_balance, None, e.bank_account_id))
 
 
+
+# --- purchasing: goods receipts (a matched bill posts through its BillEntered) ---------
+
+
+@_rule(ev.GoodsReceived)
+def _goods_received(e: ev.GoodsReceived) -> tuple[Posting, ...]:
+    lines = [Posting(x.account, x.amount, e.vendor_id, e.receipt_id) for x in e.lines]
+    lines.append(Posting(e.grni_account, -e.total, e.vendor_id, e.receipt_id))
+    return tuple(lines)
+
 POSTING_TYPES: frozenset[type[ev.Event]] = frozenset(_RULES)
 """Event types that can post GL lines; ``post`` returns nothing for every other type."""

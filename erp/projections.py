@@ -456,6 +456,34 @@ class DocumentStates(Projector):
     def _period_reopened(self, p: int, day: str, e: ev.PeriodReopened) -> None:
         self._change(p, "period", e.period, day, status="open")
 
+    # --- purchasing: purchase orders, goods receipts, bill holds ----------------------
+    # A purchase order's open amount is what is still to be received (at the PO's prices);
+    # a goods receipt is a document of its own; a bill's hold is the document
+    # ``bill_hold`` (held, released), so the bill's own status is left as it was.
+
+    @folds(ev.PurchaseOrderIssued)
+    def _purchase_order_issued(self, p: int, day: str, e: ev.PurchaseOrderIssued) -> None:
+        self._new(p, "purchase_order", e.po_id, e.vendor_id, None, e.order_date.isoformat(),
+                  e.expected_on.isoformat() if e.expected_on else None, e.total, e.total,
+                  "open")
+
+    @folds(ev.GoodsReceived)
+    def _goods_received(self, p: int, day: str, e: ev.GoodsReceived) -> None:
+        self._new(p, "goods_receipt", e.receipt_id, e.vendor_id, e.grni_account, day, None,
+                  e.total, 0, "received", e.po_id)
+        left = self.docs[("purchase_order", e.po_id)][OPEN] - e.total
+        self._change(p, "purchase_order", e.po_id, day, delta=e.total,
+                     status="received" if left == 0 else "partially_received")
+
+    @folds(ev.BillHeld)
+    def _bill_held(self, p: int, day: str, e: ev.BillHeld) -> None:
+        self._new(p, "bill_hold", e.bill_id, e.vendor_id, None, day, None, 0, 0, "held",
+                  "; ".join(r.detail for r in e.reasons)[:500])
+
+    @folds(ev.BillHoldReleased)
+    def _bill_hold_released(self, p: int, day: str, e: ev.BillHoldReleased) -> None:
+        self._change(p, "bill_hold", e.bill_id, day, status="released")
+
     def take_rows(self) -> list[Write]:
         """Hand over the history rows."""
         out: list[Write] = [(_HISTORY_INSERT, self.history)] if self.history else []

@@ -326,3 +326,69 @@ def table_snapshot(store: EventStore) -> dict[str, list[tuple[Any, ...]]]:
         out[t.name] = [tuple(r) for r in _rows(
             store, f"SELECT {', '.join(cols)} FROM {t.name} ORDER BY {', '.join(keys)}")]
     return out
+
+
+# --- purchasing: purchase-order lines and the goods-received-not-invoiced accrual ---------
+
+
+@dataclass(frozen=True, slots=True)
+class PurchaseOrderLineRow:
+    """A purchase-order line: ordered, received and billed quantities at the PO's price."""
+
+    po_id: str
+    vendor_id: str
+    line: int
+    item: str
+    description: str
+    ordered: int
+    unit_price: int
+    account: str
+    received: int
+    billed: int
+
+    @property
+    def to_receive(self) -> int:
+        """Quantity ordered and not received yet."""
+        return self.ordered - self.received
+
+    @property
+    def not_invoiced(self) -> int:
+        """Goods received and not billed yet, at the PO's price (negative: billed before
+        received): this line's share of the goods-received-not-invoiced accrual."""
+        return (self.received - self.billed) * self.unit_price
+
+
+_PURCHASING_TYPES = ("purchase_order_issued", "goods_received", "bill_matched")
+
+
+def purchase_order_lines(store: EventStore, *, po_id: str | None = None,
+                         vendor_id: str | None = None,
+                         position: int | None = None) -> list[PurchaseOrderLineRow]:
+    """Every purchase-order line (of one PO or vendor) with what was received and billed,
+    folded from the log (erp realm) up to ``position``."""
+    from erp.events import BillMatched, GoodsReceived, PurchaseOrderIssued, decode_event
+
+    lines: dict[tuple[str, int], list[Any]] = {}
+    for s in store.read(realm="erp", types=_PURCHASING_TYPES, until=position):
+        e = decode_event(s.type, s.schema_version, s.payload)
+        if isinstance(e, PurchaseOrderIssued):
+            for x in e.lines:
+                lines[(e.po_id, x.line)] = [e.po_id, e.vendor_id, x.line, x.item,
+                                            x.description, x.quantity, x.unit_price, x.account,
+                                            0, 0]
+        elif isinstance(e, GoodsReceived):
+            for r in e.lines:
+                lines[(e.po_id, r.line)][8] += r.quantity
+        elif isinstance(e, BillMatched):
+            for m in e.lines:
+                lines[(e.po_id, m.line)][9] += m.quantity
+    rows = [PurchaseOrderLineRow(*v) for _, v in sorted(lines.items())]
+    return [r for r in rows if (po_id is None or r.po_id == po_id)
+            and (vendor_id is None or r.vendor_id == vendor_id)]
+
+
+def grni_open(store: EventStore, *, position: int | None = None) -> int:
+    """Goods received and not invoiced, at PO prices, over every PO line: what the
+    goods-received-not-invoiced account's credit balance must be when only goods receipts
+    and matched bills post to it."""
+    return sum(r.not_invoiced for r in purchase_order_lines(store, position=position))

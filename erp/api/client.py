@@ -781,6 +781,8 @@ def build_parser() -> Parser:
               lambda a: _cmd("approve-bill", bill_id=a.bill))
     p.add_argument("bill", metavar="BILL", help="bill id")
 
+    _purchasing_commands(sub)
+
     # --- vendor credits --------------------------------------------------------------
     v = _resource(sub, "vendor-credits", "vendor credit notes: list, show, record, apply",
                   "Vendor credit notes (they reduce what we owe a vendor).")
@@ -1217,6 +1219,127 @@ def _generic(a: argparse.Namespace) -> tuple[object, ...]:
 
 
 # --- main ---------------------------------------------------------------------------
+
+
+
+# --- purchasing: purchase orders, goods receipts, three-way match, holds -------------
+
+
+def _po_line(text: str) -> dict[str, object]:
+    """``ITEM:QTY:UNIT_PRICE[:ACCOUNT[:DESCRIPTION]]`` (ACCOUNT may be empty)."""
+    parts = text.split(":", 4)
+    if len(parts) < 3 or not parts[1].strip().isdigit() or not parts[0].strip():
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: write a purchase-order line as ITEM:QTY:UNIT_PRICE[:ACCOUNT"
+            "[:DESCRIPTION]], for example TONER-12:10:25.00::Printer toner")
+    line: dict[str, object] = {"item": parts[0].strip(), "quantity": int(parts[1]),
+                               "unit_price": money_arg(parts[2])}
+    if len(parts) > 3 and parts[3].strip():
+        line["account"] = parts[3].strip()
+    if len(parts) > 4:
+        line["description"] = parts[4].strip()
+    return line
+
+
+def _numbered_line(text: str, priced: bool) -> dict[str, object]:
+    parts = text.split(":")
+    want = 3 if priced else 2
+    if len(parts) != want or not all(p.strip().isdigit() for p in parts[:2]):
+        shape = "LINE:QTY:UNIT_PRICE (for example 2:8:25.40)" if priced else \
+            "LINE:QTY (for example 2:8)"
+        raise argparse.ArgumentTypeError(f"{text!r}: write the PO line number and quantity as "
+                                         f"{shape}")
+    line: dict[str, object] = {"line": int(parts[0]), "quantity": int(parts[1])}
+    if priced:
+        line["unit_price"] = money_arg(parts[2])
+    return line
+
+
+def _purchasing_commands(sub: argparse._SubParsersAction[Parser]) -> None:
+    """``erp purchase-orders ...`` and ``erp bill-holds ...``."""
+    v = _resource(sub, "purchase-orders",
+                  "purchase orders: list, lines, show, issue, receive, bill, receipts",
+                  "Purchase orders (PO), the goods received against them, and vendor bills "
+                  "matched to both (three-way match). A matched bill posts to 2050 Goods "
+                  "received not invoiced; one outside the company's price or quantity "
+                  "tolerance is put on hold and cannot be paid until an approver releases it.")
+    p = _leaf(v, "list", "list purchase orders",
+              "List purchase orders; open_amount is the value still to be received.",
+              ["erp purchase-orders list --vendor V0001"],
+              lambda a: _get("/v1/purchase-orders", vendor=a.vendor, status=a.status))
+    p.add_argument("--vendor", help="only this vendor's purchase orders")
+    p.add_argument("--status", help="only this status: open, partially_received, received")
+    p = _leaf(v, "lines", "purchase-order lines: ordered, received, billed",
+              "List every purchase-order line with the quantities ordered, received and "
+              "billed, and the value received and not invoiced.",
+              ["erp purchase-orders lines --po PO-000001"],
+              lambda a: _get("/v1/purchase-orders/lines", po=a.po, vendor=a.vendor))
+    p.add_argument("--po", help="only this purchase order")
+    p.add_argument("--vendor", help="only this vendor's lines")
+    p = _leaf(v, "show", "one purchase order with its history",
+              "Show one purchase order: vendor, total, what is left to receive, history.",
+              ["erp purchase-orders show PO-000001"], _doc("purchase_order"))
+    p.add_argument("id", metavar="PO", help="purchase order id")
+    p = _leaf(v, "issue", "issue a purchase order to a vendor",
+              "Issue a purchase order. Each --line is ITEM:QTY:UNIT_PRICE[:ACCOUNT"
+              "[:DESCRIPTION]]; lines are numbered 1, 2, ... in the order given.",
+              ["erp purchase-orders issue V0001 --date 2026-07-01 --line TONER-12:10:25.00"],
+              lambda a: _cmd("issue-purchase-order", vendor_id=a.vendor, order_date=a.date,
+                             expected_on=a.expected, lines=a.line, po_id=a.new_id))
+    p.add_argument("vendor", metavar="VENDOR", help="vendor id")
+    p.add_argument("--date", type=day, required=True, help="order date YYYY-MM-DD")
+    p.add_argument("--line", type=_po_line, action="append", required=True,
+                   help="ITEM:QTY:UNIT_PRICE[:ACCOUNT[:DESCRIPTION]] (repeat for more lines)")
+    p.add_argument("--expected", type=day, help="expected delivery date YYYY-MM-DD")
+    p.add_argument("--id", dest="new_id", help="PO id (default: the next free one)")
+    p = _leaf(v, "receive", "record goods received against a purchase order",
+              "Record a goods receipt (a receiving report): each --line is LINE:QTY, the PO "
+              "line number and the quantity received. More than ordered is refused.",
+              ["erp purchase-orders receive PO-000001 --date 2026-07-06 --line 1:8 "
+               "--ref RR-1042"],
+              lambda a: _cmd("record-goods-receipt", po_id=a.po, entry_date=a.date,
+                             lines=a.line, reference=a.ref, receipt_id=a.new_id))
+    p.add_argument("po", metavar="PO", help="purchase order id")
+    p.add_argument("--date", type=day, required=True, help="date received YYYY-MM-DD")
+    p.add_argument("--line", type=lambda t: _numbered_line(t, False), action="append",
+                   required=True, help="LINE:QTY (repeat for more lines)")
+    p.add_argument("--ref", help="the receiving report's or packing slip's number")
+    p.add_argument("--id", dest="new_id", help="goods receipt id (default: the next free one)")
+    p = _leaf(v, "bill", "enter a vendor invoice matched to a purchase order",
+              "Enter a vendor's invoice against a purchase order: each --line is "
+              "LINE:QTY:UNIT_PRICE as the invoice bills it. The books match it to the PO and "
+              "the goods received; outside tolerance the bill is put on hold.",
+              ["erp purchase-orders bill PO-000001 INV-2291 --date 2026-07-08 --line 1:8:25.40"],
+              lambda a: _cmd("enter-matched-bill", po_id=a.po, vendor_invoice_number=a.number,
+                             entry_date=a.date, due_on=a.due, lines=a.line, bill_id=a.new_id))
+    p.add_argument("po", metavar="PO", help="purchase order id")
+    p.add_argument("number", metavar="VENDOR_INVOICE_NUMBER", help="the vendor's invoice number")
+    p.add_argument("--date", type=day, required=True, help="invoice date YYYY-MM-DD")
+    p.add_argument("--line", type=lambda t: _numbered_line(t, True), action="append",
+                   required=True, help="LINE:QTY:UNIT_PRICE (repeat for more lines)")
+    p.add_argument("--due", type=day, help="due date (default: date + vendor's terms)")
+    p.add_argument("--id", dest="new_id", help="bill id (default: the next free one)")
+    p = _leaf(v, "receipts", "list goods receipts",
+              "List goods receipts (the po column names the purchase order).",
+              ["erp purchase-orders receipts --vendor V0001"],
+              lambda a: _get("/v1/goods-receipts", vendor=a.vendor))
+    p.add_argument("--vendor", help="only this vendor's receipts")
+    h = _resource(sub, "bill-holds", "bills on hold from the three-way match: list, release",
+                  "Bills the three-way match put on hold (price or quantity outside the "
+                  "company's tolerance). A held bill cannot be paid; an approver (controller) "
+                  "releases the hold with a reason.")
+    p = _leaf(h, "list", "list bill holds", "List bill holds (status held or released).",
+              ["erp bill-holds list --status held"],
+              lambda a: _get("/v1/bill-holds", vendor=a.vendor, status=a.status))
+    p.add_argument("--vendor", help="only this vendor's holds")
+    p.add_argument("--status", help="only this status: held, released")
+    p = _leaf(h, "release", "release a bill's hold (controller)",
+              "Release a bill's hold, with the reason (role controller).",
+              ["erp bill-holds release BILL-000003 --reason 'price increase agreed by "
+               "purchasing'"],
+              lambda a: _cmd("release-bill-hold", bill_id=a.bill, reason=a.reason))
+    p.add_argument("bill", metavar="BILL", help="bill id")
+    p.add_argument("--reason", required=True, help="why the hold is released")
 
 
 _PARSER: list[Parser] = []

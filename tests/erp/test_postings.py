@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from erp import events as ev
 from erp.postings import NO_LINES, POSTING_TYPES, Posting, post
+from tests.erp import test_postings_purchasing as purchasing
 from tests.erp.test_postings_discounts import EXACT as DISCOUNT_EXACT
 
 # --- field strategies ------------------------------------------------------------
@@ -242,6 +243,10 @@ POSTS_NOTHING: frozenset[type[ev.Event]] = frozenset({
 })
 """Events that post no GL lines: master data, workflow, bank matching."""
 
+# the purchasing events (three-way match) keep their strategies and cases in their own file
+STRATEGIES.update(purchasing.STRATEGIES)
+MOVES_MONEY = MOVES_MONEY | purchasing.MOVES_MONEY
+POSTS_NOTHING = POSTS_NOTHING | purchasing.POSTS_NOTHING
 EVENT_CLASSES: tuple[type[ev.Event], ...] = tuple(ev.EVENT_CLASSES.values())
 ALL_CLASSES = sorted(EVENT_CLASSES, key=lambda c: c.__name__)
 
@@ -516,6 +521,8 @@ EXACT: dict[type[ev.Event], list[tuple[str, ev.Event, tuple[Posting, ...]]]] = {
 """Exact postings per rule (``test_every_posting_rule_has_an_exact_postings_case``)."""
 
 for _cls, _cases in DISCOUNT_EXACT.items():  # the payment-terms rules keep their own file
+    EXACT.setdefault(_cls, []).extend(_cases)
+for _cls, _cases in purchasing.EXACT.items():  # and the purchasing rules theirs
     EXACT.setdefault(_cls, []).extend(_cases)
 
 EXACT_CASES = [pytest.param(e, lines, id=f"{cls.__name__}: {what}")
