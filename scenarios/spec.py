@@ -327,6 +327,9 @@ class TierSpec(Strict):
     customer_params: dict[str, dict[str, Any]] | None = None
     vendor_params: dict[str, dict[str, Any]] | None = None
     documents: DocumentNoise | None = None
+    injections: tuple[InjectionSpec, ...] = ()
+    """Planted events the tier adds to the scenario's own (more returned items, more
+    duplicate bank lines: the share of hard behaviours the bank brings)."""
 
     @model_validator(mode="after")
     def _known(self) -> TierSpec:
@@ -342,7 +345,10 @@ class TierSpec(Strict):
 
     def changes(self) -> dict[str, Any]:
         """The parameters the tier sets (JSON-ready; what an attempt's summary records)."""
-        return self.model_dump(mode="json", exclude_none=True, exclude={"description"})
+        out = self.model_dump(mode="json", exclude_none=True, exclude={"description"})
+        if not self.injections:
+            del out["injections"]
+        return out
 
 
 class Scenario(Strict):
@@ -398,6 +404,7 @@ class Scenario(Strict):
             "population": PopulationSpec(customers=customers, vendors=vendors),
             "company": self.company.model_copy(update={"opening": opening}),
             "documents": self.documents if t.documents is None else t.documents,
+            "injections": self.injections + t.injections,
             "tier": name})
 
     @model_validator(mode="after")
@@ -408,6 +415,10 @@ class Scenario(Strict):
                              f"{expected}", inj.on.isoformat())
                     for n, inj in enumerate(self.injections)
                     if not cal.start <= inj.on <= cal.end]
+        problems += [_problem(("tiers", name, "injections", n, "on"), f"{inj.on} is outside "
+                              f"the calendar {expected}", inj.on.isoformat())
+                     for name, t in self.tiers.items() for n, inj in enumerate(t.injections)
+                     if not cal.start <= inj.on <= cal.end]
         problems += [_problem(("turns", "dates", n), f"{d} is outside the calendar {expected}",
                               d.isoformat())
                      for n, d in enumerate(self.turns.dates) if not cal.start <= d <= cal.end]

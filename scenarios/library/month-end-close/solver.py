@@ -38,22 +38,27 @@ it was meant for, which bill is a resend, which line is a bank error); only it i
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import re
+import textwrap
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from email import message_from_string, policy
 from email.message import EmailMessage
 from email.utils import parseaddr
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from erp import commands as c
 from erp import queries as q
 from erp.errors import CommandRejected, MoneyError
 from erp.money import format_cents, parse_cents, pct_of
-from erp.store import StoredEvent
+from erp.store import EventStore, StoredEvent
 from scenarios.turn import TurnContext
 
 if TYPE_CHECKING:
@@ -76,7 +81,8 @@ PAY_AHEAD_DAYS = 7
 BANK_DOC_SIGN = {"receipt": 1, "payment": -1, "refund": -1, "fee": -1, "interest": 1}
 """How each book document moves the bank account (deposits positive)."""
 
-_INVOICE_ID = re.compile(r"\bINV-\d{6}\b")
+_WIRE = re.compile(r"\b(WIRE|FEDWIRE|SWIFT|MT103|WT)\b")
+"""How banks name an incoming wire on a statement line (``SWIFT MT103 CR``...)."""
 _PAYOUT = re.compile(r"\bSTRIPE PAYOUT (\S+)")
 _ADVICE = re.compile(r"\bPMT (\S+)")
 _TURN = re.compile(r"\(turn (\d+) of (\d+)\)")
@@ -227,6 +233,53 @@ def _number_digits(number: str) -> str:
 # --- the clerk's hands: reading the books and acting on them ----------------------------------
 
 
+class _Registers:
+    """The books' registers of bank accounts, customers and vendors, read forward: each
+    turn reads only the registrations after the last one read (the erp realm, as any
+    agent may read it), not the whole log again."""
+
+    _KEYS = {"customer_registered": "customer_id", "vendor_registered": "vendor_id"}
+
+    def __init__(self) -> None:
+        self.position = 0
+        self.bank_accounts: list[dict[str, Any]] = []
+        self.customer_plain: list[tuple[str, str]] = []
+        """(name as a bank exports it, customer id), in registration order."""
+        self._by_name: dict[str, dict[str, str | None]] = {t: {} for t in self._KEYS}
+
+    def advance(self, store: EventStore) -> None:
+        """Read the registrations appended since the last call."""
+        plain = _cash_application().plain_name
+        for e in store.read(after=self.position, realm="erp",
+                            types=["bank_account_opened", *self._KEYS]):
+            self.position = e.position
+            data = e.data
+            if e.type == "bank_account_opened":
+                self.bank_accounts.append(data)
+                continue
+            by_name = self._by_name[e.type]
+            name = data["name"].strip().casefold()
+            by_name[name] = None if name in by_name else data[self._KEYS[e.type]]
+            if e.type == "customer_registered":
+                self.customer_plain.append((plain(data["name"]), data["customer_id"]))
+
+    def names(self, event_type: str) -> dict[str, str]:
+        """Name (casefolded) -> id; a name two parties share names neither."""
+        return {n: i for n, i in self._by_name[event_type].items() if i is not None}
+
+
+_REGISTERS: weakref.WeakKeyDictionary[EventStore, _Registers] = weakref.WeakKeyDictionary()
+
+
+def _registers(store: EventStore) -> _Registers:
+    """The store's registers, advanced to its head (kept while the store lives)."""
+    found = _REGISTERS.get(store)
+    if found is None:
+        found = _REGISTERS[store] = _Registers()
+    found.advance(store)
+    return found
+
+
 class _Clerk:
     """One turn's clerk: reads the books, runs commands, writes the month-end files."""
 
@@ -234,27 +287,27 @@ class _Clerk:
         self.desk = desk
         self.store = desk.store
         self.day = desk.day
-        opened = [e.data for e in self.store.read(realm="erp", types=["bank_account_opened"])]
+        registers = _registers(self.store)
+        opened = registers.bank_accounts
         if not opened:
             raise RuntimeError("the books have no bank account to reconcile")
         account = next((a for a in opened if a["gl_account"] == "1000"), opened[0])
         self.bank_account_id: str = account["bank_account_id"]
         self.bank_gl: str = account["gl_account"]
         self.bank_opening: int = int(account.get("opening_balance", 0))
-        self.customer_names = self._register("customer_registered", "customer_id")
-        self.vendor_names = self._register("vendor_registered", "vendor_id")
-
-    def _register(self, event_type: str, key: str) -> dict[str, str]:
-        """Name (casefolded) -> id; a name two parties share names neither."""
-        by_name: dict[str, str | None] = {}
-        for e in self.store.read(realm="erp", types=[event_type]):
-            name = e.data["name"].strip().casefold()
-            by_name[name] = None if name in by_name else e.data[key]
-        return {n: i for n, i in by_name.items() if i is not None}
+        self.customer_names = registers.names("customer_registered")
+        self.customer_plain = registers.customer_plain
+        self.vendor_names = registers.names("vendor_registered")
 
     def customer_named(self, name: str) -> str | None:
-        """The customer registered under exactly this name."""
-        return self.customer_names.get(name.strip().casefold())
+        """The customer registered under this name, or failing that the one customer whose
+        name it is as a bank exports it (upper-cased, plain, cut to its field width)."""
+        exact = self.customer_names.get(name.strip().casefold())
+        cut = _cash_application().plain_name(name) if exact is None else ""
+        if not cut:
+            return exact
+        hits = {cid for plain, cid in self.customer_plain if plain.startswith(cut)}
+        return hits.pop() if len(hits) == 1 else None
 
     def vendor_named(self, name: str) -> str | None:
         """The vendor registered under exactly this name."""
@@ -654,7 +707,11 @@ class Reference:
         self.statements: dict[str, Statement] = {}
         self._bills: list[tuple[str, str]] = []
         self._credits: list[str] = []
+        self._invoice_id_of: dict[str, str] | None = None
         for path in sorted(desk.archive() + desk.inbox(), key=lambda p: p.name):
+            if path.suffix.lower() == ".pdf":
+                self._read_paper(path, textwrap.dedent(_cash_application().pdf_text(path)))
+                continue
             text = path.read_text(encoding="utf-8", errors="replace")
             if path.suffix == ".csv":
                 self._read_csv(path.name, text)
@@ -662,7 +719,7 @@ class Reference:
                 sender, body = _email_text(text)
                 self._read_text(body, sender)
             else:
-                self._read_text(text, "")
+                self._read_paper(path, text)
         period = f"{desk.day:%Y-%m}"
         self._statement = self.statements.get(period)
         self.month_end = (self._statement is not None or _next_weekday(desk.day).month
@@ -691,6 +748,39 @@ class Reference:
                     self.statements[statement.period] = statement
         except (MoneyError, KeyError, ValueError):
             return  # a paper the clerk cannot read is left alone
+
+    def _read_paper(self, path: Path, text: str) -> None:
+        """A text or PDF paper: a bill or a credit note; else a payout report or remittance
+        advice laid out as text, read as cash-application's clerk reads one (its invoice
+        numbers however the customer wrote them)."""
+        if re.search(r"^(Invoice number:|CREDIT NOTE )", text, re.M):
+            self._read_text(text, "")
+            return
+        papers = _cash_application().read_papers([path])
+        for pid, p in papers.payouts.items():
+            self.payouts[pid] = _Payout(p.customer, self._invoice_written(p.invoice_id),
+                                        p.gross, p.fee, p.net)
+        for pid, rows in papers.advices.items():
+            self.advices[pid] = [(a.payer, self._invoice_written(a.invoice_id), a.amount)
+                                 for a in rows]
+
+    def _invoice_ids(self) -> dict[str, str]:
+        """The books' invoice ids by their digits without zero padding."""
+        if self._invoice_id_of is None:
+            self._invoice_id_of = {re.sub(r"\D", "", i).lstrip("0") or "0": i
+                                 for i in self.clerk.documents("invoice")}
+        return self._invoice_id_of
+
+    def invoices_quoted(self, text: str) -> list[str]:
+        """The invoices a reference names, however written (``INV 47498``, ``/INV/47526``,
+        ``Payment for invoice 47512``): the books' ids (an unknown number as issued)."""
+        return [self._invoice_ids().get(n, f"INV-{n:0>6}")
+                for n in _cash_application().invoice_numbers(text)]
+
+    def _invoice_written(self, written: str) -> str:
+        """One invoice as a paper writes it, as the books' id (unread: as written)."""
+        quoted = self.invoices_quoted(written)
+        return quoted[0] if quoted else written
 
     def _read_text(self, text: str, sender: str) -> None:
         if re.search(r"^Invoice number:", text, re.M):
@@ -810,6 +900,12 @@ class Reference:
             customer = self.clerk.customer_named(self.payouts[payout[1]].customer)
         return customer
 
+    def _receipt_payer(self, r: _Receipt) -> str | None:
+        """The payer of a receipt the feed could not name (its bank cut or upper-cased the
+        name): the customer its statement line's payer name is."""
+        row = self.clerk.lines().get(r.line_id or "")
+        return self._payer(self.clerk.bank_line(row)) if row is not None else None
+
     def receipt_plans(self, clerk: _Clerk) -> list[ReceiptPlan]:
         """Place each receipt by its payout advice, remittance advice or reference."""
         invoices = clerk.documents("invoice")
@@ -850,11 +946,13 @@ class Reference:
             wanted = [(inv, amount, 0) for _, inv, amount in rows]
             customer = customer or self.clerk.customer_named(rows[0][0])
         else:
-            wanted = [(inv, None, 0) for inv in _INVOICE_ID.findall(r.reference)]
+            wanted = [(inv, None, 0) for inv in self.invoices_quoted(r.reference)]
+        if customer is None:
+            customer = self._receipt_payer(r)
         if customer is None:
             return None
         reason = CARD_FEE
-        if len(wanted) == 1 and ("WIRE" in r.description.upper() or "/RFB/" in r.reference):
+        if len(wanted) == 1 and (_WIRE.search(r.description.upper()) or "/RFB/" in r.reference):
             inv_id = wanted[0][0]
             inv = invoices.get(inv_id)
             short = open_.get(inv_id, 0) - r.open
@@ -894,6 +992,16 @@ class Reference:
     def credits(self) -> list[CreditDoc]:
         """The credit notes of the papers."""
         return [note for note in map(self._credit, self._credits) if note is not None]
+
+
+@functools.cache
+def _cash_application() -> ModuleType:
+    """cash-application's solver, whose reading of payer names, invoice numbers, PDFs and
+    text remittances this clerk shares (loaded from its folder beside this one)."""
+    from scenarios.agents import load_solver
+
+    return load_solver(Path(__file__).resolve().parent.parent / "cash-application" /
+                       "solver.py")
 
 
 def _email_text(raw: str) -> tuple[str, str]:
@@ -951,26 +1059,25 @@ def reference(desk: TurnContext) -> None:
 # --- the oracle: the world's truth -------------------------------------------------------------
 
 
-class Oracle:
-    """Decides the same work from the world's truth."""
+class _Truth:
+    """The world's bank lines, payments and bills, read forward: each turn reads only the
+    world events appended since the last turn's reading."""
 
-    def __init__(self, desk: TurnContext, clerk: _Clerk, world: World) -> None:
-        from sim.world_events import (
-            BankLinePosted,
-            BillIssued,
-            PaymentSent,
-            decode_world_event,
-        )
+    def __init__(self) -> None:
+        from sim.world_events import BankLinePosted, BillIssued, PaymentSent
 
-        self.clerk = clerk
-        self.world = world
-        now = desk.sim_time if desk.sim_time is not None else float("inf")
-        self.docs = [(t, d) for t, d in world.inbox if t < now]
+        self.position = 0
         self.lines: dict[str, BankLinePosted] = {}
         self.payments: dict[str, PaymentSent] = {}
         self.bills_issued: dict[tuple[str, str], BillIssued] = {}
-        for e in world.ledger.store.read(realm="world", types=[
+
+    def advance(self, store: EventStore) -> None:
+        """Read the world events appended since the last call."""
+        from sim.world_events import BankLinePosted, BillIssued, PaymentSent, decode_world_event
+
+        for e in store.read(after=self.position, realm="world", types=[
                 "bank_line_posted", "payment_sent", "bill_issued"]):
+            self.position = e.position
             x = decode_world_event(e.type, e.payload)
             if isinstance(x, BankLinePosted):
                 self.lines[x.line_id] = x
@@ -978,6 +1085,32 @@ class Oracle:
                 self.payments[x.payment_id] = x
             elif isinstance(x, BillIssued):
                 self.bills_issued[(x.vendor_id, x.bill_ref)] = x
+
+
+_TRUTH: weakref.WeakKeyDictionary[World, _Truth] = weakref.WeakKeyDictionary()
+
+
+def _truth(world: World) -> _Truth:
+    """The world's truth, advanced to the log's head (kept while the world lives)."""
+    found = _TRUTH.get(world)
+    if found is None:
+        found = _TRUTH[world] = _Truth()
+    found.advance(world.ledger.store)
+    return found
+
+
+class Oracle:
+    """Decides the same work from the world's truth."""
+
+    def __init__(self, desk: TurnContext, clerk: _Clerk, world: World) -> None:
+        self.clerk = clerk
+        self.world = world
+        now = desk.sim_time if desk.sim_time is not None else float("inf")
+        self.docs = [(t, d) for t, d in world.inbox if t < now]
+        truth = _truth(world)
+        self.lines = truth.lines
+        self.payments = truth.payments
+        self.bills_issued = truth.bills_issued
         self.month_end = world.calendar.is_last_business_day_of_month(desk.day)
         self.period = f"{desk.day:%Y-%m}"
 

@@ -254,3 +254,41 @@ def test_a_statement_csv_reads_as_the_bank_wrote_it(tmp_path: Path) -> None:
         "2026-05", date(2026, 5, 1), 11025)
     assert [(x.line_id, x.amount, x.counterparty) for x in statement.lines] == [
         ("BL-1", 2550, "Kim, Lee and Co"), ("BL-2", -1525, "First Harbor Bank")]
+
+
+# --- difficulty tiers ---------------------------------------------------------------------
+
+
+def test_medium_is_the_default_tier_and_the_scenario_as_written() -> None:
+    path = find_scenario("month-end-close")
+    plain = load_scenario(path).scenario
+    assert plain.tier == "medium" and plain.tiers["medium"].changes() == {}
+    medium = load_scenario(path, tier="medium").scenario
+    assert medium.population == plain.population and medium.injections == plain.injections
+    assert not medium.documents.active  # golden hashes of the untiered runs hold
+    easy, hard = (load_scenario(path, tier=t).scenario for t in ("easy", "hard"))
+    assert (easy.population.customers.count < plain.population.customers.count
+            < hard.population.customers.count)
+    assert (easy.company.opening.ar_open_invoices < plain.company.opening.ar_open_invoices
+            < hard.company.opening.ar_open_invoices)
+    assert not easy.documents.active and hard.documents.active
+    returned = [sum(i.kind == "returned_item" for i in s.injections) for s in (easy, hard)]
+    assert returned == [1, 3]
+    assert hard.tiers["hard"].changes()["injections"][0]["kind"] == "returned_item"
+
+
+def test_the_reference_reads_the_hard_tiers_messy_papers(tmp_path: Path) -> None:
+    loaded = load_scenario(find_scenario("month-end-close"), tier="hard")
+    result = run_attempt(loaded, 0, "reference", tmp_path / "hard")
+    assert result.summary["tier"]["name"] == "hard"
+    assert result.summary["verdict"]["accepted"], result.summary["verdict"]
+    inbox = [p.name for p in (tmp_path / "hard").glob("turns/06/workspace/inbox/**/*")]
+    kinds = Counter(Path(n).suffix for n in inbox)
+    assert kinds[".pdf"] and kinds[".txt"] and kinds[".eml"], kinds
+    store = _store(result)
+    from counterparties.customers import PROCESSOR_NAME
+
+    payers = {x["counterparty"] for x in q.statement_lines(store)}
+    assert [p for p in payers if p.isupper() and p != PROCESSOR_NAME.upper()]  # cut names
+    assert not [d for d in q.documents(store, "receipt") if d["party"] is None
+                and int(d["open_amount"]) > 0 and d["status"] != "returned"][1:]
