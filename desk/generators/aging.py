@@ -4,7 +4,8 @@ The engine runs a company for about three months: customers order, are invoiced 
 pay as their behaviour says (on time, late, partly, never). An invoice's balance on
 the task date is its total less what its customer's payments that reached the bank
 by then meant to pay (``PaymentSent.allocations``, the world's truth), so the export
-is what a ledger kept perfectly would show. The reference holds each aging bucket's
+is what a ledger kept perfectly would show. The reference holds each invoice's days
+past due (negative when not yet due) and balance, and each aging bucket's
 total (days past due on the task date: current, 1-30, 31-60, 61-90, over 90) and the
 grand total; the generator refuses a draw where a bucket is empty or its total is a
 figure of the export itself (a pin the agent could satisfy by pasting).
@@ -53,7 +54,8 @@ def _books_scenario(day: date) -> Scenario:
 
 
 def generate(ctx: GeneratorContext) -> dict[str, bytes]:
-    """``open_invoices.csv`` in the workspace; bucket totals in the reference."""
+    """``open_invoices.csv`` in the workspace; bucket totals and each invoice's days past
+    due and balance in the reference."""
     day = ctx.day
     with simulate(_books_scenario(day), ctx.seed, setup=with_behaviours(BEHAVIOURS)) as sim:
         sim.engine.run_to_turn(day)
@@ -88,8 +90,12 @@ def generate(ctx: GeneratorContext) -> dict[str, bytes]:
                        [[i.invoice_id, i.customer_id, names[i.customer_id],
                          i.entry_date.isoformat(), i.due_on.isoformat(), format_cents(i.total),
                          format_cents(balance[i.invoice_id])] for i in rows])
+    per_invoice = csv_bytes(["invoice_id", "days_past_due", "balance"],
+                            [[i.invoice_id, (day - i.due_on).days,
+                              format_cents(balance[i.invoice_id])] for i in rows])
     reference = csv_bytes(["bucket", "invoices", "total"],
                           [[label, counts[label], format_cents(totals[label])]
                            for label, _, _ in BUCKETS]
                           + [["Total", len(rows), format_cents(grand)]])
-    return {"workspace/open_invoices.csv": export, "reference/aging_totals.csv": reference}
+    return {"workspace/open_invoices.csv": export, "reference/aging_totals.csv": reference,
+            "reference/aging_invoices.csv": per_invoice}

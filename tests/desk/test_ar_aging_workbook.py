@@ -1,0 +1,80 @@
+"""ar-aging-workbook: the reference workbook is accepted after LibreOffice recalculation;
+an invoice's days past due a day off (in its bucket: no total moves), its balance a cent
+off, or a bucket total typed in, is rejected by the check named."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.desk.output_mutants import Edit, failed_names, regrade, solved_attempt
+
+TASK = "ar-aging-workbook"
+BOOK = "out/ar_aging.xlsx"
+
+pytestmark = pytest.mark.skipif(shutil.which("soffice") is None,
+                                reason="soffice (Debian's libreoffice-calc) is not installed")
+
+
+def _edit_book(change: Callable[[Any], None]) -> Edit:
+    def edit(ws: Path) -> None:
+        import openpyxl
+
+        wb = openpyxl.load_workbook(ws / BOOK)
+        change(wb)
+        wb.save(ws / BOOK)
+    return edit
+
+
+def _column(sheet: Any, header: str) -> int:
+    return next(c.column for c in sheet[1] if header in str(c.value))
+
+
+def _a_day_off(wb: Any) -> None:
+    """An invoice 40 days past due written as 41: still 31-60, every total the same."""
+    sheet = wb["Invoices"]
+    days = _column(sheet, "days")
+    cell = next(row[days - 1] for row in sheet.iter_rows(min_row=2)
+                if isinstance(row[days - 1].value, int) and 31 <= row[days - 1].value < 60)
+    cell.value += 1
+
+
+def _a_cent_off(wb: Any) -> None:
+    sheet = wb["Invoices"]
+    cell = sheet.cell(2, _column(sheet, "balance"))
+    cell.value = round(float(cell.value) + 0.01, 2)
+
+
+def _typed_total(wb: Any) -> None:
+    wb["Summary"]["B7"] = 1.0
+
+
+CASES: list[tuple[str, Edit, str]] = [
+    ("wrong figure: days past due a day off", _edit_book(_a_day_off),
+     "invoice-days-and-balances"),
+    ("wrong figure: a balance a cent off", _edit_book(_a_cent_off), "invoice-days-and-balances"),
+    ("output: the grand total typed in", _edit_book(_typed_total), "bucket-and-grand-totals"),
+]
+
+
+@pytest.fixture(scope="module")
+def attempt(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp(TASK)
+    return solved_attempt(TASK, tmp), tmp
+
+
+def test_reference_workbook_is_accepted(attempt: tuple[Path, Path]) -> None:
+    verdict = regrade(attempt[0], TASK, attempt[1], lambda ws: None)
+    assert verdict.status == "accepted", failed_names(verdict)
+
+
+@pytest.mark.parametrize(("label", "edit", "check"), CASES, ids=[c[0] for c in CASES])
+def test_mutation_is_rejected(attempt: tuple[Path, Path], label: str, edit: Edit,
+                              check: str) -> None:
+    verdict = regrade(attempt[0], TASK, attempt[1], edit)
+    assert verdict.status == "rejected", label
+    assert check in failed_names(verdict), sorted(failed_names(verdict))
