@@ -9,7 +9,10 @@ terms (a discount percent within some days of the bill date); some bills are par
 and some fully paid (balance 0.00), balances are written with thousands separators.
 Planted on both inputs: a bill due exactly seven days after the pay date (in), one due
 eight days after (out), a discount whose last day is the pay date (taken), and a vendor on
-hold with a bill past due (out). The expected proposals (``proposal.csv``,
+hold with a bill past due (out); on the held-out input also a bill of a vendor without terms
+dated on the pay date and due after the window (out: no terms, no discount open) and a
+vendor whose terms are 0.01 percent with a bill proposed only for its open discount (in:
+any terms count). The expected proposals (``proposal.csv``,
 ``holdout/expected.csv``) follow the prompt's rules, in integer cents.
 
 ``params.tier``: ``easy`` (6 vendors, no partial payments), ``medium`` (8 vendors; the
@@ -91,8 +94,13 @@ def _money(cents: int) -> str:
     return f"{cents // 100:,}.{cents % 100:02d}"
 
 
-def _inputs(seed: int | str, label: str, count: int, partial: float, pay: date
-            ) -> tuple[bytes, bytes, list[list[str]]]:
+def _pct(bp: int) -> str:
+    """Basis points as the vendor list writes a percent: ``1.5``, ``2.0``, ``0.01``."""
+    return f"{bp / 100:.1f}" if bp % 10 == 0 else f"{bp / 100:.2f}"
+
+
+def _inputs(seed: int | str, label: str, count: int, partial: float, pay: date,
+            *, holdout: bool = False) -> tuple[bytes, bytes, list[list[str]]]:
     with simulate(_scenario(count, pay), seed) as sim:
         entered = sim.events("bill_entered")
         names = {v.vendor_id: v.name for v in sim.instance.vendors}
@@ -122,13 +130,27 @@ def _inputs(seed: int | str, label: str, count: int, partial: float, pay: date
     disc.due, disc.balance = pay + timedelta(days=25), disc.total
     held = next(b for b in bills if vendors[b.vendor_id].hold)
     held.due, held.balance = pay - timedelta(days=3), held.total
+    if holdout:  # the edges a script's terms test gets wrong (pct >= 0, pct > 1)
+        plain = [b for b in free[2:] if b is not disc and not vendors[b.vendor_id].pct_bp]
+        taken = {free[0].vendor_id, free[1].vendor_id, disc.vendor_id}
+        if not plain:
+            raise GenerationError(f"{label}: no bill of a vendor without terms to plant")
+        none = plain[0]
+        none.bill_date, none.due, none.balance = pay, pay + timedelta(days=30), none.total
+        tiny = next((b for b in free[2:] if b.vendor_id not in taken | {none.vendor_id}),
+                    None)
+        if tiny is None:
+            raise GenerationError(f"{label}: no vendor left for the 0.01 percent terms")
+        vendors[tiny.vendor_id].pct_bp, vendors[tiny.vendor_id].days = 1, 20
+        tiny.bill_date, tiny.due = pay - timedelta(days=5), pay + timedelta(days=25)
+        tiny.balance = tiny.total
     for v in vendors.values():
         if not v.pct_bp:
             v.days = 0
     bill_rows = [[b.bill_id, b.vendor_id, b.ref, b.bill_date.isoformat(), b.due.isoformat(),
                   _money(b.total), _money(b.balance)] for b in bills]
     vendor_rows = [[vid, names[vid], HOLD_WORDS[rng.randrange(3)] if vendors[vid].hold else "",
-                    f"{vendors[vid].pct_bp / 100:.1f}" if vendors[vid].pct_bp else "",
+                    _pct(vendors[vid].pct_bp) if vendors[vid].pct_bp else "",
                     str(vendors[vid].days) if vendors[vid].pct_bp else ""]
                    for vid in vids]
     return (csv_bytes(["bill_id", "vendor_id", "vendor_invoice", "bill_date", "due_date",
@@ -148,7 +170,8 @@ def generate(ctx: GeneratorContext) -> dict[str, bytes]:
     bills, vendors, expected = _inputs(ctx.seed, f"{ctx.seed}:workspace", count, partial,
                                        PAY_DATE)
     h_bills, h_vendors, h_expected = _inputs(f"{ctx.seed}:holdout", f"{ctx.seed}:holdout",
-                                             count + 2, partial, HOLDOUT_PAY_DATE)
+                                             count + 2, partial, HOLDOUT_PAY_DATE,
+                                             holdout=True)
     if expected == h_expected:
         raise GenerationError(f"seed {ctx.seed}: the held-out proposal equals the workspace's")
     return {
