@@ -19,7 +19,8 @@ files), or why it can make none:
   under the header;
 - ``output_break_formula``: a workbook formula replaced by its value off by a cent, a
   reference pointed at the next row (a range one row short), a lookup of the wrong
-  column (VLOOKUP's column number + 1);
+  column (VLOOKUP's column number + 1), a reference to deleted cells (``#REF!``, an
+  error cell);
 - ``output_break_logic``: a script's or query's comparison, sort order, connective or
   number changed (``>`` to ``>=``, ``DESC`` to ``ASC``, ``and`` to ``or``, a literal + 1).
 
@@ -561,6 +562,21 @@ _FORMULA = re.compile(r"<f([^>]*)>(.*?)</f>", re.S)
 _VALUE = re.compile(r"<v>(.*?)</v>", re.S)
 _LOOKUP_COLUMN = re.compile(r"\b([VH]LOOKUP\([^,]+,[^,]+,\s*)(\d+)", re.I)
 _REF = re.compile(r"(?<![A-Za-z_!])(\$?)([A-Z]{1,3})(\$?)(\d+)(?![\d(])")
+_SHEET_REF = re.compile(r"(?<![\w.$!'])((?:'[^']+'|[A-Za-z_][\w.]*)!)?"
+                        r"\$?[A-Z]{1,3}\$?\d+(?::\$?[A-Z]{1,3}\$?\d+)?(?![\w(!])")
+_FORMULA_STRING = re.compile(r'"[^"]*"|&quot;.*?&quot;')
+
+
+def _deleted_reference(formula: str) -> str | None:
+    """The formula as left when the rows or columns its first cell reference (a range, a
+    cell of another sheet) points at are deleted: that reference ``#REF!``
+    (``SUM(Invoices!$E$2:$E$9)`` -> ``SUM(#REF!)``), so the cell evaluates to an error.
+    None when it references no cell (outside its string literals)."""
+    masked = _FORMULA_STRING.sub(lambda m: " " * len(m.group()), formula)
+    m = _SHEET_REF.search(masked)
+    if m is None:
+        return None
+    return formula[:m.start()] + "#REF!" + formula[m.end():]
 
 
 def _sheets(z: dict[str, bytes]) -> list[str]:
@@ -705,6 +721,13 @@ def _xlsx_plan(data: bytes) -> Plan:
                         "lookup of the wrong column", ref,
                         f"{ref}: column {look.group(2)} -> {int(look.group(2)) + 1} of "
                         f"={formula[:40]}", _sheet_edit(sheet, fa, fa + len(formula), new_f)))
+                gone = _deleted_reference(formula)
+                if gone is not None:
+                    fa = a0 + fm.start(2)
+                    edits["output_break_formula"].append(Edit(
+                        "reference to a deleted cell (#REF!)", ref,
+                        f"{ref}: ={formula[:40]} -> ={gone[:40]}",
+                        _sheet_edit(sheet, fa, fa + len(formula), gone)))
                 refs = list(_REF.finditer(formula))
                 if refs:
                     last = refs[-1]

@@ -294,3 +294,41 @@ def test_a_lookup_reads_the_wrong_column(tmp_path: Path) -> None:
     after = openpyxl.load_workbook(io.BytesIO(look.apply(path.read_bytes())))
     assert after.active is not None
     assert after.active["B2"].value == "=VLOOKUP(A2,Map!$A$2:$B$9,3,FALSE)"
+
+
+def test_a_reference_to_deleted_cells_makes_an_error_cell(tmp_path: Path) -> None:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    assert ws is not None
+    ws.title = "Data"
+    ws.append(["Open", "Label"])
+    ws.append([100.25, "B9"])
+    ws.append([50.5, "x"])
+    summary = wb.create_sheet("Sum up")
+    summary["A1"] = "=SUM(Data!$A$2:$A$3)"
+    summary["A2"] = '=COUNTIF(Data!B2:B3,"B9")+LOG10(100)'
+    summary["A3"] = "=PI()"
+    path = tmp_path / "s.xlsx"
+    wb.save(path)
+    data = path.read_bytes()
+    plan, _ = file_edits(path)
+    gone = _by_kind(plan["output_break_formula"])["reference to a deleted cell (#REF!)"]
+    assert {e.site for e in gone} == {"sheet2!A1", "sheet2!A2"}  # =PI() references no cell
+    formulas = {}
+    for e in gone:
+        after = openpyxl.load_workbook(io.BytesIO(e.apply(data)))
+        formulas[e.site] = after["Sum up"][e.site.split("!")[1]].value
+    # the first reference goes, its sheet too; a string literal that looks like a cell and
+    # a function's digits stay
+    assert formulas == {"sheet2!A1": "=SUM(#REF!)",
+                        "sheet2!A2": '=COUNTIF(#REF!,"B9")+LOG10(100)'}
+    assert not same_content(path, data, gone[0].apply(data))
+    if shutil.which("soffice") is None:
+        return
+    from checks.workbook import convert_with_soffice
+
+    src = tmp_path / "in" / "s.xlsx"
+    src.parent.mkdir()
+    src.write_bytes(gone[0].apply(data))
+    calc = openpyxl.load_workbook(convert_with_soffice(src, tmp_path / "calc"), data_only=True)
+    assert calc["Sum up"]["A1"].value == "#REF!"  # an error cell after recalculation
