@@ -197,6 +197,7 @@ class Books:
         self.statement_lines: dict[str, StatementLineState] = {}
         self.journal: dict[str, JournalState] = {}
         self.versions: dict[str, int] = {}
+        self.accrual_books = AccrualBooks()
         self.purchasing = PurchasingBooks()
 
     # --- lookups that raise what a handler would report -------------------------
@@ -301,6 +302,7 @@ class Books:
                     e.bill_id, e.vendor_id, e.total, e.total, e.ap_account, e.due_on)
                 self.vendors[e.vendor_id].invoice_numbers.add(
                     document_number_key(e.vendor_invoice_number))
+                self.accrual_books.note_bill(e, self.accounts)
             case ev.BillApproved():
                 self.bills[e.bill_id].approved = True
             case ev.BillTermsSet():
@@ -417,6 +419,9 @@ class Books:
             case (ev.PurchaseOrderIssued() | ev.GoodsReceived() | ev.BillMatched()
                   | ev.BillHeld() | ev.BillHoldReleased()):
                 self.purchasing.apply(e)
+            case (ev.AccrualFlagged() | ev.AccrualsReversed()
+                  | ev.PrepaidScheduleRecorded() | ev.PrepaidAmortized()):
+                self.accrual_books.apply(e)
             case _:
                 raise TypeError(f"Books.apply: no rule for event type {type(e).__name__}")
 
@@ -520,3 +525,91 @@ class PurchasingBooks:
                 self.holds[e.bill_id].released = True
             case _:
                 raise TypeError(f"PurchasingBooks.apply: no rule for {type(e).__name__}")
+
+
+# --- accruals and prepaids -------------------------------------------------------
+
+
+@dataclass(slots=True)
+class AccrualState:
+    """An accrual: its entry, period and reversal day (the entry's own state, reversed or
+    not, is the journal's)."""
+
+    entry_id: str
+    period: str
+    reverse_on: date
+    amount: int
+
+
+@dataclass(slots=True)
+class PrepaidState:
+    """A prepaid schedule and the months of it posted so far."""
+
+    schedule_id: str
+    bill_id: str
+    vendor_id: str
+    account: str
+    expense_account: str
+    amount: int
+    start_period: str
+    months: int
+    posted: dict[str, int] = field(default_factory=dict)
+    """Period -> the amount amortized in it."""
+
+    @property
+    def remaining(self) -> int:
+        """What is not amortized yet."""
+        return self.amount - sum(self.posted.values())
+
+
+@dataclass(slots=True)
+class BillAssetLines:
+    """What a bill put on asset (prepaid) accounts, and how much of it is scheduled."""
+
+    bill_id: str
+    vendor_id: str
+    entry_date: date
+    amounts: dict[str, int]
+    scheduled: dict[str, int] = field(default_factory=dict)
+
+
+class AccrualBooks:
+    """The accruals and prepaids part of the books: flagged accruals, reversal runs,
+    prepaid schedules and the bills' lines on asset accounts they draw on."""
+
+    def __init__(self) -> None:
+        self.accruals: dict[str, AccrualState] = {}
+        self.reversal_runs: dict[str, ev.AccrualsReversed] = {}
+        self.schedules: dict[str, PrepaidState] = {}
+        self.amortization_runs: set[str] = set()
+        self.bill_assets: dict[str, BillAssetLines] = {}
+
+    def note_bill(self, e: ev.BillEntered, accounts: dict[str, ev.AccountOpened]) -> None:
+        """Keep a bill's lines on asset accounts (a prepaid schedule may draw on them)."""
+        amounts: dict[str, int] = {}
+        for line in e.lines:
+            if accounts[line.account].account_type == "asset":
+                amounts[line.account] = amounts.get(line.account, 0) + line.amount
+        if amounts:
+            self.bill_assets[e.bill_id] = BillAssetLines(e.bill_id, e.vendor_id, e.entry_date,
+                                                         amounts)
+
+    def apply(self, e: ev.Event) -> None:
+        """Evolve the accruals and prepaids state by one of its events."""
+        match e:
+            case ev.AccrualFlagged():
+                self.accruals[e.entry_id] = AccrualState(e.entry_id, e.period, e.reverse_on,
+                                                         e.amount)
+            case ev.AccrualsReversed():
+                self.reversal_runs[e.run_id] = e
+            case ev.PrepaidScheduleRecorded():
+                self.schedules[e.schedule_id] = PrepaidState(
+                    e.schedule_id, e.bill_id, e.vendor_id, e.account, e.expense_account,
+                    e.amount, e.start_period, e.months)
+                src = self.bill_assets[e.bill_id]
+                src.scheduled[e.account] = src.scheduled.get(e.account, 0) + e.amount
+            case ev.PrepaidAmortized():
+                self.schedules[e.schedule_id].posted[e.period] = e.amount
+                self.amortization_runs.add(e.run_id)
+            case _:
+                raise TypeError(f"AccrualBooks.apply: no rule for {type(e).__name__}")

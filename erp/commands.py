@@ -533,6 +533,56 @@ class ReleaseBillHold(Command):
     reason: Annotated[str, StringConstraints(min_length=1, max_length=500,
                                              pattern=r"\S")]
 
+
+# --- accruals and prepaids -------------------------------------------------------
+
+Period = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}$")]
+
+
+class PostAccrual(Command):
+    """Post a balanced journal entry as an accrual of its period, flagged to reverse on the
+    first day of the next period (``ReverseAccruals`` reverses it there)."""
+
+    entry_id: Id | None = None
+    entry_date: date
+    memo: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    lines: Annotated[tuple[JournalLineIn, ...], Field(min_length=2, max_length=1000)]
+
+
+class ReverseAccruals(Command):
+    """Reverse the due accruals of a period on the first day of the next one: every accrual
+    of the period not yet reversed, or only those named in ``entry_ids``."""
+
+    run_id: Id | None = None
+    period: Period
+    entry_ids: Annotated[tuple[Id, ...], Field(max_length=1000)] = ()
+    memo: Text = ""
+
+
+class RecordPrepaid(Command):
+    """Record a prepaid schedule for a bill's line on a prepaid account: the amount, the
+    expense account, the first month and either the number of months or the last month."""
+
+    schedule_id: Id | None = None
+    bill_id: Id
+    account: Code
+    """The prepaid (asset) account the bill's line debited."""
+    expense_account: Code
+    amount: Cents
+    start_period: Period
+    months: Annotated[int, Field(ge=1, le=120)] | None = None
+    end_period: Period | None = None
+    description: Text = ""
+
+
+class RunAmortization(Command):
+    """Post a period's month of every prepaid schedule running in it (or of those named in
+    ``schedule_ids``), dated the period's last day, once per schedule and month."""
+
+    run_id: Id | None = None
+    period: Period
+    schedule_ids: Annotated[tuple[Id, ...], Field(max_length=1000)] = ()
+
 COMMANDS: dict[str, type[Command]] = {
     cls.__name__: cls
     for cls in (
@@ -545,6 +595,7 @@ COMMANDS: dict[str, type[Command]] = {
         ImportStatementLines,
         MatchStatementLine, UnmatchStatementLine, RecordBankFee, RecordInterest, PostJournalEntry,
         PostOpeningBalances, ReverseJournalEntry,
+        PostAccrual, ReverseAccruals, RecordPrepaid, RunAmortization,
         IssuePurchaseOrder, RecordGoodsReceipt, EnterMatchedBill, ReleaseBillHold,
     )
 }

@@ -684,7 +684,8 @@ class JournalEntryPosted(Event):
     stream_key: ClassVar[str] = "entry_id"
     entry_id: str
     entry_date: date
-    kind: Literal["manual", "opening"]
+    kind: Literal["manual", "opening", "accrual"]
+    """``accrual``: posted by ``PostAccrual``, flagged to reverse next period."""
     memo: str
     lines: tuple[JournalLine, ...]
 
@@ -827,6 +828,82 @@ class BillHoldReleased(Event):
     reason: str
     released_by_role: Role
 
+
+# --- accruals and prepaids -------------------------------------------------------
+# (the accruals-and-prepaids template: an accrual is a journal entry flagged to reverse on
+# the first day of the next period, reversed by a run over the period; a prepaid schedule
+# spreads a bill's prepaid line over months, each month posted once by an amortization run)
+
+
+class AccrualFlagged(Event):
+    """A journal entry was flagged as an accrual of its period: it reverses on ``reverse_on``,
+    the first day of the next period (it posts nothing: the entry posted its lines)."""
+
+    type: Literal["accrual_flagged"] = "accrual_flagged"
+    stream_kind: ClassVar[str] = "journal"
+    stream_key: ClassVar[str] = "entry_id"
+    entry_id: str
+    entry_date: date
+    period: str
+    reverse_on: date
+    amount: int
+    """The entry's debits (what it accrues)."""
+
+
+class AccrualsReversed(Event):
+    """A reversal run reversed the due accruals of a period on ``entry_date`` (each by its
+    own ``JournalEntryReversed``, written before this record of the run)."""
+
+    type: Literal["accruals_reversed"] = "accruals_reversed"
+    stream_kind: ClassVar[str] = "accrual-run"
+    stream_key: ClassVar[str] = "run_id"
+    run_id: str
+    period: str
+    entry_date: date
+    entry_ids: tuple[str, ...]
+    reversal_ids: tuple[str, ...]
+
+
+class PrepaidScheduleRecorded(Event):
+    """A prepaid expense's amortization schedule: ``amount`` of a bill's line on the prepaid
+    ``account``, expensed to ``expense_account`` over ``months`` months from
+    ``start_period`` (it posts nothing: the bill put the amount on the prepaid account)."""
+
+    type: Literal["prepaid_schedule_recorded"] = "prepaid_schedule_recorded"
+    stream_kind: ClassVar[str] = "prepaid"
+    stream_key: ClassVar[str] = "schedule_id"
+    schedule_id: str
+    bill_id: str
+    vendor_id: str
+    entry_date: date
+    """The bill's date (the day the amount reached the prepaid account)."""
+    account: str
+    expense_account: str
+    amount: int
+    start_period: str
+    months: int
+    description: str
+
+
+class PrepaidAmortized(Event):
+    """One month of a prepaid schedule was expensed: Dr the expense account, Cr the prepaid
+    account (the last month takes the rounding remainder)."""
+
+    type: Literal["prepaid_amortized"] = "prepaid_amortized"
+    stream_kind: ClassVar[str] = "prepaid"
+    stream_key: ClassVar[str] = "schedule_id"
+    schedule_id: str
+    run_id: str
+    vendor_id: str
+    period: str
+    month: int
+    """Which month of the schedule (1 to ``months``)."""
+    months: int
+    entry_date: date
+    amount: int
+    account: str
+    expense_account: str
+
 ErpEvent = Annotated[
     CompanySetUp
     | PoliciesChanged
@@ -863,6 +940,10 @@ ErpEvent = Annotated[
     | StatementLineUnmatched
     | BankFeeRecorded
     | InterestRecorded
+    | AccrualFlagged
+    | AccrualsReversed
+    | PrepaidScheduleRecorded
+    | PrepaidAmortized
     | JournalEntryPosted
     | JournalEntryReversed
     | PurchaseOrderIssued

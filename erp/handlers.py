@@ -21,6 +21,7 @@ from erp.books import (
     Books,
     InvoiceState,
     PeriodState,
+    PrepaidState,
     TakenIds,
     document_number_key,
 )
@@ -1413,6 +1414,256 @@ def release_bill_hold(cmd: c.ReleaseBillHold, books: Books, ctx: Context) -> lis
                               "released", "bill_id")
     return [ev.BillHoldReleased(bill_id=bill.bill_id, vendor_id=bill.vendor_id,
                                 reason=cmd.reason.strip(), released_by_role=ctx.role)]
+
+
+# --- accruals and prepaids -------------------------------------------------------
+
+
+def _accrual_period(books: Books, day: date) -> PeriodState:
+    """The open period an accrual dated ``day`` belongs to."""
+    require_open_period(books, day)
+    period = books.period_of(day)
+    assert period is not None  # require_open_period refused a day in no period
+    return period
+
+
+@handles(c.PostAccrual)
+def post_accrual(cmd: c.PostAccrual, books: Books, ctx: Context) -> list[ev.Event]:
+    """Post a journal entry flagged to reverse on the first day of the next period."""
+    books.require_company()
+    period = _accrual_period(books, cmd.entry_date)
+    lines = _journal_lines(books, cmd.lines, ctx, opening=False)
+    jid = new_id(cmd.entry_id, books.journal, "JE", "journal entry", books, "entry_id")
+    return [ev.JournalEntryPosted(entry_id=jid, entry_date=cmd.entry_date, kind="accrual",
+                                  memo=cmd.memo, lines=lines),
+            ev.AccrualFlagged(entry_id=jid, entry_date=cmd.entry_date, period=period.period,
+                              reverse_on=period.end + timedelta(days=1),
+                              amount=sum(x.amount for x in lines if x.amount > 0))]
+
+
+def _named_accruals(books: Books, cmd: c.ReverseAccruals) -> list[str]:
+    """The accruals a run names, each flagged, of the run's period and not yet reversed."""
+    acc = books.accrual_books.accruals
+    out: list[str] = []
+    for n, entry_id in enumerate(cmd.entry_ids):
+        field = f"entry_ids[{n}]"
+        entry = books.journal.get(entry_id)
+        if entry is None:
+            raise CommandRejected("unknown_journal_entry", f"no journal entry {entry_id!r}",
+                                  field)
+        accrual = acc.get(entry_id)
+        if accrual is None:
+            raise CommandRejected("not_an_accrual",
+                                  f"journal entry {entry_id} is not flagged to reverse (post "
+                                  "accruals with PostAccrual; reverse other entries with "
+                                  "ReverseJournalEntry)", field)
+        if accrual.period != cmd.period:
+            raise CommandRejected("accrual_of_other_period",
+                                  f"journal entry {entry_id} accrues period {accrual.period}, "
+                                  f"not {cmd.period}", field)
+        if entry.reversed_by is not None or entry_id in out:
+            raise CommandRejected("already_reversed", f"accrual {entry_id} was already "
+                                  f"reversed by {entry.reversed_by or 'this run'}", field)
+        out.append(entry_id)
+    return out
+
+
+def _due_accruals(books: Books, period: str) -> list[str]:
+    """Every accrual of the period not yet reversed (refusing when there is none)."""
+    acc = books.accrual_books
+    flagged = [a.entry_id for a in acc.accruals.values() if a.period == period]
+    if not flagged:
+        raise CommandRejected("nothing_to_reverse",
+                              f"no accruals were posted in period {period}", "period")
+    due = [x for x in flagged if books.journal[x].reversed_by is None]
+    if not due:
+        runs = [r for r in acc.reversal_runs.values() if r.period == period]
+        by = f" (run {runs[-1].run_id} on {runs[-1].entry_date})" if runs else ""
+        raise CommandRejected("already_reversed",
+                              f"every accrual of period {period} was already reversed{by}",
+                              "period")
+    return due
+
+
+@handles(c.ReverseAccruals)
+def reverse_accruals(cmd: c.ReverseAccruals, books: Books, ctx: Context) -> list[ev.Event]:
+    """Reverse a period's due accruals on the first day of the next period."""
+    books.require_company()
+    period = _period(books, cmd.period)
+    reverse_on = period.end + timedelta(days=1)
+    due = _named_accruals(books, cmd) if cmd.entry_ids else _due_accruals(books, cmd.period)
+    if ctx.business_date < reverse_on:
+        raise CommandRejected("reversal_not_due",
+                              f"the accruals of {cmd.period} reverse on {reverse_on}; today is "
+                              f"{ctx.business_date}", "period")
+    require_open_period(books, reverse_on, "reverse_on")
+    run_id = new_id(cmd.run_id, books.accrual_books.reversal_runs, "ACR", "accrual reversal run",
+                    books, "run_id")
+    taken = _Taken(books.journal)
+    out: list[ev.Event] = []
+    for entry_id in due:
+        rid = books.next_id("JE", taken)
+        taken.add(rid)
+        out.append(ev.JournalEntryReversed(
+            entry_id=entry_id, reversal_id=rid, entry_date=reverse_on,
+            memo=cmd.memo or f"reversal of accrual {entry_id} ({cmd.period})",
+            lines=tuple(ev.JournalLine(account=x.account, amount=-x.amount, party=x.party,
+                                       memo=x.memo) for x in books.journal[entry_id].lines)))
+    out.append(ev.AccrualsReversed(run_id=run_id, period=cmd.period, entry_date=reverse_on,
+                                   entry_ids=tuple(due),
+                                   reversal_ids=tuple(e.reversal_id for e in out
+                                                      if isinstance(e, ev.JournalEntryReversed))))
+    return out
+
+
+def _month_index(period: str) -> int:
+    """A ``YYYY-MM`` period as a month count (for month arithmetic)."""
+    year, month = (int(x) for x in period.split("-"))
+    if not 1 <= month <= 12:
+        raise CommandRejected("invalid_period", f"period {period!r} has no month {month}",
+                              "period")
+    return year * 12 + month - 1
+
+
+def _period_name(index: int) -> str:
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
+def _schedule_months(cmd: c.RecordPrepaid) -> int:
+    """The schedule's number of months, from ``months`` or ``end_period``."""
+    if (cmd.months is None) == (cmd.end_period is None):
+        raise CommandRejected("invalid_schedule",
+                              "give exactly one of months or end_period "
+                              f"(got {'both' if cmd.months else 'neither'})", "months")
+    if cmd.months is not None:
+        return cmd.months
+    assert cmd.end_period is not None
+    months = _month_index(cmd.end_period) - _month_index(cmd.start_period) + 1
+    if not 1 <= months <= 120:
+        raise CommandRejected("invalid_schedule",
+                              f"end_period {cmd.end_period} is "
+                              + ("before" if months < 1 else "more than 120 months after")
+                              + f" start_period {cmd.start_period}", "end_period")
+    return months
+
+
+@handles(c.RecordPrepaid)
+def record_prepaid(cmd: c.RecordPrepaid, books: Books, ctx: Context) -> list[ev.Event]:
+    """Record a prepaid schedule drawing on a bill's line on a prepaid account."""
+    books.require_company()
+    require_positive(cmd.amount)
+    bill = books.bill(cmd.bill_id)
+    acct = require_account(books, cmd.account, "account")
+    if acct.account_type != "asset" or acct.control is not None:
+        raise CommandRejected("invalid_account", f"account {cmd.account} ({acct.name}) is not a "
+                              "prepaid account (expected an asset account that is no control "
+                              "account)", "account")
+    expense = require_account(books, cmd.expense_account, "expense_account")
+    if expense.account_type != "expense":
+        raise CommandRejected("invalid_account",
+                              f"expense_account {cmd.expense_account} ({expense.name}) is a "
+                              f"{expense.account_type} account (expected an expense account)",
+                              "expense_account")
+    _month_index(cmd.start_period)
+    months = _schedule_months(cmd)
+    src = books.accrual_books.bill_assets.get(bill.bill_id)
+    on_account = src.amounts.get(cmd.account, 0) if src else 0
+    if not on_account:
+        raise CommandRejected("not_on_prepaid_account",
+                              f"bill {bill.bill_id} has no line on account {cmd.account}; "
+                              "enter the prepaid invoice's line on the prepaid account first",
+                              "bill_id")
+    left = on_account - (src.scheduled.get(cmd.account, 0) if src else 0)
+    if cmd.amount > left:
+        raise CommandRejected("over_scheduled",
+                              f"bill {bill.bill_id} has {_fmt(left)} on account {cmd.account} "
+                              f"not yet scheduled (of {_fmt(on_account)}), cannot schedule "
+                              f"{_fmt(cmd.amount)}", "amount")
+    sid = new_id(cmd.schedule_id, books.accrual_books.schedules, "PPD", "prepaid schedule",
+                 books, "schedule_id")
+    assert src is not None
+    return [ev.PrepaidScheduleRecorded(
+        schedule_id=sid, bill_id=bill.bill_id, vendor_id=bill.vendor_id,
+        entry_date=src.entry_date, account=cmd.account, expense_account=cmd.expense_account,
+        amount=cmd.amount, start_period=cmd.start_period, months=months,
+        description=cmd.description)]
+
+
+def amortization_amount(amount: int, months: int, month: int) -> int:
+    """Month ``month`` (1-based) of ``amount`` spread over ``months``: equal whole cents,
+    the last month taking the remainder."""
+    base = amount // months
+    return amount - base * (months - 1) if month == months else base
+
+
+def _schedule_month(s: PrepaidState, period: str, index: int, field: str) -> int | None:
+    """The schedule's month number in ``period``, refusing a month it cannot post (None: the
+    period is outside the schedule and the run did not name it)."""
+    month = index - _month_index(s.start_period) + 1
+    named = field != ""
+    if month < 1 or month > s.months:
+        if not named:
+            return None
+        last = _period_name(_month_index(s.start_period) + s.months - 1)
+        code, where = (("before_schedule_start", f"starts in {s.start_period}") if month < 1
+                       else ("beyond_schedule_end", f"ended in {last}"))
+        raise CommandRejected(code, f"prepaid schedule {s.schedule_id} {where}; it has no month "
+                              f"in {period}", field)
+    if period in s.posted:
+        if not named:
+            return None
+        raise CommandRejected("already_amortized", f"prepaid schedule {s.schedule_id} was "
+                              f"already amortized for {period}", field)
+    earlier = [_period_name(_month_index(s.start_period) + k) for k in range(month - 1)]
+    missing = [p for p in earlier if p not in s.posted]
+    if missing:
+        raise CommandRejected("earlier_month_unamortized",
+                              f"prepaid schedule {s.schedule_id} has {missing[0]} not amortized "
+                              f"yet; amortize its months in order", field or "period")
+    return month
+
+
+@handles(c.RunAmortization)
+def run_amortization(cmd: c.RunAmortization, books: Books, ctx: Context) -> list[ev.Event]:
+    """Post the period's month of each prepaid schedule running in it, once."""
+    books.require_company()
+    period = _period(books, cmd.period)
+    require_open_period(books, period.end, "period")
+    index = _month_index(cmd.period)
+    acc = books.accrual_books
+    chosen: list[tuple[PrepaidState, int]] = []
+    if cmd.schedule_ids:
+        for n, sid in enumerate(cmd.schedule_ids):
+            s = acc.schedules.get(sid)
+            if s is None:
+                raise CommandRejected("unknown_prepaid_schedule", f"no prepaid schedule {sid!r}",
+                                      f"schedule_ids[{n}]")
+            if any(x is s for x, _ in chosen):
+                raise CommandRejected("already_amortized", f"prepaid schedule {sid} is named "
+                                      "twice in this run", f"schedule_ids[{n}]")
+            month = _schedule_month(s, cmd.period, index, f"schedule_ids[{n}]")
+            assert month is not None
+            chosen.append((s, month))
+    else:
+        running = [s for s in acc.schedules.values()
+                   if 1 <= index - _month_index(s.start_period) + 1 <= s.months]
+        if not running:
+            raise CommandRejected("nothing_to_amortize",
+                                  f"no prepaid schedule runs in period {cmd.period}", "period")
+        for s in running:
+            month = _schedule_month(s, cmd.period, index, "")
+            if month is not None:
+                chosen.append((s, month))
+        if not chosen:
+            raise CommandRejected("already_amortized", f"every prepaid schedule running in "
+                                  f"{cmd.period} was already amortized for it", "period")
+    run_id = new_id(cmd.run_id, acc.amortization_runs, "AMR", "amortization run", books,
+                    "run_id")
+    return [ev.PrepaidAmortized(
+        schedule_id=s.schedule_id, run_id=run_id, vendor_id=s.vendor_id, period=cmd.period,
+        month=month, months=s.months, entry_date=period.end,
+        amount=amortization_amount(s.amount, s.months, month), account=s.account,
+        expense_account=s.expense_account) for s, month in chosen]
 
 missing = set(c.COMMANDS.values()) - set(HANDLERS)
 assert not missing, f"commands without a handler: {sorted(x.__name__ for x in missing)}"

@@ -168,5 +168,16 @@ def _goods_received(e: ev.GoodsReceived) -> tuple[Posting, ...]:
     lines.append(Posting(e.grni_account, -e.total, e.vendor_id, e.receipt_id))
     return tuple(lines)
 
+
+# --- accruals and prepaids -------------------------------------------------------
+# (an accrual posts through its JournalEntryPosted and is reversed by a JournalEntryReversed;
+# AccrualFlagged, AccrualsReversed and PrepaidScheduleRecorded move no money)
+
+
+@_rule(ev.PrepaidAmortized)
+def _prepaid_amortized(e: ev.PrepaidAmortized) -> tuple[Posting, ...]:
+    return (Posting(e.expense_account, e.amount, e.vendor_id, e.schedule_id),
+            Posting(e.account, -e.amount, e.vendor_id, e.schedule_id))
+
 POSTING_TYPES: frozenset[type[ev.Event]] = frozenset(_RULES)
 """Event types that can post GL lines; ``post`` returns nothing for every other type."""

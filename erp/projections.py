@@ -244,6 +244,19 @@ class Subledgers(Projector):
             self.rows.append((p, 0, "bank", e.gl_account, None, "bank_account",
                               e.bank_account_id, day, e.opening_balance))
 
+    # --- accruals and prepaids: the prepaid schedules' subledger ----------------------
+
+    @folds(ev.PrepaidScheduleRecorded)
+    def _prepaid_schedule_recorded(self, p: int, day: str,
+                                   e: ev.PrepaidScheduleRecorded) -> None:
+        self.rows.append((p, 0, "prepaid", e.account, e.vendor_id, "prepaid", e.schedule_id,
+                          day, e.amount))
+
+    @folds(ev.PrepaidAmortized)
+    def _prepaid_amortized(self, p: int, day: str, e: ev.PrepaidAmortized) -> None:
+        self.rows.append((p, 0, "prepaid", e.account, e.vendor_id, "prepaid", e.schedule_id,
+                          day, -e.amount))
+
     def take_rows(self) -> list[Write]:
         """Hand over the buffered movements as statements to execute."""
         out: list[Write] = [(_SUBLEDGER_INSERT, self.rows)] if self.rows else []
@@ -367,6 +380,10 @@ class DocumentStates(Projector):
     @folds(ev.JournalEntryReversed)
     def _journal_entry_reversed(self, p: int, day: str, e: ev.JournalEntryReversed) -> None:
         self._change(p, "journal", e.entry_id, day, status="reversed")
+        if ("accrual", e.entry_id) in self.docs:  # an accrual reversed
+            self._change(p, "accrual", e.entry_id, day,
+                         delta=self.docs[("accrual", e.entry_id)][OPEN],
+                         status="reversed")
         self._new(p, "journal", e.reversal_id, None, None, day, None,
                   sum(x.amount for x in e.lines if x.amount > 0), 0, "posted",
                   f"reversal of {e.entry_id}")
@@ -483,6 +500,30 @@ class DocumentStates(Projector):
     @folds(ev.BillHoldReleased)
     def _bill_hold_released(self, p: int, day: str, e: ev.BillHoldReleased) -> None:
         self._change(p, "bill_hold", e.bill_id, day, status="released")
+
+    # --- accruals and prepaids: accruals (due, reversed) and prepaid schedules ---------
+
+    @folds(ev.AccrualFlagged)
+    def _accrual_flagged(self, p: int, day: str, e: ev.AccrualFlagged) -> None:
+        self._new(p, "accrual", e.entry_id, None, None, day, e.reverse_on.isoformat(),
+                  e.amount, e.amount, "due", e.period)
+
+    @folds(ev.AccrualsReversed)
+    def _accruals_reversed(self, p: int, day: str, e: ev.AccrualsReversed) -> None:
+        self._new(p, "accrual_run", e.run_id, None, None, day, None, len(e.entry_ids), 0,
+                  "completed", e.period)
+
+    @folds(ev.PrepaidScheduleRecorded)
+    def _prepaid_schedule_recorded(self, p: int, day: str,
+                                   e: ev.PrepaidScheduleRecorded) -> None:
+        self._new(p, "prepaid", e.schedule_id, e.vendor_id, e.account, day, None, e.amount,
+                  e.amount, "active", e.bill_id)
+
+    @folds(ev.PrepaidAmortized)
+    def _prepaid_amortized(self, p: int, day: str, e: ev.PrepaidAmortized) -> None:
+        left = self.docs[("prepaid", e.schedule_id)][OPEN] - e.amount
+        self._change(p, "prepaid", e.schedule_id, day, delta=e.amount,
+                     status="amortized" if left == 0 else "active")
 
     def take_rows(self) -> list[Write]:
         """Hand over the history rows."""

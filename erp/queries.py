@@ -215,6 +215,22 @@ def control_ties(store: EventStore, *, as_of: date | None = None,
     return out
 
 
+# --- accruals and prepaids -------------------------------------------------------
+
+
+def prepaid_ties(store: EventStore, *, as_of: date | None = None,
+                 position: int | None = None) -> list[ControlTie]:
+    """Every prepaid account's GL balance against its schedules' unamortized remainder.
+
+    A prepaid account is one a prepaid schedule names; both sides are debits. A bill's
+    line on it that no schedule covers shows as a difference.
+    """
+    sub = subledger_totals(store, as_of=as_of, position=position)
+    accounts = chart(store, position)
+    return [ControlTie(code, accounts[code].name, "prepaid",
+                       account_balance(store, code, as_of=as_of, position=position), total)
+            for (ledger, code), total in sorted(sub.items()) if ledger == "prepaid"]
+
 def document(store: EventStore, kind: str, doc_id: str, *, as_of: date | None = None,
              position: int | None = None) -> dict[str, Any] | None:
     """A document's state now, or as it stood at a date or position."""
