@@ -1,0 +1,67 @@
+"""contractor-accrual: the solution's memo passes; a memo stating a wrong fact about the
+entry (another figure for the accrual, the entry's amount or its date) fails a check."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desk.tasks import load_task
+from tests.desk.output_mutants import (
+    Edit,
+    failed_names,
+    regrade,
+    replace_text,
+    solved_attempt,
+)
+
+TASK = "contractor-accrual"
+MEMO = "out/accrual_memo.txt"
+
+
+@pytest.fixture(scope="module")
+def attempt(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp(TASK)
+    return solved_attempt(TASK, tmp), tmp
+
+
+def _regrade(attempt: tuple[Path, Path], edit: Edit) -> Any:
+    return regrade(attempt[0], TASK, attempt[1], edit)
+
+
+@pytest.fixture(scope="module")
+def expected() -> dict[str, str]:
+    ref = load_task(TASK).loaded.reference_dir / "expected.csv"
+    with ref.open(encoding="utf-8", newline="") as f:
+        return next(csv.DictReader(f))
+
+
+def test_the_memo_sentence_about_the_hours_states_the_accrual(
+        attempt: tuple[Path, Path], expected: dict[str, str]) -> None:
+    a, hours = expected["accrual"], expected["unbilled_hours"]
+    v = _regrade(attempt, replace_text(MEMO, f"accrued {a} for", f"accrued {hours} for"))
+    assert "memo-states-amount-for-the-hours" in failed_names(v)
+
+
+def test_the_entry_sentence_states_its_amount(attempt: tuple[Path, Path],
+                                              expected: dict[str, str]) -> None:
+    a, hours = expected["accrual"], expected["unbilled_hours"]
+    v = _regrade(attempt, replace_text(MEMO, f"liabilities for {a}",
+                                             f"liabilities for {hours}"))
+    assert failed_names(v) == {"memo-states-the-entry"}
+
+
+def test_the_entry_sentence_states_its_date(attempt: tuple[Path, Path],
+                                            expected: dict[str, str]) -> None:
+    day = expected["entry_date"]
+    later = day[:-2] + f"{int(day[-2:]) + 1:02d}"
+    v = _regrade(attempt, replace_text(MEMO, f"dated {day}", f"dated {later}"))
+    assert failed_names(v) == {"memo-states-the-entry"}
+
+
+def test_the_entry_sentence_may_not_deny_it(attempt: tuple[Path, Path]) -> None:
+    v = _regrade(attempt, replace_text(MEMO, "The entry dated", "The entry not dated"))
+    assert "memo-states-the-entry" in failed_names(v)
