@@ -34,7 +34,9 @@ def _regrade(attempt: tuple[Path, Path], edit: Edit) -> Any:
 
 @pytest.fixture(scope="module")
 def expected() -> dict[str, str]:
-    ref = load_task(TASK).loaded.reference_dir / "expected.csv"
+    folder = load_task(TASK).loaded.reference_dir
+    assert folder is not None
+    ref = folder / "expected.csv"
     with ref.open(encoding="utf-8", newline="") as f:
         return next(csv.DictReader(f))
 
