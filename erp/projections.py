@@ -672,23 +672,8 @@ def write(conn: Connection, sql: Any, writes: Sequence[Write]) -> None:
 
 
 def load(conn: Connection, store: EventStore, writes: Sequence[Write]) -> None:
-    """Write rows from ``take_rows`` and ``take_states`` into emptied tables (a rebuild).
-
-    PostgreSQL takes them by COPY, about five times faster there than the INSERTs,
-    and an emptied table has nothing to upsert; SQLite has no such path and takes
-    one-row INSERTs through the driver's cursor ``executemany``.
-    """
-    if store.dialect == "postgresql":
-        for insert, rows in writes:
-            store.copy_rows(conn, insert.table, insert.columns, rows)
-        return
-    # The driver's own cursor, one row a statement: flattening rows into many-row
-    # statements costs more Python per row (about 1.3 µs) than it saves SQLite (0.5 µs),
-    # and SQLAlchemy's execute adds its own per call.
-    cur = conn.connection.cursor()
-    try:
-        for insert, rows in writes:
-            if rows:
-                cur.executemany(store.sql(insert.one), rows)
-    finally:
-        cur.close()
+    """Write rows from ``take_rows`` and ``take_states`` into emptied tables (a rebuild):
+    an emptied table has nothing to upsert, so they go in the store's bulk way
+    (``EventStore.load_rows``: COPY on PostgreSQL, many-row INSERTs on SQLite)."""
+    for insert, rows in writes:
+        store.load_rows(conn, insert.table, insert.columns, rows)

@@ -14,6 +14,8 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -32,6 +34,18 @@ GENESIS = "0" * 64
 """The ``prev_hash`` of the first event of every log."""
 
 EVENT_COLUMNS = tuple(c.name for c in s.events.columns)
+
+LOAD_ROWS = 100
+"""How many rows one of ``EventStore.load_rows``'s SQLite statements carries (50 to 1,000
+all measured alike)."""
+
+
+@cache
+def _load_statements(table: str, columns: str) -> tuple[str, str]:
+    """SQLite ``INSERT`` statements of one row and of ``LOAD_ROWS`` rows into ``table``."""
+    group = f"({','.join('?' * (columns.count(',') + 1))})"
+    head = f"INSERT INTO {table} ({columns}) VALUES "
+    return head + group, head + ",".join([group] * LOAD_ROWS)
 
 
 def chain_hash(prev_hash: str, position: int, stream: str, version: int, type_: str,
@@ -398,6 +412,38 @@ class EventStore:
         with cur, cur.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
+
+    def load_rows(self, conn: Connection, table: str, columns: str,
+                  rows: Sequence[Sequence[Any]]) -> None:
+        """Append rows to a table (a rebuild's emptied read tables) inside the caller's
+        transaction, the cheapest way each backend has; ``columns`` is the comma-separated
+        column list.
+
+        PostgreSQL: ``COPY``. SQLite: plain ``INSERT`` statements of ``LOAD_ROWS`` rows
+        each, flattened here and run by the driver's own cursor ``executemany`` (the rest
+        of the rows one a statement). One row a statement pays SQLite's per-statement
+        step and reset for every row; 200,000 events' rows (841,000) took 3.3 s of CPU
+        this way against 4.4 s one a statement, flattening included (a loaded machine).
+        """
+        if self.dialect == "postgresql":
+            self.copy_rows(conn, table, columns, rows)
+            return
+        if not rows:
+            return
+        one, many = _load_statements(table, columns)
+        n = LOAD_ROWS
+        whole = len(rows) - len(rows) % n
+        # The driver's own cursor (sqlite3's; it takes any iterable of rows): SQLAlchemy's
+        # execute adds its own work per call.
+        cur: Any = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            if whole:
+                cur.executemany(many, (tuple(chain.from_iterable(rows[i:i + n]))
+                                       for i in range(0, whole, n)))
+            if whole < len(rows):
+                cur.executemany(one, rows[whole:])
+        finally:
+            cur.close()
 
     @contextmanager
     def write_transaction(self, conn: Connection | None = None) -> Iterator[Connection]:
