@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Params(BaseModel):
@@ -69,6 +69,15 @@ def register(name: str, params: type[Params] = NoParams) -> Callable[[Callable[.
     return deco
 
 
+class RequisitionParams(Params):
+    """Purchasing's requisitions and the vendors that supply them
+    (``counterparties.purchasing``): lines per requisition, the vendors' payment terms."""
+
+    min_lines: int = Field(default=2, ge=1, le=10)
+    max_lines: int = Field(default=3, ge=1, le=10)
+    terms_days: int = Field(default=30, ge=0, le=120)
+
+
 # The kinds the library knows; their plant functions are registered by the modules
 # that implement them (customers, vendors, bank, documents).
 for _name, _params in (
@@ -84,5 +93,6 @@ for _name, _params in (
     ("genuine_bank_change", VendorParams),
     ("adversarial_email", EmailParams),
     ("invoice_not_sent", CustomerParams),
+    ("purchase_requisitions", RequisitionParams),
 ):
     INJECTIONS[_name] = InjectionKind(_name, _params)

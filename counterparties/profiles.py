@@ -89,6 +89,12 @@ VENDOR_PROFILES: dict[str, VendorProfile] = {
                                            late_fee_bp=Constant(value=150)),
     "critical": VendorProfile(late_fee_bp=Constant(value=150),
                               critical_share=Constant(value=1.0)),
+    # vendors that supply against purchase orders (counterparties.purchasing): they bill
+    # only what they ship on a PO, never on their own
+    "po_clean": VendorProfile(bills_per_month=Constant(value=0)),
+    "po_short_ships": VendorProfile(bills_per_month=Constant(value=0)),
+    "po_price_within": VendorProfile(bills_per_month=Constant(value=0)),
+    "po_price_over": VendorProfile(bills_per_month=Constant(value=0)),
 }
 """Vendor behaviours by name, with their default parameters."""
 

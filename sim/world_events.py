@@ -289,11 +289,50 @@ class InjectionPlanted(WorldEvent):
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
+
+# --- purchasing: a vendor's own record of the purchase orders it got and what it shipped
+
+
+class ShippedLine(Record):
+    """What a vendor shipped against one line of a purchase order."""
+
+    line: int
+    item: str
+    quantity: int
+
+
+class PurchaseOrderReceived(WorldEvent):
+    """A vendor received the company's purchase order (its copy of the order's lines)."""
+
+    type: Literal["purchase_order_received"] = "purchase_order_received"
+    stream_kind: ClassVar[str] = "vendor"
+    stream_key: ClassVar[str] = "vendor_id"
+    vendor_id: str
+    po_id: str
+    requisition: str
+    received_on: date
+    lines: tuple[ShippedLine, ...]
+    """The quantities ordered, line by line."""
+
+
+class GoodsShipped(WorldEvent):
+    """A vendor shipped goods against a purchase order (they arrive the same day)."""
+
+    type: Literal["goods_shipped"] = "goods_shipped"
+    stream_kind: ClassVar[str] = "vendor"
+    stream_key: ClassVar[str] = "vendor_id"
+    vendor_id: str
+    po_id: str
+    shipment_ref: str
+    shipped_on: date
+    lines: tuple[ShippedLine, ...]
+
+
 AnyWorldEvent = Annotated[
     OrderPlaced | OrderShipped | StatementSent | InvoiceReceived | PaymentSent | LineDisputed
     | BillIssued | CreditNoteIssued
     | BankChangeAsked | PaymentReceived | PaymentDiverted | BankLinePosted | DocumentDelivered
-    | InjectionPlanted,
+    | InjectionPlanted | PurchaseOrderReceived | GoodsShipped,
     Field(discriminator="type"),
 ]
 

@@ -24,6 +24,8 @@ GOLDEN: dict[tuple[str, int | None], str] = {
     ("month-end-close", 2): "9d6f4ed0eff04de2fe77ad44d242ebb54f49440096a630caf22e18d2e738520d",
     ("payment-run", 1): "ea65ef80c420389445dc990353f5e419093af300756addeb4f76f2acea326d1b",
     ("payment-run", 2): "6db246c61cef940de8f65f57589ff5e7aa8fee576482b7fab2808648ca8fb8ea",
+    ("three-way-match", 1): "01814a505edaf4b53aaaf79ea0df15f422b3618537624e8cabf7b8826b81683c",
+    ("three-way-match", 2): "b1ab143167d5ae2127ca9a0119ede431bf21d467acc112cadf912a0cc5537c4f",
     # desk tasks run at their own seed
     ("ar-aging-workbook", None): "7c4953520f7764b575eaefc5ecbbc45300e8a927001a05c4ab39158391396c62",
     ("contractor-accrual", None):

@@ -1,0 +1,266 @@
+"""Purchasing checks (family ``control``): purchase orders, receipts and holds against the world.
+
+- ``purchase_orders_as_requisitioned``: each of purchasing's requisitions is one PO in
+  the books, to its vendor, line for line (item, quantity, unit price); no other PO.
+- ``receipts_as_shipped``: per PO line, the goods received in the books are what the
+  vendor shipped (its ``GoodsShipped``), each receipt dated on a shipment day.
+- ``holds_as_matched``: every vendor invoice against a PO is a matched bill of that PO, on
+  hold at the end exactly when it bills a unit above the PO price beyond the price
+  tolerance, or more than was shipped beyond the quantity tolerance.
+- ``holds_listed``: the holds file lists exactly the bills on hold in the books, one row
+  each, under their vendor.
+
+The truth is the world's: purchasing's requisitions (the ``purchase_requisitions``
+injection's ``InjectionPlanted``), the vendors' shipments and bills (``GoodsShipped``,
+``BillIssued``, ``DocumentDelivered.truth``). A check returns a failure naming the
+offending documents; it never raises one.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from checks.audit import read_log
+from checks.context import CheckContext
+from checks.files import Unusable, agent_csv
+from checks.registry import CheckResult, CheckSpec, check_type
+from checks.state import listing, plural
+from erp import events as ev
+from erp.books import document_number_key
+
+REQUISITIONS = "purchase_requisitions"
+
+
+class _PurchasingSpec(CheckSpec):
+    family: ClassVar[str] = "control"
+
+
+def _requisitions(ctx: CheckContext) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for e in read_log(ctx, "world", ["injection_planted"]):
+        d = e.data
+        if d.get("kind") == REQUISITIONS:
+            out += list(d.get("detail", {}).get("supplies", []))
+    return out
+
+
+def _orders(ctx: CheckContext) -> dict[str, ev.PurchaseOrderIssued]:
+    return {x.po_id: x for x in (e.decoded() for e in read_log(ctx, "erp",
+                                                             ["purchase_order_issued"]))}
+
+
+class PurchaseOrdersAsRequisitioned(_PurchasingSpec):
+    """Each requisition is issued as exactly one purchase order to its vendor, with its
+    lines in order (item, quantity, unit price to the cent); no PO without one."""
+
+    type: Literal["purchase_orders_as_requisitioned"]
+
+
+@check_type(PurchaseOrdersAsRequisitioned)
+def purchase_orders_as_requisitioned(spec: PurchaseOrdersAsRequisitioned,
+                                     ctx: CheckContext) -> CheckResult:
+    """Compare the books' purchase orders with purchasing's requisitions."""
+    wanted = {(r["vendor_id"], tuple((x[1], x[3], x[4]) for x in r["lines"])): r["requisition"]
+              for r in _requisitions(ctx)}
+    found: dict[tuple[str, tuple[tuple[str, int, int], ...]], list[str]] = defaultdict(list)
+    for po in _orders(ctx).values():
+        found[(po.vendor_id, tuple((x.item, x.quantity, x.unit_price) for x in po.lines))].append(
+            po.po_id)
+    bad = [f"requisition {req} ({key[0]}) has no purchase order with its lines"
+           for key, req in sorted(wanted.items(), key=lambda kv: kv[1]) if key not in found]
+    bad += [f"requisition {wanted[key]} issued {len(ids)} times ({', '.join(ids)})"
+            for key, ids in sorted(found.items()) if key in wanted and len(ids) > 1]
+    bad += [f"{', '.join(ids)} to {key[0]} matches no requisition (lines "
+            + "; ".join(f"{i} {q} x {p / 100:.2f}" for i, q, p in key[1]) + ")"
+            for key, ids in sorted(found.items()) if key not in wanted]
+    metrics = {"requisitions": len(wanted), "purchase_orders": sum(map(len, found.values()))}
+    if not wanted:
+        return CheckResult("", False, "the run planted no requisitions (nothing to compare)",
+                           metrics)
+    if bad:
+        return CheckResult("", False, listing(bad), metrics)
+    return CheckResult("", True, f"{plural(len(wanted), 'requisition')} issued as purchase "
+                                 "orders line for line", metrics)
+
+
+class ReceiptsAsShipped(_PurchasingSpec):
+    """Per PO line, the books' goods received equal what the vendor shipped by the end
+    (or ``as_of``); every goods receipt is dated on a day its PO had a shipment."""
+
+    type: Literal["receipts_as_shipped"]
+
+
+@check_type(ReceiptsAsShipped)
+def receipts_as_shipped(spec: ReceiptsAsShipped, ctx: CheckContext) -> CheckResult:
+    """Compare goods receipts with the vendors' shipments, line by line."""
+    shipped: dict[tuple[str, int], int] = defaultdict(int)
+    ship_days: dict[str, set[str]] = defaultdict(set)
+    for e in read_log(ctx, "world", ["goods_shipped"]):
+        d = e.data
+        ship_days[d["po_id"]].add(d["shipped_on"])
+        for x in d["lines"]:
+            shipped[(d["po_id"], int(x["line"]))] += int(x["quantity"])
+    received: dict[tuple[str, int], int] = defaultdict(int)
+    bad: list[str] = []
+    for e in read_log(ctx, "erp", ["goods_received"]):
+        g: ev.GoodsReceived = e.decoded()
+        if g.entry_date.isoformat() not in ship_days.get(g.po_id, set()):
+            bad.append(f"{g.receipt_id} of {g.po_id} is dated {g.entry_date.isoformat()}, no "
+                       "day its vendor shipped (" + (", ".join(sorted(ship_days.get(
+                           g.po_id, set()))) or "nothing shipped") + ")")
+        for x in g.lines:
+            received[(g.po_id, x.line)] += x.quantity
+    for key in sorted(set(shipped) | set(received)):
+        if shipped.get(key, 0) != received.get(key, 0):
+            bad.append(f"{key[0]} line {key[1]}: shipped {shipped.get(key, 0)}, received in "
+                       f"the books {received.get(key, 0)}")
+    metrics = {"po_lines_shipped": len(shipped), "wrong": len(bad)}
+    if bad:
+        return CheckResult("", False, listing(bad), metrics)
+    return CheckResult("", True, f"{plural(len(shipped), 'PO line')} received as shipped",
+                       metrics)
+
+
+class HoldsAsMatched(_PurchasingSpec):
+    """Every vendor invoice against a PO is a matched bill of that PO, on hold at the end
+    exactly when it bills a unit above the PO price beyond ``price_tolerance_bp``, or more
+    of a line than the vendor shipped by the end beyond ``quantity_tolerance_bp``."""
+
+    type: Literal["holds_as_matched"]
+    price_tolerance_bp: int = Field(ge=0, le=10_000)
+    quantity_tolerance_bp: int = Field(ge=0, le=10_000)
+
+
+def _beyond(actual: int, allowed: int, bp: int) -> bool:
+    return actual * 10_000 > allowed * (10_000 + bp)
+
+
+@check_type(HoldsAsMatched)
+def holds_as_matched(spec: HoldsAsMatched, ctx: CheckContext) -> CheckResult:
+    """Recompute each invoice's three-way match from the world and compare its hold."""
+    prices = {(r["vendor_id"], int(x[0])): int(x[4]) for r in _requisitions(ctx)
+              for x in r["lines"]}
+    po_of: dict[tuple[str, str], str] = {}
+    for e in read_log(ctx, "world", ["document_delivered"]):
+        t = e.data.get("truth", {})
+        if "po_id" in t and "invoice_number" in t:
+            po_of[(t["vendor_id"], document_number_key(t["invoice_number"]))] = t["po_id"]
+    shipped: dict[tuple[str, int], int] = defaultdict(int)
+    for e in read_log(ctx, "world", ["goods_shipped"]):
+        for x in e.data["lines"]:
+            shipped[(e.data["po_id"], int(x["line"]))] += int(x["quantity"])
+    entered: dict[tuple[str, str], str] = {}
+    for e in read_log(ctx, "erp", ["bill_entered"]):
+        entered[(e.data["vendor_id"], document_number_key(e.data["vendor_invoice_number"]))] = (
+            e.data["bill_id"])
+    matched: dict[str, str] = {}
+    for e in read_log(ctx, "erp", ["bill_matched"]):
+        matched[e.data["bill_id"]] = e.data["po_id"]
+    held: set[str] = set()
+    for e in read_log(ctx, "erp", ["bill_held", "bill_hold_released"]):
+        (held.add if e.type == "bill_held" else held.discard)(e.data["bill_id"])
+    bad: list[str] = []
+    judged = 0
+    for e in read_log(ctx, "world", ["bill_issued"]):
+        d = e.data
+        key = (d["vendor_id"], document_number_key(d["invoice_number"]))
+        po = po_of.get(key)
+        if po is None:
+            continue
+        judged += 1
+        bill = entered.get(key)
+        if bill is None:
+            bad.append(f"{d['vendor_id']} invoice {d['invoice_number']} is not in the books")
+            continue
+        if matched.get(bill) != po:
+            bad.append(f"{bill} ({d['vendor_id']} invoice {d['invoice_number']}) is not "
+                       f"matched to {po}" + (f" (matched to {matched[bill]})"
+                                             if bill in matched else ""))
+            continue
+        why = []
+        for n, x in enumerate(d["lines"], start=1):
+            po_price = prices.get((d["vendor_id"], n), int(x["unit_price"]))
+            if _beyond(int(x["unit_price"]), po_price, spec.price_tolerance_bp):
+                why.append(f"line {n} billed at {int(x['unit_price']) / 100:.2f}, PO price "
+                           f"{po_price / 100:.2f}")
+            if _beyond(int(x["quantity"]), shipped.get((po, n), 0), spec.quantity_tolerance_bp):
+                why.append(f"line {n} billed {x['quantity']}, shipped {shipped.get((po, n), 0)}")
+        should = bool(why)
+        if should and bill not in held:
+            bad.append(f"{bill} ({d['vendor_id']} invoice {d['invoice_number']}) is not on hold "
+                       f"but should be: {'; '.join(why)}")
+        elif not should and bill in held:
+            bad.append(f"{bill} ({d['vendor_id']} invoice {d['invoice_number']}) is on hold but "
+                       "matches its PO and what was shipped (release it)")
+    metrics = {"invoices": judged, "on_hold": len(held), "wrong": len(bad)}
+    if bad:
+        return CheckResult("", False, listing(bad), metrics)
+    return CheckResult("", True, f"{plural(judged, 'PO invoice')} matched, "
+                                 f"{plural(len(held), 'bill')} on hold as the match says",
+                       metrics)
+
+
+class HoldsListed(_PurchasingSpec):
+    """The holds file (``path``: columns ``column`` and ``vendor_column``) lists exactly
+    the bills on hold in the books at the end, one row each, each under its vendor (its id
+    or the books' name for it); a bill is named by its id or its vendor invoice number."""
+
+    family: ClassVar[str] = "files"
+    type: Literal["holds_listed"]
+    path: str = Field(min_length=1)
+    column: str = Field(default="bill", min_length=1)
+    vendor_column: str = Field(default="vendor", min_length=1)
+
+
+@check_type(HoldsListed)
+def holds_listed(spec: HoldsListed, ctx: CheckContext) -> CheckResult:
+    """Compare the file's rows with the books' standing holds."""
+    held: dict[str, str] = {}
+    for e in read_log(ctx, "erp", ["bill_held", "bill_hold_released"]):
+        if e.type == "bill_held":
+            held[e.data["bill_id"]] = e.data["vendor_id"]
+        else:
+            held.pop(e.data["bill_id"], None)
+    names: dict[str, str] = {}
+    numbers: dict[str, str] = {}
+    for e in read_log(ctx, "erp", ["vendor_registered", "bill_entered"]):
+        if e.type == "vendor_registered":
+            names[e.data["vendor_id"]] = e.data["name"]
+        else:
+            numbers[document_number_key(e.data["vendor_invoice_number"])] = e.data["bill_id"]
+    try:
+        table = agent_csv(ctx, spec.path)
+    except Unusable as err:
+        return CheckResult("", False, str(err), {})
+    idx, missing, _ = table.locate([spec.column, spec.vendor_column])
+    if missing:
+        return CheckResult("", False, f"{spec.path} has no column {', '.join(missing)} "
+                                      f"(columns: {', '.join(table.header)})", {})
+    bad: list[str] = []
+    listed: dict[str, int] = defaultdict(int)
+    for n, row in enumerate(table.rows, start=2):
+        cell = row[idx[spec.column]].strip()
+        bill = cell if cell in held else numbers.get(document_number_key(cell), cell)
+        vendor = row[idx[spec.vendor_column]].strip()
+        if bill not in held:
+            bad.append(f"row {n}: {cell!r} is not a bill on hold")
+            continue
+        listed[bill] += 1
+        v = held[bill]
+        if vendor.casefold() not in (v.casefold(), names.get(v, v).casefold()):
+            bad.append(f"row {n}: {cell} is {v}'s ({names.get(v, v)}), not {vendor!r}'s")
+    bad += [f"{b} listed {k} times" for b, k in sorted(listed.items()) if k > 1]
+    bad += [f"{b} ({held[b]}) is on hold and not listed" for b in sorted(held) if b not in listed]
+    metrics = {"on_hold": len(held), "rows": len(table.rows)}
+    if bad:
+        return CheckResult("", False, listing(bad), metrics)
+    return CheckResult("", True, f"{plural(len(held), 'bill')} on hold, each listed once",
+                       metrics)
+
+
+__all__ = ["HoldsAsMatched", "HoldsListed", "PurchaseOrdersAsRequisitioned", "ReceiptsAsShipped",
+           "holds_as_matched", "holds_listed", "purchase_orders_as_requisitioned",
+           "receipts_as_shipped"]
