@@ -23,7 +23,7 @@ from runs.campaigns.plan import AttemptJob, attempt_schema, desk_tasks
 from runs.errors import CampaignError
 from runs.files import write_text_atomic
 
-_LOADED: dict[tuple[str, str], tuple[Any, Path | None]] = {}
+_LOADED: dict[tuple[str, str, str | None], tuple[Any, Path | None]] = {}
 _PREPARED = False
 
 # --- the matrix ------------------------------------------------------------------------
@@ -55,7 +55,7 @@ def prepare_process() -> None:
 
 def _load(job: AttemptJob) -> tuple[Any, Path | None]:
     """The job's loaded scenario (and a desk task's solution), cached per process."""
-    cache_key = (job.kind, job.source)
+    cache_key = (job.kind, job.source, job.tier)
     if cache_key not in _LOADED:
         if job.kind == "desk":
             task = desk_tasks().load_task(job.source)
@@ -63,7 +63,7 @@ def _load(job: AttemptJob) -> tuple[Any, Path | None]:
         else:
             from scenarios.loader import load_scenario
 
-            _LOADED[cache_key] = (load_scenario(job.source), None)
+            _LOADED[cache_key] = (load_scenario(job.source, tier=job.tier), None)
     loaded, solution = _LOADED[cache_key]
     if loaded.sha256 != job.sha256:
         raise CampaignError(f"scenario {job.scenario} ({job.source}) changed since the "

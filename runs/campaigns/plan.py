@@ -50,6 +50,8 @@ class Target:
     (its supplied files were generated with it, and its books are drawn with it)."""
     category: str | None = None
     """The business category the report groups by (``None``: uncategorized)."""
+    tier: str | None = None
+    """The difficulty tier it runs at (``erpsim sweep --tier``); ``None``: its own default."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ class Plan:
     repetitions: int
     preregistration: dict[str, Any] | None = None
     """The frozen manifest the sweep was held to (``erpsim sweep --frozen``), or None."""
+    tier: str | None = None
+    """The tier every scenario of the sweep runs at (``--tier``), or None (each its own)."""
 
     @property
     def size(self) -> int:
@@ -77,19 +81,23 @@ class Plan:
 
     def matrix(self) -> dict[str, Any]:
         """The matrix as campaign.json records it."""
-        return {"scenarios": [{"name": t.name, "kind": t.kind, "source": t.source,
-                               "sha256": t.sha256, "seeds": list(t.seeds),
-                               "category": t.category}
-                              for t in self.targets],
-                "seeds": list(self.seeds),
-                "systems": [s.record() for s in self.systems],
-                "repetitions": self.repetitions,
-                "attempts": self.size}
+        out: dict[str, Any] = {
+            "scenarios": [{"name": t.name, "kind": t.kind, "source": t.source,
+                           "sha256": t.sha256, "seeds": list(t.seeds), "category": t.category,
+                           **({"tier": t.tier} if t.tier is not None else {})}
+                          for t in self.targets],
+            "seeds": list(self.seeds),
+            "systems": [s.record() for s in self.systems],
+            "repetitions": self.repetitions,
+            "attempts": self.size}
+        if self.tier is not None:  # erpsim sweep --tier (a sweep without one records none)
+            out["tier"] = self.tier
+        return out
 
 
 def matrix_identity(matrix: dict[str, Any]) -> dict[str, Any]:
     """What must be equal for two matrices to be the same campaign (not where files were)."""
-    return {"scenarios": [{k: t.get(k) for k in ("name", "kind", "sha256", "seeds")}
+    return {"scenarios": [{k: t.get(k) for k in ("name", "kind", "sha256", "seeds", "tier")}
                           for t in matrix["scenarios"]],
             "seeds": list(matrix["seeds"]),
             "systems": [{k: s[k] for k in ("name", "sha256")} for s in matrix["systems"]],
@@ -108,11 +116,13 @@ def desk_tasks() -> ModuleType:
 
 def plan_campaign(label: str, *, scenarios: Sequence[str] = (),
                   desk: Sequence[str] | None = None, seeds: Sequence[int],
-                  systems: Sequence[System], repetitions: int = 1) -> Plan:
+                  systems: Sequence[System], repetitions: int = 1,
+                  tier: str | None = None) -> Plan:
     """Load the scenarios and desk tasks and build the matrix (``CampaignError``).
 
     ``desk`` is a list of task names or paths (``["all"]`` for every task of
-    ``desk.tasks.list_tasks()``). Scenario errors surface as
+    ``desk.tasks.list_tasks()``). ``tier``: every scenario runs at that difficulty tier
+    (each must declare it; desk tasks have none). Scenario errors surface as
     ``scenarios.errors.ScenarioError``.
     """
     from scenarios.loader import find_scenario, load_scenario
@@ -130,8 +140,14 @@ def plan_campaign(label: str, *, scenarios: Sequence[str] = (),
     targets: list[Target] = []
     for s in scenarios:
         loaded = load_scenario(find_scenario(s))
+        if tier is not None:
+            check_tier_declared(loaded.scenario.id, tuple(loaded.scenario.tiers), tier)
+            loaded = load_scenario(loaded.path, tier=tier)
         targets.append(Target(loaded.scenario.id, "scenario", str(loaded.path),
-                              loaded.sha256, scenario_seeds, loaded.scenario.category))
+                              loaded.sha256, scenario_seeds, loaded.scenario.category, tier))
+    if desk and tier is not None:
+        raise CampaignError(f"--tier {tier}: desk tasks have no difficulty tiers (run them in "
+                            "a sweep of their own, without --tier)")
     if desk:
         tasks = desk_tasks()
         names = list(tasks.list_tasks()) if list(desk) == ["all"] else list(desk)
@@ -156,7 +172,17 @@ def plan_campaign(label: str, *, scenarios: Sequence[str] = (),
     if not scenarios:  # desk tasks only: their own seeds
         scenario_seeds = tuple(sorted({s for t in targets for s in t.seeds}))
     return Plan(label=label, targets=tuple(targets), seeds=scenario_seeds,
-                systems=tuple(systems), repetitions=repetitions)
+                systems=tuple(systems), repetitions=repetitions, tier=tier)
+
+
+def check_tier_declared(scenario: str, declared: Sequence[str], tier: str) -> None:
+    """Refuse a tier the scenario does not declare (``CampaignError`` naming its tiers)."""
+    if tier in declared:
+        return
+    has = (f"its tiers: {', '.join(declared)}" if declared
+           else "it declares no tiers (add a tiers: section to its scenario.yaml)")
+    raise CampaignError(f"--tier {tier}: scenario {scenario} does not declare tier "
+                        f"{tier!r} ({has})")
 
 
 # --- one attempt as a job --------------------------------------------------------------
@@ -182,6 +208,8 @@ class AttemptJob:
     """A PostgreSQL URL: the books go to a schema of their own (see :func:`attempt_schema`)."""
     preregistration: dict[str, Any] | None = None
     """The frozen manifest's record, written into the attempt's verdict.json."""
+    tier: str | None = None
+    """The difficulty tier the scenario runs at (``None``: its own default)."""
 
     @property
     def key(self) -> AttemptKey:

@@ -189,6 +189,18 @@ def categories(campaign: Campaign) -> dict[str, str | None]:
     return out
 
 
+def tiers(campaign: Campaign) -> dict[str, str]:
+    """The difficulty tier each scenario was swept at (``erpsim sweep --tier``), by
+    scenario; a scenario swept at its own default tier (or before tiers) is left out."""
+    m = campaign.data.get("matrix")
+    out: dict[str, str] = {}
+    for e in m.get("scenarios", []) if isinstance(m, dict) else []:
+        if isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(
+                e.get("tier"), str):
+            out[e["name"]] = e["tier"]
+    return out
+
+
 def receipts_of(campaign: Campaign, scorer: str | None = None) -> list[Any]:
     """The rescoring receipts stored in the campaign's ledger (of one scorer), oldest
     first."""

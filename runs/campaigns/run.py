@@ -425,7 +425,7 @@ def jobs_for(plan: Plan, folder: Path, keys: Iterable[AttemptKey], *,
                               system=systems[system], repetition=rep,
                               attempt_dir=str(root / attempt_relpath(key)),
                               campaign_dir=str(root), store_url=store_url,
-                              preregistration=plan.preregistration))
+                              preregistration=plan.preregistration, tier=t.tier))
     return out
 
 

@@ -19,6 +19,7 @@ import click
 if TYPE_CHECKING:
     from runs.campaigns.plan import Plan
 
+from runs.cli.attempts import TIERS
 from runs.cli.common import EXIT_FAILED, EXIT_INTERRUPTED, OUT_DIR, fail
 from runs.errors import RunsError
 
@@ -33,7 +34,7 @@ def command_line() -> list[str]:
 
 def plan_from_options(label: str, scenarios: tuple[str, ...], desk: str | None,
                       seeds_text: str, systems_text: str, systems_file: Path | None,
-                      runs: int) -> Plan:
+                      runs: int, tier: str | None = None) -> Plan:
     """Parse and load everything the matrix names; exit 2 with one line when it cannot."""
     from runs.campaigns.plan import plan_campaign
     from runs.campaigns.run import check_matrix_size
@@ -59,7 +60,7 @@ def plan_from_options(label: str, scenarios: tuple[str, ...], desk: str | None,
                                      param_hint="--desk")
     try:
         plan = plan_campaign(label, scenarios=scenarios, desk=desk_names, seeds=seeds,
-                             systems=systems, repetitions=runs)
+                             systems=systems, repetitions=runs, tier=tier)
         check_matrix_size(plan)
         return plan
     except (CampaignError, ScenarioError) as e:
@@ -101,6 +102,11 @@ def tally_table(rows: list[Any], systems: list[str], title: str) -> Any:
                    "memory, network, timeout_s, env, home, price}).")
 @click.option("--runs", type=click.IntRange(1, 1000), default=1, show_default=True,
               help="Repetitions of each (scenario, seed, system).")
+@click.option("--tier", type=click.Choice(TIERS), default=None,
+              help="Run every scenario of the sweep at this difficulty tier (each must "
+                   "declare it; desk tasks have none). Recorded in campaign.json and each "
+                   "attempt's summary.json; the report labels the scenarios with it. "
+                   "Default: each scenario's own tier:.")
 @click.option("--label", required=True, help="The campaign's name (its results folder).")
 @click.option("--results-dir", type=OUT_DIR, default=Path("results"), show_default=True,
               help="Where the label's folder goes.")
@@ -130,7 +136,7 @@ def sweep(ctx: click.Context, scenarios: tuple[str, ...], desk: str | None, seed
           systems_text: str, systems_file: Path | None, runs: int, label: str,
           results_dir: Path, parallel: int | None, dask_address: str | None,
           store_url: str | None, resume: bool, frozen_path: Path | None,
-          salt_file: Path | None, quiet: bool) -> None:
+          salt_file: Path | None, quiet: bool, tier: str | None) -> None:
     """Run a campaign: SCENARIOS (and --desk tasks) x seeds x systems x repetitions.
 
     Writes RESULTS_DIR/LABEL/: campaign.json (the matrix and the environment),
@@ -165,7 +171,8 @@ def sweep(ctx: click.Context, scenarios: tuple[str, ...], desk: str | None, seed
     elif salt_file is not None:
         raise click.UsageError("--salt-file goes with --frozen (the manifest whose sealed "
                                "seeds it derives)")
-    plan = plan_from_options(label, scenarios, desk, seeds_text, systems_text, systems_file, runs)
+    plan = plan_from_options(label, scenarios, desk, seeds_text, systems_text, systems_file, runs,
+                             tier)
     if frozen is not None:
         from dataclasses import replace
 
@@ -215,8 +222,9 @@ def sweep(ctx: click.Context, scenarios: tuple[str, ...], desk: str | None, seed
                    f"the campaign with the same command and --resume", err=True)
         sys.exit(EXIT_INTERRUPTED)
     rows = run.rows()
+    at = f", tier {plan.tier}" if plan.tier is not None else ""
     con.print(tally_table(rows, [s.name for s in plan.systems],
-                            f"{label}: {len(rows)} of {plan.size} attempts "
+                            f"{label}{at}: {len(rows)} of {plan.size} attempts "
                             f"({_units(plan)} x "
                             f"{len(plan.systems)} system(s) x {plan.repetitions} run(s))"))
     errors = [r for r in rows if r.status == "infrastructure_error"]

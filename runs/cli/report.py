@@ -70,6 +70,7 @@ from runs.campaigns.reading import (
     scorer_manifests,
     scorer_name,
     stored_scorers,
+    tiers,
     with_scorer,
 )
 from runs.campaigns.rescoring import (
@@ -152,13 +153,17 @@ def system_tables(summaries: dict[str, Summary], k: int) -> list[Any]:
     return [acc, res]
 
 
-def scenario_table(rows: Sequence[AttemptLike], k: int) -> Any:
-    """Per scenario and system: acceptance, repeated acceptance and check completion."""
+def scenario_table(rows: Sequence[AttemptLike], k: int,
+                   tier_of: dict[str, str] | None = None) -> Any:
+    """Per scenario and system: acceptance, repeated acceptance and check completion
+    (a scenario swept at a tier is labelled with it: ``month-end-close (tier hard)``)."""
     t = _table("Per scenario", ["Scenario", "System", "Attempts", "Accepted", "pass@1",
                                 f"pass^{k}", "At least once", "Mean check fraction",
                                 "Pooled check rate"], left=2)
+    tier_of = tier_of or {}
     for (scenario, system), s in by_scenario(rows, k=k).items():
-        t.add_row(scenario, system, str(s.attempts), str(s.accepted), pct(s.pass_at_1),
+        name = f"{scenario} (tier {tier_of[scenario]})" if scenario in tier_of else scenario
+        t.add_row(name, system, str(s.attempts), str(s.accepted), pct(s.pass_at_1),
                   f"{pct(s.pass_hat_k)} ({s.all_k_units}/{s.units})",
                   f"{pct(s.at_least_once)} ({s.at_least_once_units}/{s.units})",
                   pct(s.mean_check_fraction), pct(s.pooled_check_rate))
@@ -383,6 +388,11 @@ def report(label: str, results_dir: Path, fmt: str | None, out: Path | None, sco
     con.print(f"[bold]campaign {label}[/]: {units} x {len(m.systems)} system(s) x {k} "
               f"repetition(s) = {m.size} attempts; {len(c.rows)} recorded", highlight=False)
     con.print(whose, highlight=False)
+    tier_of = tiers(c)
+    if tier_of:
+        at = sorted(set(tier_of.values()))
+        con.print(f"difficulty tier: {', '.join(at)} (erpsim sweep --tier; the scenario rows "
+                  "say each one's)", highlight=False)
     others = [n for n in stored_scorers(original) if n != scorer_name(original, scorer)]
     if others:
         con.print(f"stored rescorings: {', '.join(others)} (--scorer NAME reads them)",
@@ -411,7 +421,7 @@ def report(label: str, results_dir: Path, fmt: str | None, out: Path | None, sco
                              weights_text if isinstance(weighting, str) else
                              f"file {weights_text}"))
     con.print(repetition_table(c.rows, k, list(systems)))
-    con.print(scenario_table(c.rows, k))
+    con.print(scenario_table(c.rows, k, tier_of))
     con.print(repeatability_table(c.rows, k))
     con.print(variation_table(c.rows))
     con.print(seed_table(c.rows, k, list(systems)))
