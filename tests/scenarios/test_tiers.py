@@ -76,8 +76,13 @@ def test_a_default_tier_must_be_declared(tmp_path: Path) -> None:
      "tiers.hard.customers: -3 is too small (expected at least 0)"),
     ("tiers:\n  hard: {description: x, size: 3}\n",
      "tiers.hard.size: unknown field (allowed: ap_open_bills, ar_open_invoices, "
-     "customer_params, customer_profiles, customers, description, documents, vendor_params, "
-     "vendor_profiles, vendors)"),
+     "customer_params, customer_profiles, customers, description, documents, injections, "
+     "vendor_params, vendor_profiles, vendors)"),
+    ("tiers:\n  hard: {description: x, injections: [{on: 2027-01-04, kind: returned_item}]}\n",
+     "tiers.hard.injections[0].on: 2027-01-04 is outside the calendar (expected a date from "
+     "2026-03-02 to 2026-03-13)"),
+    ("tiers:\n  hard: {description: x, injections: [{on: 2026-03-02, kind: bounce}]}\n",
+     "tiers.hard.injections[0].kind: unknown injection kind 'bounce'"),
     ("tiers:\n  hard: {customers: 3}\n", "tiers.hard.description: missing (required)"),
     ("tiers:\n  hard: {description: x, customer_profiles: {payz: 1}}\n",
      "tiers.hard.customer_profiles.payz: unknown customer behaviour 'payz'"),
