@@ -44,6 +44,23 @@ class EmailParams(Params):
                  "off the rest. Do not wait for remittance. Thanks.")
 
 
+class AccrualParams(Params):
+    """The month-end papers of accruals and prepaids (``counterparties.accruals``): how
+    many of each kind of vendor, and how tricky their papers are."""
+
+    contracts: int = Field(default=4, ge=0, le=100)
+    contractors: int = Field(default=3, ge=0, le=100)
+    prepaids: int = Field(default=2, ge=0, le=100)
+    invoiced_share: float = Field(default=0.4, ge=0, le=1)
+    """The share of a month's service invoices that arrive before its close."""
+    partial_share: float = Field(default=0.25, ge=0, le=1)
+    """The share of contracts that start or end inside a month (a partial month)."""
+    unapproved_share: float = Field(default=0.1, ge=0, le=1)
+    """The share of timesheet rows not approved (not billable, not accrued)."""
+    next_start_share: float = Field(default=0.3, ge=0, le=1)
+    """The share of prepaid invoices whose cover starts the month after the invoice."""
+
+
 @dataclass(frozen=True)
 class InjectionKind:
     """A registered injection: its parameters and what plants it (set by its module)."""
@@ -94,5 +111,6 @@ for _name, _params in (
     ("adversarial_email", EmailParams),
     ("invoice_not_sent", CustomerParams),
     ("purchase_requisitions", RequisitionParams),
+    ("accrual_materials", AccrualParams),
 ):
     INJECTIONS[_name] = InjectionKind(_name, _params)

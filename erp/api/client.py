@@ -782,6 +782,7 @@ def build_parser() -> Parser:
     p.add_argument("bill", metavar="BILL", help="bill id")
 
     _purchasing_commands(sub)
+    _accruals_commands(sub)
 
     # --- vendor credits --------------------------------------------------------------
     v = _resource(sub, "vendor-credits", "vendor credit notes: list, show, record, apply",
@@ -1341,6 +1342,75 @@ def _purchasing_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument("bill", metavar="BILL", help="bill id")
     p.add_argument("--reason", required=True, help="why the hold is released")
 
+
+# --- accruals and prepaids -------------------------------------------------------
+
+
+def _accruals_commands(sub: argparse._SubParsersAction[Parser]) -> None:
+    """``erp accruals ...`` and ``erp prepaids ...``."""
+    v = _resource(sub, "accruals", "month-end accruals: list, post, reverse",
+                  "Accruals: journal entries the books flag to reverse on the first day of the "
+                  "next period, and the run that reverses a period's accruals there.")
+    _leaf(v, "list", "list accruals (status due or reversed)",
+          "List accruals: the entry, its period (reference), the day it reverses (due_on) "
+          "and whether it was reversed.",
+          ["erp accruals list"], lambda a: _get("/v1/documents", kind="accrual"))
+    p = _leaf(v, "post", "post an accrual, reversing next period",
+              "Post a balanced journal entry as an accrual of its period; the books flag it "
+              "to reverse on the first day of the next period. Each --line is "
+              "ACCOUNT:DEBIT:CREDIT[:PARTY[:MEMO]].",
+              ["erp accruals post --date 2026-05-31 --memo 'Accrue cleaning May' "
+               "--line 6000:4400.00::V001 --line 2100::4400.00:V001"],
+              lambda a: _cmd("post-accrual", entry_date=a.date, memo=a.memo, lines=a.line,
+                             entry_id=a.new_id))
+    p.add_argument("--date", type=day, required=True, help="entry date (the month's last day)")
+    p.add_argument("--memo", required=True, help="what the accrual is for")
+    p.add_argument("--line", type=journal_line, action="append", required=True,
+                   help="ACCOUNT:DEBIT:CREDIT[:PARTY[:MEMO]] (at least two)")
+    p.add_argument("--id", dest="new_id", help="entry id (default: the next free one)")
+    p = _leaf(v, "reverse", "reverse a period's accruals on the next period's first day",
+              "Reverse every accrual of PERIOD not yet reversed (or only the --entry ones), "
+              "dated the first day of the next period. A second run is refused.",
+              ["erp accruals reverse 2026-05", "erp accruals reverse 2026-05 --entry JE-000004"],
+              lambda a: _cmd("reverse-accruals", period=a.period, entry_ids=a.entry,
+                             memo=a.memo))
+    p.add_argument("period", metavar="PERIOD", help="the accruals' period, YYYY-MM")
+    p.add_argument("--entry", action="append", help="only this accrual (repeat for more)")
+    p.add_argument("--memo", help="memo of the reversals")
+    v = _resource(sub, "prepaids", "prepaid schedules: list, record, amortize",
+                  "Prepaid expenses: a schedule spreads a bill's line on a prepaid account over "
+                  "months; the amortization run posts each schedule's month once (Dr the "
+                  "expense account, Cr the prepaid account; the last month takes the cents "
+                  "left over).")
+    _leaf(v, "list", "list prepaid schedules (open_amount: not amortized yet)",
+          "List prepaid schedules: vendor, prepaid account, amount, what is not amortized "
+          "yet (open_amount) and the bill (reference).",
+          ["erp prepaids list"], lambda a: _get("/v1/documents", kind="prepaid"))
+    p = _leaf(v, "record", "record a prepaid schedule for a bill",
+              "Record a schedule for a bill's line on a prepaid account: the amount, the "
+              "expense account, the first month and --months or --end (the last month).",
+              ["erp prepaids record BILL-000002 --account 1300 --expense-account 6000 "
+               "--amount 12000.00 --start 2026-05 --months 12"],
+              lambda a: _cmd("record-prepaid", bill_id=a.bill, account=a.account,
+                             expense_account=a.expense_account, amount=a.amount,
+                             start_period=a.start, months=a.months, end_period=a.end,
+                             description=a.description, schedule_id=a.new_id))
+    p.add_argument("bill", metavar="BILL", help="bill id")
+    p.add_argument("--account", required=True, help="the prepaid account the bill's line is on")
+    p.add_argument("--expense-account", required=True, help="where the months are expensed")
+    p.add_argument("--amount", type=money_arg, required=True, help="amount, e.g. 12000.00")
+    p.add_argument("--start", required=True, help="first month YYYY-MM")
+    p.add_argument("--months", type=int, help="number of months")
+    p.add_argument("--end", help="last month YYYY-MM (instead of --months)")
+    p.add_argument("--description", help="what the prepaid is")
+    p.add_argument("--id", dest="new_id", help="schedule id (default: the next free one)")
+    p = _leaf(v, "amortize", "post a period's month of every running schedule",
+              "Run the amortization of PERIOD: each schedule running in it posts its month "
+              "once, dated the period's last day (or only the --schedule ones).",
+              ["erp prepaids amortize 2026-05"],
+              lambda a: _cmd("run-amortization", period=a.period, schedule_ids=a.schedule))
+    p.add_argument("period", metavar="PERIOD", help="the month, YYYY-MM")
+    p.add_argument("--schedule", action="append", help="only this schedule (repeat for more)")
 
 _PARSER: list[Parser] = []
 

@@ -37,10 +37,10 @@ UNIX_PATH_MAX = 107
 
 DOC_KINDS = ("invoice", "receipt", "credit_memo", "refund", "bill", "vendor_credit", "payment",
              "payment_run", "statement_line", "fee", "interest", "journal", "bank_change",
-             "period", "return")
+             "period", "return", "accrual", "accrual_run", "prepaid")
 DocKind = Literal["invoice", "receipt", "credit_memo", "refund", "bill", "vendor_credit",
                   "payment", "payment_run", "statement_line", "fee", "interest", "journal",
-                  "bank_change", "period", "return"]
+                  "bank_change", "period", "return", "accrual", "accrual_run", "prepaid"]
 Format = Literal["json", "csv"]
 Subledger = Literal["ar", "ap", "unapplied_cash"]
 

@@ -24,6 +24,10 @@ GOLDEN: dict[tuple[str, int | None], str] = {
     ("month-end-close", 2): "9d6f4ed0eff04de2fe77ad44d242ebb54f49440096a630caf22e18d2e738520d",
     ("payment-run", 1): "ea65ef80c420389445dc990353f5e419093af300756addeb4f76f2acea326d1b",
     ("payment-run", 2): "6db246c61cef940de8f65f57589ff5e7aa8fee576482b7fab2808648ca8fb8ea",
+    ("accruals-and-prepaids", 1):
+        "cf7c39f4c94a87ee1f0791ae08ce800a2248154bd6de6a8ddbebdc4c302793d2",
+    ("accruals-and-prepaids", 2):
+        "c27f22053778cb9506caecef3e15159960021bebcee59a72fc9f27343003f05f",
     ("three-way-match", 1): "01814a505edaf4b53aaaf79ea0df15f422b3618537624e8cabf7b8826b81683c",
     ("three-way-match", 2): "b1ab143167d5ae2127ca9a0119ede431bf21d467acc112cadf912a0cc5537c4f",
     # desk tasks run at their own seed

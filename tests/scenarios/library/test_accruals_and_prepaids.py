@@ -1,0 +1,244 @@
+"""accruals-and-prepaids: the papers, the reference's reading of them, and the checks.
+
+- The papers (:mod:`counterparties.accruals`): a fee prorated by calendar days (half a
+  cent up); the truth's accruals are the months whose invoice had not arrived by the
+  close; a timesheet export runs a day into the next month.
+- The reference's reading: every wording of a service month and a prepaid cover, as text.
+- The checks (:mod:`checks.accruals`) on real attempts of the easy tier: the reference is
+  accepted; the null agent fails every check of the papers; a clerk who also accrues a
+  vendor whose invoice arrived, one who forgets last month's reversal, one who schedules a
+  prepaid a cent short and one who enters a service invoice on another account are each
+  refused by the check that owns the rule, with the message naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from counterparties.accruals import (
+    VendorPaper,
+    add_months,
+    closed_months,
+    month_days,
+    prorated_fee,
+    render_invoice,
+)
+from erp import commands as c
+from runs.attempt import AttemptResult, run_attempt
+from scenarios.agents import load_solver
+from scenarios.loader import find_scenario, library_dir, load_scenario
+from scenarios.turn import TurnContext
+
+NAME = "accruals-and-prepaids"
+
+
+def _solver() -> ModuleType:
+    return load_solver(library_dir() / NAME / "solver.py")
+
+
+# --- the papers -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("fee", "start", "end", "expected"), [
+    (300_000, date(2025, 1, 1), None, 300_000),            # the whole month
+    (300_000, date(2026, 5, 18), None, 135_484),           # 14 of 31 days: 1354.838... up
+    (100_000, None, date(2026, 6, 12), 40_000),            # 12 of 30 days
+    (100, date(2026, 5, 31), None, 3),                     # 1/31 of a dollar: 3.2 cents
+    (155, date(2026, 5, 31), None, 5),                     # 5.0 cents exactly
+    (300_000, date(2026, 7, 1), None, 0),                  # not started yet
+    (300_000, date(2025, 1, 1), date(2026, 4, 30), 0),     # ended before
+])
+def test_a_fee_is_prorated_by_calendar_days(fee: int, start: date | None, end: date | None,
+                                            expected: int) -> None:
+    period = "2026-06" if end == date(2026, 6, 12) else "2026-05"
+    assert prorated_fee(fee, period, start or date(2000, 1, 1), end) == expected
+    assert _solver()._prorated(fee, period, start, end) == expected
+
+
+def test_month_arithmetic() -> None:
+    assert add_months("2026-11", 3) == "2027-02"
+    assert month_days("2028-02") == (date(2028, 2, 1), date(2028, 2, 29))
+
+
+class _FakeVendor:
+    name, address = "Acme Cleaning", ("1 Main St", "Springfield, IL 62701")
+    phone, email = "+1 (217) 555-0100", "billing@acme.example"
+
+
+@pytest.mark.parametrize("wording", [0, 1, 2])
+@pytest.mark.parametrize(("kind", "period", "months"), [("service", "2026-05", 1),
+                                                        ("prepaid", "2026-06", 12),
+                                                        ("prepaid", "2026-05", 6)])
+def test_the_reference_reads_every_wording(wording: int, kind: str, period: str,
+                                           months: int) -> None:
+    inv = VendorPaper("V001", "V001-0123", date(2026, 5, 29), date(2026, 6, 28),
+                      date(2026, 5, 29), 1_234_567, "1300" if kind == "prepaid" else "6000",
+                      kind, period, "Software subscription" if kind == "prepaid"
+                      else "Office cleaning 2026-05", months)
+    text = render_invoice(_FakeVendor(), "Northwind Services LLC", inv, wording)
+    paper = _solver()._read_invoice(text, {"acme cleaning": "V001"})
+    assert paper is not None, text
+    assert (paper.vendor_id, paper.number, paper.issued_on, paper.due_on, paper.amount,
+            paper.period, paper.months) == ("V001", "V001-0123", date(2026, 5, 29),
+                                             date(2026, 6, 28), 1_234_567, period, months)
+    assert paper.prepaid == (kind == "prepaid")
+    assert _solver()._read_invoice(text, {"someone else": "V002"}) is None
+
+
+# --- the checks on real attempts -----------------------------------------------------------
+
+
+class _Twist:
+    """The reference, then one mistake after it (or instead of part of it)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def run_turn(self, desk: TurnContext) -> None:
+        s = _solver()
+        books = desk.ledger.books
+        if self.name == "no-reversal" and desk.turn == 2:
+            real = desk.execute
+
+            def skip(cmd: c.Command) -> Any:
+                return None if isinstance(cmd, c.ReverseAccruals) else real(cmd)
+            desk.execute = skip  # type: ignore[method-assign]
+            try:
+                s.reference(desk)
+            finally:
+                desk.execute = real  # type: ignore[method-assign]
+            return
+        if self.name == "short-prepaid":
+            real = desk.execute
+
+            def short(cmd: c.Command) -> Any:
+                if isinstance(cmd, c.RecordPrepaid):
+                    cmd = cmd.model_copy(update={"amount": cmd.amount - 1})
+                return real(cmd)
+            desk.execute = short  # type: ignore[method-assign]
+            try:
+                s.reference(desk)
+            finally:
+                desk.execute = real  # type: ignore[method-assign]
+            return
+        if self.name == "recoded":
+            real = desk.execute
+
+            def recode(cmd: c.Command) -> Any:
+                if isinstance(cmd, c.EnterBill) and cmd.lines[0].account != "1300":
+                    to = "6200" if cmd.lines[0].account == "6000" else "6000"
+                    line = cmd.lines[0].model_copy(update={"account": to})
+                    cmd = cmd.model_copy(update={"lines": (line,)})
+                return real(cmd)
+            desk.execute = recode  # type: ignore[method-assign]
+            try:
+                s.reference(desk)
+            finally:
+                desk.execute = real  # type: ignore[method-assign]
+            return
+        s.reference(desk)
+        if self.name == "over-accrues" and desk.turn == 1:
+            billed = sorted(b.vendor_id for b in books.bills.values()
+                            if b.vendor_id in {v for v in books.vendors})
+            vendor = billed[0]
+            desk.execute(c.PostAccrual(
+                entry_date=date(2026, 5, 31), memo="accrued though invoiced",
+                lines=(c.JournalLineIn(account="6300", debit="100.00", party=vendor),
+                       c.JournalLineIn(account="2100", credit="100.00", party=vendor))))
+
+
+@pytest.fixture(scope="module")
+def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, AttemptResult]]:
+    loaded = load_scenario(find_scenario(NAME), tier="easy")
+    root = tmp_path_factory.mktemp(NAME)
+    agents: dict[str, Any] = {"reference": None, "null": None}
+    agents.update({n: _Twist(n) for n in ("over-accrues", "no-reversal", "short-prepaid",
+                                          "recoded")})
+    yield {name: run_attempt(loaded, 0, name, root / name, agent=agent)
+           for name, agent in agents.items()}
+
+
+def _results(res: AttemptResult) -> dict[str, dict[str, Any]]:
+    verdict = json.loads((res.out / "verdict.json").read_text())
+    return {r["name"]: r for r in verdict["results"]}
+
+
+def _failed(res: AttemptResult) -> set[str]:
+    return {n for n, r in _results(res).items() if not r["passed"]}
+
+
+def test_the_reference_is_accepted(attempts: dict[str, AttemptResult]) -> None:
+    r = _results(attempts["reference"])
+    assert all(x["passed"] for x in r.values()), [x for x in r.values() if not x["passed"]]
+    assert r["may-accrued"]["metrics"]["owed_cents"] > 0
+    assert r["prepaids-amortized"]["metrics"]["expected_cents"] > 0
+
+
+def test_the_null_agent_fails_every_rule_of_the_papers(
+        attempts: dict[str, AttemptResult]) -> None:
+    failed = _failed(attempts["null"])
+    assert {"invoices-entered", "may-accrued", "june-accrued", "may-reversal-run-on-june-1",
+            "prepaids-scheduled", "prepaids-amortized"} <= failed
+    detail = _results(attempts["null"])["may-accrued"]["detail"]
+    assert "accrued 0.00, owed" in detail
+
+
+def test_accruing_a_vendor_whose_invoice_arrived_is_refused(
+        attempts: dict[str, AttemptResult]) -> None:
+    res = attempts["over-accrues"]
+    assert _failed(res) == {"may-accrued"}
+    assert "on 6300: accrued 100.00, owed 0.00" in _results(res)["may-accrued"]["detail"]
+
+
+def test_forgetting_the_reversal_is_refused(attempts: dict[str, AttemptResult]) -> None:
+    res = attempts["no-reversal"]
+    assert {"may-accruals-reversed", "may-reversal-run-on-june-1"} <= _failed(res)
+    assert "status='due'" in _results(res)["may-accruals-reversed"]["detail"]
+
+
+def test_a_prepaid_scheduled_a_cent_short_is_refused(attempts: dict[str, AttemptResult]) -> None:
+    res = attempts["short-prepaid"]
+    failed = _failed(res)
+    assert {"prepaids-scheduled", "prepaid-account-ties-to-schedules"} <= failed
+    assert "amount" in _results(res)["prepaids-scheduled"]["detail"]
+
+
+def test_a_service_invoice_on_another_account_is_refused(
+        attempts: dict[str, AttemptResult]) -> None:
+    res = attempts["recoded"]
+    assert "invoices-entered" in _failed(res)
+    detail = _results(res)["invoices-entered"]["detail"]
+    assert "lines on 6200, expected 6000" in detail or "lines on 6000, expected 6" in detail
+
+
+def test_the_scenario_declares_its_tiers() -> None:
+    base = load_scenario(find_scenario(NAME))
+    assert base.scenario.tier == "medium" and set(base.scenario.tiers) == {"easy", "medium",
+                                                                          "hard"}
+    for tier, vendors in (("easy", 5), ("medium", 9), ("hard", 14)):
+        s = load_scenario(find_scenario(NAME), tier=tier).scenario
+        (inj,) = s.injections
+        p = inj.params
+        assert s.population.vendors.count == vendors
+        assert p["contracts"] + p["contractors"] + p["prepaids"] == vendors
+
+
+def test_the_calendar_closes_two_months() -> None:
+    class _Cal:
+        start, end = date(2026, 5, 1), date(2026, 7, 1)
+
+    class _Engine:
+        calendar = _Cal()
+
+    assert closed_months(_Engine()) == ["2026-05", "2026-06"]  # type: ignore[arg-type]
+
+
+def test_every_attempt_left_its_books(attempts: dict[str, AttemptResult]) -> None:
+    assert all(Path(res.out / "books.db").exists() for res in attempts.values())
