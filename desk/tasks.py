@@ -407,6 +407,13 @@ def _generator_module(label: str, name: str) -> Any:
         module = importlib.import_module(name)
     except ImportError as e:
         raise _fail(label, [f"generator.module: {name!r} cannot be imported ({e})"]) from e
+    except SyntaxError as e:
+        where = f"{e.filename}, line {e.lineno}" if e.filename else f"line {e.lineno}"
+        raise _fail(label, [f"generator.module: {name!r} has a syntax error ({where}: "
+                            f"{e.msg})"]) from e
+    except Exception as e:  # the module's own top level raised while it was imported
+        raise _fail(label, [f"generator.module: {name!r} failed while it was imported "
+                            f"({type(e).__name__}: {e})"]) from e
     if not callable(getattr(module, "generate", None)):
         raise _fail(label, [f"generator.module: {name!r} has no generate(ctx) function"])
     return module
@@ -458,23 +465,48 @@ def supplied_differs(task: DeskTask) -> list[str]:
     """
     if task.spec.generator is None:
         return []
+    return differs_from(task, generate_task(task))
+
+
+def stale_files(task: DeskTask, fresh: dict[str, bytes]) -> list[str]:
+    """Files in the task's ``workspace/`` that a generation (``fresh``) does not make.
+
+    A generated task's workspace is what its generator makes: a file left from an earlier
+    release would be handed to the agent as if it were an input. (``reference/`` may hold
+    hand-written helpers beside the generated files, so it is not swept.)
+    """
+    root = task.folder / WORKSPACE
+    have = (f"{WORKSPACE}/{p.relative_to(root).as_posix()}" for p in root.rglob("*")
+            if p.is_file()) if root.is_dir() else iter(())
+    return sorted(rel for rel in have if rel not in fresh)
+
+
+def differs_from(task: DeskTask, fresh: dict[str, bytes]) -> list[str]:
+    """The committed files that differ from ``fresh``: missing, other bytes, or stale."""
+    out = [rel for rel, data in fresh.items()
+           if not (task.folder / rel).is_file() or (task.folder / rel).read_bytes() != data]
+    return sorted(out + stale_files(task, fresh))
+
+
+def write_generated(task: DeskTask) -> list[tuple[str, str]]:
+    """Write a fresh generation into the task folder: ``(action, path)`` for each change,
+    ``wrote`` or ``removed`` (a workspace file the generator no longer makes).
+
+    The whole generation is made before anything is written (a failing generator leaves
+    the folder as it was), and each file is replaced whole (never left half-written).
+    """
     fresh = generate_task(task)
-    out = []
-    for rel, data in fresh.items():
-        path = task.folder / rel
-        if not path.is_file() or path.read_bytes() != data:
-            out.append(rel)
-    return out
-
-
-def write_generated(task: DeskTask) -> list[str]:
-    """Write a fresh generation into the task folder; the paths that changed."""
     changed = []
-    for rel, data in generate_task(task).items():
+    for rel, data in fresh.items():
         path = task.folder / rel
         if path.is_file() and path.read_bytes() == data:
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        changed.append(rel)
+        partial = path.with_name(f".{path.name}.partial")
+        partial.write_bytes(data)
+        os.replace(partial, path)
+        changed.append(("wrote", rel))
+    for rel in stale_files(task, fresh):
+        (task.folder / rel).unlink()
+        changed.append(("removed", rel))
     return changed

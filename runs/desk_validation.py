@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from desk.errors import GeneratorFailed
-from desk.tasks import DeskTask, generate_task
+from desk.tasks import DeskTask, differs_from, generate_task
 
 REPORT_FILE = "validation.json"
 """Where :func:`validate_tasks` writes its findings when it keeps the folder."""
@@ -92,9 +92,7 @@ def validate_task(task: DeskTask, workdir: Path) -> TaskValidation:
         first, second = generate_task(task), generate_task(task)
         result.deterministic = first == second
         result.seconds["generate"] = round((time.perf_counter() - started) / 2, 2)
-        result.supplied_differs = [rel for rel, data in first.items()
-                                   if not (task.folder / rel).is_file()
-                                   or (task.folder / rel).read_bytes() != data]
+        result.supplied_differs = differs_from(task, first)
     return result
 
 

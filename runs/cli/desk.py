@@ -93,14 +93,17 @@ def validate_command(task: str | None, all_tasks: bool, out: Path | None) -> Non
 @desk.command("generate")
 @click.argument("task")
 def generate_command(task: str) -> None:
-    """Write TASK's generated workspace and reference files (a new release of its inputs)."""
+    """Write TASK's generated workspace and reference files (a new release of its inputs).
+
+    A workspace file the generator no longer makes is removed; reference/ is not swept.
+    """
     try:
         t = load_task(task, check_files=False)
         changed = write_generated(t)
     except (DeskTaskError, GeneratorFailed) as e:
         fail(e)
-    for rel in changed:
-        click.echo(f"wrote {rel}")
+    for action, rel in changed:
+        click.echo(f"{action} {rel}")
     click.echo(f"{t.id}: {len(changed)} file(s) changed")
 
 

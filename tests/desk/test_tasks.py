@@ -16,6 +16,7 @@ from desk.tasks import (
     load_task,
     supplied_differs,
     tasks_dir,
+    write_generated,
 )
 
 SAMPLES = ["ar-aging-workbook", "contractor-accrual", "demand-forecast", "payments-match",
@@ -185,6 +186,29 @@ def test_an_unknown_generator_module_is_refused(make_task: MakeTask) -> None:
     assert "generator.module: String should match pattern" in message
 
 
+@pytest.mark.parametrize(("source", "expected"), [
+    ("def generate(ctx):\n    return {\n", "has a syntax error ("),
+    ("raise RuntimeError('no data dir')\n", "failed while it was imported (RuntimeError: "
+                                            "no data dir)"),
+])
+def test_a_generator_that_cannot_load_is_a_clear_error(make_task: MakeTask, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       source: str, expected: str) -> None:
+    import importlib
+    import sys
+
+    import desk.generators
+
+    extra = tmp_path / "generators"
+    extra.mkdir()
+    (extra / "broken_gen.py").write_text(source)
+    monkeypatch.setattr(desk.generators, "__path__", [*desk.generators.__path__, str(extra)])
+    monkeypatch.delitem(sys.modules, "desk.generators.broken_gen", raising=False)
+    importlib.invalidate_caches()
+    message = _error(make_task(generator={"module": "desk.generators.broken_gen", "seed": 1}))
+    assert "generator.module: 'desk.generators.broken_gen' " + expected in message
+
+
 def test_books_must_start_by_the_task_date(make_task: MakeTask) -> None:
     message = _error(make_task(books={"start": "2026-03-09"}))
     assert "books.start: 2026-03-09 is after the task date 2026-03-04" in message
@@ -205,6 +229,23 @@ def test_generation_is_deterministic_and_matches_the_release() -> None:
                              "workspace/ap_open_items.csv", "workspace/statements/V001.csv",
                              "workspace/statements/V002.csv", "workspace/statements/V003.csv"]
     assert supplied_differs(task) == []
+
+
+def test_a_workspace_file_the_generator_no_longer_makes_is_stale(tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "vendor-statement-recon"
+    shutil.copytree(tasks_dir() / "vendor-statement-recon", folder)
+    (folder / "workspace" / "statements" / "V009.csv").write_text("left from a release\n")
+    (folder / "reference" / "notes_check.py").write_text("# a hand-written helper\n")
+    task = load_task(folder)
+    assert supplied_differs(task) == ["workspace/statements/V009.csv"]
+    assert write_generated(task) == [("removed", "workspace/statements/V009.csv")]
+    assert (folder / "reference" / "notes_check.py").is_file()  # reference/ is not swept
+    assert supplied_differs(task) == [] and write_generated(task) == []
+    (folder / "reference" / "balances.csv").write_text("edited\n")
+    assert write_generated(task) == [("wrote", "reference/balances.csv")]
+    assert not list(folder.rglob(".*.partial"))
 
 
 def test_another_seed_gives_other_files() -> None:

@@ -23,6 +23,10 @@ from tests.desk.conftest import SOLVE_NOTHING
 
 MakeTask = Callable[..., Path]
 
+pytestmark = pytest.mark.timeout(900)
+"""The module's fixture validates every task (an external solution, the null agent and two
+generations each): minutes for the first test that uses it, more under load."""
+
 NO_SOFFICE = shutil.which("soffice") is None and os.environ.get("CI", "").lower() not in (
     "1", "true", "yes")
 """The workbook checks need LibreOffice (CI installs it; elsewhere its task is skipped)."""
