@@ -234,7 +234,7 @@ def _email_text(path: Path) -> str:
     return body.get_content() if body is not None else ""
 
 
-def read_invoice(text: str) -> _Invoice | None:
+def read_po_invoice(text: str) -> _Invoice | None:
     """An invoice against a PO as printed, or None when the text is not one."""
     number = _field(r"^\s*Invoice number:\s*(.+)$", text)
     issued = _field(r"^\s*Invoice date:\s*(\d{4}-\d{2}-\d{2})", text)
@@ -283,7 +283,7 @@ def _read_inbox(desk: TurnContext, names: dict[str, str]) -> tuple[
         text = (_pdf_text(path) if path.suffix == ".pdf" else _email_text(path)
                 if path.suffix == ".eml" else path.read_text(encoding="utf-8")
                 if path.suffix == ".txt" else None)
-        inv = read_invoice(text) if text else None
+        inv = read_po_invoice(text) if text else None
         if inv is not None and inv.vendor.casefold() in names:
             invoices.append((names[inv.vendor.casefold()], inv))
     return list(reqs.values()), receipts, invoices
@@ -333,4 +333,4 @@ def oracle(desk: TurnContext, world: World) -> None:
     _work(desk, reqs, receipts, invoices)
 
 
-__all__: Sequence[str] = ("oracle", "read_invoice", "reference")
+__all__: Sequence[str] = ("oracle", "read_po_invoice", "reference")

@@ -208,15 +208,15 @@ Total USD 3,563.88
 
 
 def test_an_invoice_reads_the_same_as_text_pdf_or_email(tmp_path: Path) -> None:
-    want = solver.read_invoice(INVOICE)
+    want = solver.read_po_invoice(INVOICE)
     assert want is not None
     assert (want.vendor, want.number, want.po_id, want.issued_on, want.due_on) == (
         "Acme Supply LLC", "INV-2026-0042", "PO-000003", date(2026, 7, 9), date(2026, 8, 8))
     assert want.lines == ((1, 12, 4_199), (2, 3, 102_000))
     pdf = tmp_path / "DOC-000001-invoice.pdf"
     pdf.write_bytes(render_text_pdf(title="Invoice", text=INVOICE))
-    assert solver.read_invoice(solver._pdf_text(pdf) or "") == want
-    assert solver.read_invoice("Invoice number: 1\nno table here") is None
+    assert solver.read_po_invoice(solver._pdf_text(pdf) or "") == want
+    assert solver.read_po_invoice("Invoice number: 1\nno table here") is None
 
 
 # --- the purchasing checks, failing -------------------------------------------------------------
