@@ -67,6 +67,17 @@ def _header_dropped(s: Any) -> None:
         s[f"{col}7"] = None
 
 
+def _one_row_short(s: Any) -> None:
+    """The outstanding checks summed over 19 of their 20 rows: this month's and the
+    held-out month's figures unchanged, a month with 20 checks wrong."""
+    s["G3"] = "=B3+SUM(B8:B27)-SUM(E8:E26)"
+
+
+def _references_swapped(s: Any) -> None:
+    """Two deposits in transit with each other's reference (the amounts as a set right)."""
+    s["A8"], s["A9"] = s["A9"].value, s["A8"].value
+
+
 def _error_cell(s: Any) -> None:
     s["G6"] = "=1/0"
 
@@ -84,6 +95,10 @@ CASES: list[tuple[str, Edit, str]] = [
     ("wrong figure: a cent on the book balance", _edit(_cent_off), "template/this-month-inputs"),
     ("wrong identifier: a result in another cell", _edit(_wrong_cell), "template/refilled:G3"),
     ("output: an error cell", _edit(_error_cell), "no-error-cells"),
+    ("tooling: a range one row short of the 20", _edit(_one_row_short),
+     "template/refilled-20-rows:G3"),
+    ("wrong identifier: two references swapped", _edit(_references_swapped),
+     "template/this-month-inputs"),
     ("output: the item headers dropped", _edit(_header_dropped), "template/layout-labels"),
 ]
 
