@@ -8,7 +8,7 @@ separators. ``mapping_rules.csv`` maps ranges of legacy codes to the company's a
 with one carved-out range (legacy ``12050-12099``, unidentified receipts kept in
 receivables, belongs to unapplied cash); ``chart.csv`` is the company's chart. The
 reference holds the trial balance restated in the company's chart, which is the engine's
-own trial balance.
+own trial balance, and the rules as the workbook's rules sheet keeps them.
 
 ``params.tier``: ``easy`` (two legacy accounts per company account, no carved-out range),
 ``medium`` (two or three, the carve-out; the default), ``hard`` (three or four, the
@@ -107,6 +107,8 @@ def generate(ctx: GeneratorContext) -> dict[str, bytes]:
         "reference/legacy_mapped.csv": csv_bytes(
             ["legacy_account", "company_account", "debit", "credit"],
             [[c, company(c), f"{d / 100:.2f}", f"{k / 100:.2f}"] for c, _, d, k in sorted(legacy)]),
+        # the agreed rules, as the workbook's rules sheet must keep them (for reuse)
+        "reference/rules.csv": csv_bytes(["legacy_from", "legacy_to", "company_account"], rules),
         "reference/company_tb.csv": csv_bytes(
             ["account", "name", "debit", "credit"],
             [[r.account, chart_names[r.account], f"{r.debit / 100:.2f}", f"{r.credit / 100:.2f}"]

@@ -1,6 +1,6 @@
 """coa-mapping-workbook: the reference workbook is accepted after LibreOffice recalculation;
 each mutation class (a typed-in lookup, a wrong rule, a dropped, changed or added row, a
-wrong account number, an error cell) is rejected."""
+wrong account number, an error cell, a rule's range end moved) is rejected."""
 
 from __future__ import annotations
 
@@ -79,6 +79,13 @@ def _wrong_account(wb: Any) -> None:
     _find(wb["Company TB"], 1000).value = 1010
 
 
+def _rule_end_moved(wb: Any) -> None:
+    """The first rule's range end one lower: no legacy account of the month sits there, so
+    only the rules sheet is wrong (for next month's reuse)."""
+    cell = _find(wb["Rules"], 11999)
+    cell.value = 11998
+
+
 def _error_cell(wb: Any) -> None:
     wb["Company TB"]["F1"] = "=1/0"
 
@@ -96,6 +103,7 @@ CASES: list[tuple[str, Edit, str]] = [
     ("output: a legacy row twice", _edit_book(_legacy_row_twice), "company-tb-rows"),
     ("wrong identifier: another company account", _edit_book(_wrong_account), "company-tb-rows"),
     ("output: an error cell", _edit_book(_error_cell), "no-error-cells"),
+    ("wrong figure: a rule's range end moved", _edit_book(_rule_end_moved), "rules-kept"),
 ]
 
 
