@@ -113,6 +113,15 @@ def test_the_notes_counts_wrong_or_negated_fail(solved: Solved, old: str, new: s
     assert check in _replace(solved, NOTES, old, new)
 
 
+@pytest.mark.parametrize("old,new", [
+    ("- EC-1054: date differs.", "- EC-1041: date differs."),  # another claim named
+    ("- EC-1054: date differs.", "- EC-1054: amount differs."),  # another reason
+    ("- EC-1054: date differs.\n", ""),  # a rejected claim left out
+])
+def test_a_rejected_claim_listed_wrong_fails(solved: Solved, old: str, new: str) -> None:
+    assert _replace(solved, NOTES, old, new) == ["notes-each-rejected-claim-and-reason"]
+
+
 def test_the_duplicate_receipt_approved_fails(solved: Solved) -> None:
     failed = _replace(solved, REVIEW, "rejected,receipt_already_claimed",
                       "approved,matches_receipt")
