@@ -986,6 +986,17 @@ def decode_event(type_: str, schema_version: int, payload: str | bytes) -> Event
     return _ADAPTER.validate_python(data)
 
 
+def current_decoder(type_: str) -> tuple[int, Callable[[str | bytes], Event]]:
+    """The current ``schema_version`` of events of ``type_`` and the decoder of payloads
+    stored at that version: pydantic-core's ``validate_json`` of its class, nothing in
+    between (what ``decode_event`` calls after its look-ups; a fold of many events takes
+    it once per type). A payload of another version goes through ``decode_event``."""
+    cls = EVENT_CLASSES.get(type_)
+    if cls is None:
+        raise KeyError(f"unknown event type {type_!r}")
+    return cls.schema_version, cls.__pydantic_validator__.validate_json
+
+
 def encode_event(event: Event) -> bytes:
     """The stored payload of an event: its JSON in field order (deterministic)."""
     return event.__pydantic_serializer__.to_json(event)

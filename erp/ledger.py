@@ -24,7 +24,6 @@ from erp import events as ev
 from erp.books import Books
 from erp.commands import Command
 from erp.errors import CommandRejected
-from erp.events import decode_event
 from erp.handlers import Context, handle
 from erp.projections import Projections, load
 from erp.schema import PROJECTION_TABLES
@@ -258,11 +257,8 @@ class Ledger:
         try:
             with self.store.write_transaction(conn), self.store.engine.connect() as reader:
                 self.store.clear_tables(conn, [t.name for t in PROJECTION_TABLES])
-                apply = projections.apply
                 for page in self.store.scan_pages(reader, realm="erp"):
-                    for position, type_, schema_version, business_date, payload in page:
-                        apply(position, business_date,
-                              decode_event(type_, schema_version, payload))
+                    projections.fold(page)
                     n += len(page)
                     load(conn, self.store, projections.take_rows())
                 # Documents and statement lines change many times: write each once, as it ended.

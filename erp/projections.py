@@ -18,7 +18,8 @@ into its ISO string once for all of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from datetime import date
 from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -615,12 +616,52 @@ class Projections:
             for cls in ev.EVENT_CLASSES.values()
         }
 
+        self._days: dict[date, str] = {}
+        """entry_date -> its ISO string: a log holds few dates and many events."""
+        # Per stored type, for ``fold``: its current schema_version, decoder, whether it
+        # is dated and its handlers, found with one look-up per event.
+        self._by_type: dict[str, tuple[int, Callable[[str | bytes], ev.Event], bool,
+                                       tuple[Handler, ...]]] = {
+            t: (*ev.current_decoder(t), *self._dispatch[cls])
+            for t, cls in ev.EVENT_CLASSES.items()
+        }
+
     def apply(self, position: int, business_date: str, e: ev.Event) -> None:
         """Apply one erp-realm event to every projector that reads its type."""
         dated, handlers = self._dispatch[type(e)]
-        day = e.entry_date.isoformat() if dated else business_date  # type: ignore[attr-defined]
+        if dated:
+            d = e.entry_date  # type: ignore[attr-defined]
+            day = self._days.get(d) or self._days.setdefault(d, d.isoformat())
+        else:
+            day = business_date
         for fn in handlers:
             fn(position, day, e)
+
+    def fold(self, rows: Iterable[tuple[int, str, int, str, str]]) -> None:
+        """Decode and apply stored erp-realm rows, ``(position, type, schema_version,
+        business_date, payload)`` as ``EventStore.scan_pages`` reads them (a rebuild, a
+        verification's fold).
+
+        ``apply`` with the decoding inlined: per event one look-up by the stored type
+        gives its decoder and its handlers (a payload of an older schema_version is
+        upcast by ``decode_event``).
+        """
+        by_type, days = self._by_type, self._days
+        for position, type_, version, business_date, payload in rows:
+            entry = by_type.get(type_)
+            if entry is not None and entry[0] == version:
+                _, decode, dated, handlers = entry
+                e = decode(payload)
+            else:  # an older shape to upcast, or a type unknown here: decode_event says which
+                e = ev.decode_event(type_, version, payload)
+                dated, handlers = self._dispatch[type(e)]
+            if dated:
+                d = e.entry_date  # type: ignore[attr-defined]
+                day = days.get(d) or days.setdefault(d, d.isoformat())
+            else:
+                day = business_date
+            for fn in handlers:
+                fn(position, day, e)
 
     def take(self) -> list[Write]:
         """Every projector's buffered rows and changed states, as statements; the buffers

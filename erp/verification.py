@@ -30,7 +30,6 @@ import orjson
 import sqlalchemy as sa
 
 from erp.errors import IntegrityError, StoreError
-from erp.events import decode_event
 from erp.projections import Projections, Write
 from erp.schema import PROJECTION_TABLES
 from erp.store import EventStore, VerifyReport, sqlite_damage
@@ -177,7 +176,6 @@ def _fold(store: EventStore, until: int) -> dict[str, tuple[list[str], list[Sequ
     """Every read table's rows as the log up to ``until`` gives them: table -> (columns,
     rows)."""
     projections = Projections()
-    apply = projections.apply
     out: dict[str, tuple[list[str], list[Sequence[Any]]]] = {}
 
     def keep(writes: Sequence[Write]) -> None:
@@ -187,13 +185,12 @@ def _fold(store: EventStore, until: int) -> dict[str, tuple[list[str], list[Sequ
 
     with store.engine.connect() as reader:
         for page in store.scan_pages(reader, realm="erp"):
-            for position, type_, schema_version, business_date, payload in page:
-                if position > until:
-                    break
-                apply(position, business_date, decode_event(type_, schema_version, payload))
-            keep(projections.take_rows())
-            if page[-1][0] > until:
+            if page[-1][0] > until:  # the log grew after it was verified: fold what was
+                projections.fold([r for r in page if r[0] <= until])
+                keep(projections.take_rows())
                 break
+            projections.fold(page)
+            keep(projections.take_rows())
     keep(projections.take_states())
     return out
 
