@@ -215,7 +215,7 @@ def test_unknown_policy_field(tmp_path: Path) -> None:
         "scenario x.yaml: company.policies.clerk_may_post: unknown field (allowed: "
         "clerk_fee_allowance_bp, clerk_fee_allowance_fixed, clerk_may_approve_bills, "
         "clerk_may_post_to_control_accounts, clerk_write_off_limit, enforce_credit_limits, "
-        "minimum_bank_balance)")
+        "match_price_tolerance_bp, match_quantity_tolerance_bp, minimum_bank_balance)")
 
 
 def test_unknown_behaviour_parameter_lists_the_profile_fields(tmp_path: Path) -> None:

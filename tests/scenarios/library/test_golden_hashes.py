@@ -28,8 +28,8 @@ GOLDEN: dict[tuple[str, int | None], str] = {
         "cf7c39f4c94a87ee1f0791ae08ce800a2248154bd6de6a8ddbebdc4c302793d2",
     ("accruals-and-prepaids", 2):
         "c27f22053778cb9506caecef3e15159960021bebcee59a72fc9f27343003f05f",
-    ("three-way-match", 1): "01814a505edaf4b53aaaf79ea0df15f422b3618537624e8cabf7b8826b81683c",
-    ("three-way-match", 2): "b1ab143167d5ae2127ca9a0119ede431bf21d467acc112cadf912a0cc5537c4f",
+    ("three-way-match", 1): "c8f0c4d52a4b64e410b5959e6769ffd7841b1e782eae8bc068c4ee3fe092a2c3",
+    ("three-way-match", 2): "704072d1430f634dcd60e066a69740621b2096ece91453874314ce0d7fbb9222",
     # desk tasks run at their own seed
     ("ar-aging-workbook", None): "7c4953520f7764b575eaefc5ecbbc45300e8a927001a05c4ab39158391396c62",
     ("contractor-accrual", None):
