@@ -684,8 +684,12 @@ def reconciliation_ties(spec: ReconciliationTies, ctx: CheckContext) -> CheckRes
     bank = world.banks.get(spec.bank_account)
     statement = None
     if bank is not None:
-        statement = bank.opening + sum(x.amount for x in bank.lines
-                                       if x.posted_on <= spec.as_of)
+        # A statement sent on as_of shows what the bank had posted by then: a line it
+        # posted later that day (a same-day wire) is on no statement yet.
+        sent = any(d == spec.as_of for d in world.stated.values())
+        statement = bank.opening + sum(
+            x.amount for x in bank.lines if x.posted_on < spec.as_of or (
+                x.posted_on == spec.as_of and (not sent or x.line_id in world.stated)))
     book = q.account_balance(ctx.store, spec.account, as_of=spec.as_of,
                              position=end_of_turn(ctx, spec.as_of))
     problems = []

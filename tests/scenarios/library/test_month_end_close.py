@@ -277,9 +277,10 @@ def test_medium_is_the_default_tier_and_the_scenario_as_written() -> None:
     assert hard.tiers["hard"].changes()["injections"][0]["kind"] == "returned_item"
 
 
+@pytest.mark.timeout(900)  # one whole hard-tier attempt: more than the suite's 300 s loaded
 def test_the_reference_reads_the_hard_tiers_messy_papers(tmp_path: Path) -> None:
     loaded = load_scenario(find_scenario("month-end-close"), tier="hard")
-    result = run_attempt(loaded, 0, "reference", tmp_path / "hard")
+    result = run_attempt(loaded, 3, "reference", tmp_path / "hard")
     assert result.summary["tier"]["name"] == "hard"
     assert result.summary["verdict"]["accepted"], result.summary["verdict"]
     inbox = [p.name for p in (tmp_path / "hard").glob("turns/06/workspace/inbox/**/*")]
@@ -290,5 +291,14 @@ def test_the_reference_reads_the_hard_tiers_messy_papers(tmp_path: Path) -> None
 
     payers = {x["counterparty"] for x in q.statement_lines(store)}
     assert [p for p in payers if p.isupper() and p != PROCESSOR_NAME.upper()]  # cut names
-    assert not [d for d in q.documents(store, "receipt") if d["party"] is None
-                and int(d["open_amount"]) > 0 and d["status"] != "returned"][1:]
+    # unnamed and unapplied by the month end: at most the receipt of the bank's duplicate line
+    assert len([d for d in q.documents(store, "receipt") if d["party"] is None
+                and int(d["open_amount"]) > 0 and d["status"] != "returned"
+                and d["doc_date"] <= MONTH_END.isoformat()]) <= 1
+    # wires the bank posted on the month's last day after it sent the statement are on no
+    # statement: the reconciliation ties to the statement as sent (bank-reconciliation-ties)
+    statement = next((tmp_path / "hard").glob("turns/05/workspace/inbox/*bank-statement-*"))
+    stated = {r["line_id"] for r in csv.DictReader(io.StringIO(statement.read_text()))}
+    late = [x for x in q.statement_lines(store) if x["entry_date"] == MONTH_END.isoformat()
+            and x["line_id"] not in stated]
+    assert late and "WIRE" in " ".join(x["description"] for x in late).upper()
