@@ -50,7 +50,8 @@ class ForwardFold:
             self._next_due = day
 
     def resumable(self, as_of: date | None, position: int) -> bool:
-        """Whether advancing to ``as_of`` and ``position`` gives what a fresh fold gives."""
+        """Whether advancing to ``as_of`` and ``position`` gives what a fresh fold gives
+        (a dated fold goes on without a date limit when it left nothing out by date)."""
         if position < self.position:
             return False
         if self.as_of is None:
@@ -91,7 +92,9 @@ class Folds:
     Per-date control evaluates its checks at every business date's end, always later in
     the log and never at an earlier date; keeping the folds between dates makes a date
     cost what the log gained since the one before. ``fresh`` counts the folds started
-    from the beginning of the log (the first, and any an event coming due forced).
+    from the beginning of the log (the first, and any an event coming due forced). The
+    final evaluation goes on from the last date's folds (:meth:`carry`); a fold asked for
+    an earlier date than the one kept is made apart and not kept.
     """
 
     def __init__(self) -> None:
@@ -104,11 +107,24 @@ class Folds:
         """The fold ``key`` (made by ``make(as_of)``) advanced to ``as_of`` and ``position``."""
         fold: F | None = self._folds.get(key)
         if fold is None or not fold.resumable(as_of, position):
+            kept = fold
             fold = make(as_of)
             self.fresh += 1
-            self._folds[key] = fold
+            # A look back to an earlier date (the final evaluation's statement date) is
+            # folded apart: the kept fold stays for the dates that go on from it.
+            if kept is None or as_of is None or kept.as_of is None or as_of >= kept.as_of:
+                self._folds[key] = fold
         fold.advance(store, as_of, position)
         return fold
+
+    def carry(self, key: Hashable, dated: Hashable, position: int) -> None:
+        """Before the first undated fold under ``key`` (the final evaluation after per-date
+        control), take over the dated fold under ``dated`` if it can go on to ``position``
+        without a date limit: the final evaluation then folds only what came after the
+        last date's end, not the whole log again."""
+        fold = self._folds.get(dated)
+        if key not in self._folds and fold is not None and fold.resumable(None, position):
+            self._folds[key] = self._folds.pop(dated)
 
     def peek(self, key: Hashable) -> Any:
         """The fold ``key`` as last advanced (None before the first :meth:`get`)."""
@@ -172,6 +188,14 @@ class CheckContext:
         if self.reference is None:
             raise FileNotFoundError(f"{rel}: this evaluation has no reference folder")
         return self.reference / rel
+
+    def fold_position(self) -> int | None:
+        """The log position folds advance to: ``position``, or, with ``folds`` and no
+        position (the final evaluation, folding on from per-date control's), the log's
+        head; None without ``folds`` (fold afresh)."""
+        if self.folds is None or self.position is not None:
+            return self.position
+        return self.cached(("checks.head",), lambda: self.store.head()[0])
 
     def cached(self, key: Hashable, make: Callable[[], T]) -> T:
         """``cache[key]``, computed once with ``make()`` (a key names what ``make`` builds,

@@ -1983,9 +1983,11 @@ def postings_as_of(ctx: CheckContext, as_of: date | None) -> PostingsFold | None
     """The GL and subledger rows folded as of ``as_of`` at the context's position, advanced
     from the last date's (per-date control, ``ctx.folds``); None without ``ctx.folds``
     (a single evaluation sums in SQL instead)."""
-    folds, position = ctx.folds, ctx.position
+    folds, position = ctx.folds, ctx.fold_position()
     if folds is None or position is None:
         return None
+    if as_of is None:
+        folds.carry(("checks.postings", True), ("checks.postings", False), position)
     return ctx.cached(("checks.postings", as_of, position), lambda: folds.get(
         ("checks.postings", as_of is None), lambda d: PostingsFold(as_of=d), ctx.store, as_of,
         position))
@@ -1994,8 +1996,8 @@ def postings_as_of(ctx: CheckContext, as_of: date | None) -> PostingsFold | None
 def _itemizer(ctx: CheckContext, as_of: date | None) -> Itemizer | None:
     """The itemizing kept from the last date (per-date control at a date; None otherwise
     or when the folds are not all there), started afresh when a fold was."""
-    folds = ctx.folds
-    if folds is None or ctx.position is None or as_of is None:
+    folds, position = ctx.folds, ctx.fold_position()
+    if folds is None or position is None or as_of is None:
         return None
     books = folds.peek(("checks.books", False))
     world = folds.peek(("checks.world", False))
@@ -2003,6 +2005,8 @@ def _itemizer(ctx: CheckContext, as_of: date | None) -> Itemizer | None:
     if not (isinstance(books, BooksFold) and isinstance(world, WorldFold)
             and isinstance(postings, PostingsFold)):
         return None
+    if any(f.as_of != as_of or f.position != position for f in (books, world, postings)):
+        return None  # the kept folds are not this date's (a look back folded apart)
     kept: list[Itemizer] = folds.keep(("checks.itemizer", as_of is None), list)
     if not kept or not kept[0].same(books, world, postings):
         kept[:] = [Itemizer(books, world, postings)]
@@ -2010,9 +2014,11 @@ def _itemizer(ctx: CheckContext, as_of: date | None) -> Itemizer | None:
 
 
 def _books(ctx: CheckContext, as_of: date | None) -> BooksView:
-    folds, position = ctx.folds, ctx.position
+    folds, position = ctx.folds, ctx.fold_position()
     if folds is None or position is None:
         return fold_books(ctx.store, as_of=as_of, position=ctx.position)
+    if as_of is None:
+        folds.carry(("checks.books", True), ("checks.books", False), position)
     return folds.get(("checks.books", as_of is None), lambda d: BooksFold(as_of=d), ctx.store,
                      as_of, position).books
 

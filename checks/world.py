@@ -804,10 +804,12 @@ def world_view(ctx: CheckContext, as_of: date | None) -> WorldView:
     date) at the context's position, folded once per evaluation (cached in ``ctx.cache``);
     with ``ctx.folds`` (per-date control), advanced from the last date's fold."""
     key = ("checks.world", as_of, ctx.position)
-    folds, position = ctx.folds, ctx.position
+    folds, position = ctx.folds, ctx.fold_position()
     if folds is None or position is None:
         return ctx.cached(key, lambda: fold_world(ctx.store, as_of=as_of,
                                                   position=ctx.position))
+    if as_of is None:
+        folds.carry(("checks.world", True), ("checks.world", False), position)
     return ctx.cached(key, lambda: folds.get(
         ("checks.world", as_of is None), lambda d: WorldFold(as_of=d, position=position),
         ctx.store, as_of, position).view())

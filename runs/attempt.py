@@ -286,7 +286,8 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
         engine.finish()
         summary = _summary(loaded, instance, engine, ledger, agent_name, turns,
                            time.perf_counter() - started)
-        verdict = grade(out, loaded, ledger.store, summary=summary)
+        verdict = grade(out, loaded, ledger.store, summary=summary,
+                        folds=daily.folds if daily.specs else None)
     finally:
         ledger.close()
     write_verdict(verdict, out / VERDICT_FILE)

@@ -135,15 +135,18 @@ def verify_attempt_books(out: Path, store: EventStore, summary: dict[str, Any], 
 
 
 def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
-          summary: dict[str, Any], expect_head: str | None = None) -> Verdict:
+          summary: dict[str, Any], expect_head: str | None = None,
+          folds: Folds | None = None) -> Verdict:
     """Verify the attempt's books (:func:`verify_attempt_books`), then evaluate the
-    scenario's checks on its store and final workspace."""
+    scenario's checks on its store and final workspace (``folds``: per-date control's,
+    folded on to the log's head rather than afresh; the verdict is the same)."""
     books = verify_attempt_books(out, store, summary, expect_head=expect_head)
     actors = tuple(f"agent:turn-{t['turn']}" for t in summary.get("turns", []))
     roles = {f"agent:turn-{t['turn']}": t["role"] for t in summary.get("turns", [])
              if t.get("role", "clerk") != "clerk"}
     ws = final_workspace(out)
-    ctx = context_for(store, loaded, workspace=ws, agent_actors=actors, turn_roles=roles)
+    ctx = context_for(store, loaded, workspace=ws, agent_actors=actors, turn_roles=roles,
+                      folds=folds)
     verdict = evaluate(final_specs(loaded), ctx, outputs_root=ws / "out" if ws else None)
     verdict.books = books.to_json()
     return verdict

@@ -139,6 +139,43 @@ def check_per_date_equality(backend: str, data: st.DataObject) -> None:
                            folds=folds)
         assert _results(live, a.loaded) == _results(fresh, a.loaded)
     assert folds.fresh >= 3  # a world, a books and a postings fold at least
+    if data.draw(st.booleans(), label="final"):
+        check_final_equality(a, folds)
+
+
+def _final_results(ctx: Any, loaded: LoadedScenario) -> list[tuple[str, bool, str, Any]]:
+    verdict = evaluate(list(loaded.checks), ctx)
+    return ([(r.name, r.passed, r.detail, r.metrics) for r in verdict.results]
+            + [(g.check, False, g.error, None) for g in verdict.grader_errors])
+
+
+def check_final_equality(a: Attempt, folds: Folds) -> int:
+    """The final evaluation (no date, the whole log), folded on from the per-date folds,
+    equals one folded afresh: views, reconciliation and every check's result. Returns how
+    many folds the undated views started afresh."""
+    head, before = a.store.head()[0], folds.fresh
+    live = context_for(a.store, a.loaded, workspace=None, folds=folds)
+    fresh = context_for(a.store, a.loaded, workspace=None)
+    _same_world(world_view(live, None), fold_world(a.store, position=head))
+    _same_books(_books(live, None), fold_books(a.store))
+    assert reconciliation(live, None) == reconcile(a.store,
+                                                   control_accounts=live.control_accounts)
+    undated_fresh = folds.fresh - before
+    live = context_for(a.store, a.loaded, workspace=None, folds=folds)
+    assert _final_results(live, a.loaded) == _final_results(fresh, a.loaded)
+    return undated_fresh
+
+
+def test_the_final_evaluation_folds_on_from_the_last_date() -> None:
+    """After per-date control's last date, the final evaluation takes the dated folds over
+    (none is folded afresh) and gives what folds from scratch give."""
+    a = attempt("sqlite", "month-end-close", 5, 6, 3)
+    folds = Folds()
+    for day, end in a.ends:
+        ctx = context_for(a.store, a.loaded, workspace=None, as_of=day, position=end,
+                          folds=folds)
+        evaluate([s for _, s in daily_specs(a.loaded)], ctx)
+    assert check_final_equality(a, folds) == 0
 
 
 SETTINGS = settings(max_examples=6, deadline=None, derandomize=False,
