@@ -902,9 +902,22 @@ class Reference:
 
     def _receipt_payer(self, r: _Receipt) -> str | None:
         """The payer of a receipt the feed could not name (its bank cut or upper-cased the
-        name): the customer its statement line's payer name is."""
+        name): the customer its statement line's payer name is; a cut name several
+        customers' names begin with, the one of them whose invoice the reference quotes."""
         row = self.clerk.lines().get(r.line_id or "")
-        return self._payer(self.clerk.bank_line(row)) if row is not None else None
+        if row is None:
+            return None
+        line = self.clerk.bank_line(row)
+        found = self._payer(line)
+        cut = _cash_application().plain_name(line.counterparty)
+        if found is not None or not cut:
+            return found
+        invoices = self.clerk.documents("invoice")
+        quoted = {invoices[i]["party"] for i in self.invoices_quoted(r.reference)
+                  if i in invoices}
+        begin = {cid for plain, cid in self.clerk.customer_plain if plain.startswith(cut)}
+        both = quoted & begin
+        return both.pop() if len(both) == 1 else None
 
     def receipt_plans(self, clerk: _Clerk) -> list[ReceiptPlan]:
         """Place each receipt by its payout advice, remittance advice or reference."""
