@@ -447,6 +447,15 @@ class Books:
 # --- purchasing: purchase orders, goods receipts, three-way match, holds -------------
 
 
+class BooksPart:
+    """A part of the books kept in its own object (purchasing, accruals, fixed assets):
+    equal to another of its kind when all its state is, as the books' own dicts are (two
+    folds of the same log must compare equal)."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and vars(self) == vars(other)
+
+
 @dataclass(slots=True)
 class PurchaseOrderLineState:
     """A purchase-order line: what was ordered, and how much of it was received and billed."""
@@ -479,7 +488,7 @@ class HoldState:
     released: bool = False
 
 
-class PurchasingBooks:
+class PurchasingBooks(BooksPart):
     """The purchasing part of the books: orders, receipts, matched bills, holds."""
 
     def __init__(self) -> None:
@@ -573,7 +582,7 @@ class BillAssetLines:
     scheduled: dict[str, int] = field(default_factory=dict)
 
 
-class AccrualBooks:
+class AccrualBooks(BooksPart):
     """The accruals and prepaids part of the books: flagged accruals, reversal runs,
     prepaid schedules and the bills' lines on asset accounts they draw on."""
 
