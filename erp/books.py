@@ -198,6 +198,7 @@ class Books:
         self.journal: dict[str, JournalState] = {}
         self.versions: dict[str, int] = {}
         self.accrual_books = AccrualBooks()
+        self.fixed_assets = FixedAssetBooks()
         self.purchasing = PurchasingBooks()
 
     # --- lookups that raise what a handler would report -------------------------
@@ -303,6 +304,7 @@ class Books:
                 self.vendors[e.vendor_id].invoice_numbers.add(
                     document_number_key(e.vendor_invoice_number))
                 self.accrual_books.note_bill(e, self.accounts)
+                self.fixed_assets.note_bill(e)
             case ev.BillApproved():
                 self.bills[e.bill_id].approved = True
             case ev.BillTermsSet():
@@ -422,6 +424,9 @@ class Books:
             case (ev.AccrualFlagged() | ev.AccrualsReversed()
                   | ev.PrepaidScheduleRecorded() | ev.PrepaidAmortized()):
                 self.accrual_books.apply(e)
+            case (ev.AssetClassDefined() | ev.AssetCapitalized() | ev.AssetDepreciated()
+                  | ev.AssetDisposed()):
+                self.fixed_assets.apply(e)
             case _:
                 raise TypeError(f"Books.apply: no rule for event type {type(e).__name__}")
 
@@ -622,3 +627,77 @@ class AccrualBooks(BooksPart):
                 self.amortization_runs.add(e.run_id)
             case _:
                 raise TypeError(f"AccrualBooks.apply: no rule for {type(e).__name__}")
+
+
+# --- fixed assets ----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class AssetState:
+    """A fixed asset: what it cost, how it depreciates, the months posted so far."""
+
+    asset_id: str
+    class_id: str
+    amount: int
+    salvage: int
+    life_months: int
+    start_period: str
+    """The in-service month: the first month of depreciation."""
+    cost_account: str
+    accumulated_account: str
+    expense_account: str
+    posted: dict[str, int] = field(default_factory=dict)
+    """Period -> the depreciation posted for it."""
+    disposed: bool = False
+
+    @property
+    def accumulated(self) -> int:
+        """The depreciation posted so far."""
+        return sum(self.posted.values())
+
+    @property
+    def fully_depreciated(self) -> bool:
+        """Every month of the asset's life is posted."""
+        return len(self.posted) >= self.life_months
+
+
+class FixedAssetBooks(BooksPart):
+    """The fixed-asset subledger: classes, assets, depreciation runs, and what each bill
+    line (by bill and account) and journal line has had capitalized from it."""
+
+    def __init__(self) -> None:
+        self.classes: dict[str, ev.AssetClassDefined] = {}
+        self.assets: dict[str, AssetState] = {}
+        self.runs: set[str] = set()
+        self.bill_lines: dict[str, dict[str, int]] = {}
+        """Bill -> its debit lines' amounts per account (what may be capitalized)."""
+        self.capitalized: dict[tuple[str, str, str], int] = {}
+        """(source kind, source id, account) -> the amount capitalized from it."""
+
+    def note_bill(self, e: ev.BillEntered) -> None:
+        """Keep a bill's debit lines per account (an asset may be capitalized from them)."""
+        amounts: dict[str, int] = {}
+        for line in e.lines:
+            if line.amount > 0:
+                amounts[line.account] = amounts.get(line.account, 0) + line.amount
+        self.bill_lines[e.bill_id] = amounts
+
+    def apply(self, e: ev.Event) -> None:
+        """Evolve the fixed-asset state by one of its events."""
+        match e:
+            case ev.AssetClassDefined():
+                self.classes[e.class_id] = e
+            case ev.AssetCapitalized():
+                self.assets[e.asset_id] = AssetState(
+                    e.asset_id, e.class_id, e.amount, e.salvage, e.life_months,
+                    f"{e.in_service_date.year:04d}-{e.in_service_date.month:02d}",
+                    e.cost_account, e.accumulated_account, e.expense_account)
+                key = (e.source_kind, e.source_id, e.source_account)
+                self.capitalized[key] = self.capitalized.get(key, 0) + e.amount
+            case ev.AssetDepreciated():
+                self.assets[e.asset_id].posted[e.period] = e.amount
+                self.runs.add(e.run_id)
+            case ev.AssetDisposed():
+                self.assets[e.asset_id].disposed = True
+            case _:
+                raise TypeError(f"FixedAssetBooks.apply: no rule for {type(e).__name__}")

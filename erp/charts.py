@@ -43,10 +43,29 @@ _SERVICES_WITH_PURCHASING = (*_STANDARD_SERVICES,
 for goods received but not yet billed, and what bills charge above or below PO prices
 (the ``three-way-match`` scenario)."""
 
+_SERVICES_WITH_FIXED_ASSETS = (*_STANDARD_SERVICES,
+                               ("1250", "Other receivables", "asset", None),
+                               ("1510", "Computer equipment", "asset", None),
+                               ("1520", "Software", "asset", None),
+                               ("1530", "Furniture and fixtures", "asset", None),
+                               ("1590", "Accumulated depreciation - equipment", "asset", None),
+                               ("1591", "Accumulated depreciation - computer equipment",
+                                "asset", None),
+                               ("1592", "Accumulated amortization - software", "asset", None),
+                               ("1593", "Accumulated depreciation - furniture", "asset", None),
+                               ("4800", "Gain or loss on disposal of assets", "revenue", None),
+                               ("6050", "Repairs and maintenance", "expense", None),
+                               ("6060", "Small tools and equipment", "expense", None),
+                               ("6500", "Depreciation expense", "expense", None))
+"""The services chart plus the accounts of a fixed-asset register: cost and accumulated
+depreciation per asset class, what a sold asset's buyer owes, the gain or loss on disposal,
+repairs and small tools expensed, and depreciation (the ``fixed-assets`` scenario)."""
+
 CHARTS: dict[str, tuple[tuple[str, str, AccountType, ControlKind | None], ...]] = {
     "standard-services": _STANDARD_SERVICES,
     "services-with-terms": _SERVICES_WITH_TERMS,
     "services-with-purchasing": _SERVICES_WITH_PURCHASING,
+    "services-with-fixed-assets": _SERVICES_WITH_FIXED_ASSETS,
 }
 
 

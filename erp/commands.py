@@ -583,6 +583,60 @@ class RunAmortization(Command):
     period: Period
     schedule_ids: Annotated[tuple[Id, ...], Field(max_length=1000)] = ()
 
+
+# --- fixed assets ----------------------------------------------------------------
+
+
+class DefineAssetClass(Command):
+    """Define a fixed-asset class: the accounts of its cost, its accumulated depreciation
+    (a contra-asset account) and its depreciation expense."""
+
+    class_id: Id
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    cost_account: Code
+    accumulated_account: Code
+    expense_account: Code
+
+
+class CapitalizeAsset(Command):
+    """Capitalize an amount a bill's line or a journal entry put on an expense (or clearing)
+    account: Dr the class's cost account, Cr ``source_account``; with the asset's class,
+    in-service date, useful life in months and salvage value."""
+
+    asset_id: Id | None = None
+    class_id: Id
+    bill_id: Id | None = None
+    entry_id: Id | None = None
+    """Exactly one of ``bill_id`` and ``entry_id``: where the amount was first booked."""
+    source_account: Code
+    amount: Cents
+    entry_date: date
+    in_service_date: date
+    life_months: Annotated[int, Field(ge=1, le=600)]
+    salvage: Cents = 0
+    description: Text = ""
+
+
+class RunDepreciation(Command):
+    """Post a period's straight-line month of every asset in service and not fully
+    depreciated (or of those named in ``asset_ids``), dated the period's last day."""
+
+    run_id: Id | None = None
+    period: Period
+    asset_ids: Annotated[tuple[Id, ...], Field(max_length=1000)] = ()
+
+
+class DisposeAsset(Command):
+    """Dispose of an asset: remove its cost and accumulated depreciation, put the proceeds
+    on ``proceeds_account`` and the difference on ``gain_loss_account``."""
+
+    asset_id: Id
+    entry_date: date
+    proceeds: Cents = 0
+    proceeds_account: Code
+    gain_loss_account: Code
+    reference: Text = ""
+
 COMMANDS: dict[str, type[Command]] = {
     cls.__name__: cls
     for cls in (
@@ -597,6 +651,7 @@ COMMANDS: dict[str, type[Command]] = {
         PostOpeningBalances, ReverseJournalEntry,
         PostAccrual, ReverseAccruals, RecordPrepaid, RunAmortization,
         IssuePurchaseOrder, RecordGoodsReceipt, EnterMatchedBill, ReleaseBillHold,
+        DefineAssetClass, CapitalizeAsset, RunDepreciation, DisposeAsset,
     )
 }
 """Every command by class name (the API and the audit trail use these names)."""

@@ -904,6 +904,92 @@ class PrepaidAmortized(Event):
     account: str
     expense_account: str
 
+
+# --- fixed assets ----------------------------------------------------------------
+# (the fixed-assets template: a class names an asset's accounts; capitalizing moves an amount
+# from the expense or clearing account it was booked on to the class's cost account;
+# depreciation runs post each asset's straight-line month once; a disposal removes the cost
+# and the accumulated depreciation and books the gain or loss)
+
+
+class AssetClassDefined(Event):
+    """A fixed-asset class and its accounts (it posts nothing)."""
+
+    type: Literal["asset_class_defined"] = "asset_class_defined"
+    stream_kind: ClassVar[str] = "asset-class"
+    stream_key: ClassVar[str] = "class_id"
+    class_id: str
+    name: str
+    cost_account: str
+    accumulated_account: str
+    expense_account: str
+
+
+class AssetCapitalized(Event):
+    """An asset was capitalized: Dr ``cost_account``, Cr ``source_account`` (the expense or
+    clearing account the bill's line or journal entry put the amount on)."""
+
+    type: Literal["asset_capitalized"] = "asset_capitalized"
+    stream_kind: ClassVar[str] = "fixed-asset"
+    stream_key: ClassVar[str] = "asset_id"
+    asset_id: str
+    class_id: str
+    source_kind: Literal["bill", "journal"]
+    source_id: str
+    vendor_id: str | None
+    entry_date: date
+    in_service_date: date
+    amount: int
+    salvage: int
+    life_months: int
+    cost_account: str
+    accumulated_account: str
+    expense_account: str
+    source_account: str
+    description: str
+
+
+class AssetDepreciated(Event):
+    """One straight-line month of an asset: Dr depreciation expense, Cr accumulated
+    depreciation (the last month takes the rounding remainder)."""
+
+    type: Literal["asset_depreciated"] = "asset_depreciated"
+    stream_kind: ClassVar[str] = "fixed-asset"
+    stream_key: ClassVar[str] = "asset_id"
+    asset_id: str
+    run_id: str
+    class_id: str
+    period: str
+    month: int
+    """Which month of the asset's life (1 to ``life_months``)."""
+    life_months: int
+    entry_date: date
+    amount: int
+    expense_account: str
+    accumulated_account: str
+
+
+class AssetDisposed(Event):
+    """An asset left the books: Dr proceeds and accumulated depreciation, Cr cost; the
+    difference (``gain``: proceeds less net book value, negative a loss) on the gain/loss
+    account."""
+
+    type: Literal["asset_disposed"] = "asset_disposed"
+    stream_kind: ClassVar[str] = "fixed-asset"
+    stream_key: ClassVar[str] = "asset_id"
+    asset_id: str
+    class_id: str
+    entry_date: date
+    proceeds: int
+    cost: int
+    accumulated: int
+    gain: int
+    cost_account: str
+    accumulated_account: str
+    proceeds_account: str
+    gain_loss_account: str
+    reference: str
+
 ErpEvent = Annotated[
     CompanySetUp
     | PoliciesChanged
@@ -950,7 +1036,11 @@ ErpEvent = Annotated[
     | GoodsReceived
     | BillMatched
     | BillHeld
-    | BillHoldReleased,
+    | BillHoldReleased
+    | AssetClassDefined
+    | AssetCapitalized
+    | AssetDepreciated
+    | AssetDisposed,
     Field(discriminator="type"),
 ]
 

@@ -11,11 +11,12 @@ import calendar
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from erp import commands as c
 from erp import events as ev
 from erp.books import (
+    AssetState,
     BankChangeState,
     BankDocState,
     Books,
@@ -25,7 +26,7 @@ from erp.books import (
     TakenIds,
     document_number_key,
 )
-from erp.errors import CommandRejected
+from erp.errors import CommandRejected, UnknownEntity
 from erp.money import display_cents, pct_of
 
 MANAGERS = ("controller", "system")
@@ -1664,6 +1665,228 @@ def run_amortization(cmd: c.RunAmortization, books: Books, ctx: Context) -> list
         month=month, months=s.months, entry_date=period.end,
         amount=amortization_amount(s.amount, s.months, month), account=s.account,
         expense_account=s.expense_account) for s, month in chosen]
+
+
+# --- fixed assets ----------------------------------------------------------------
+
+
+def _plain_account(books: Books, code: str, field: str, kinds: tuple[str, ...],
+                   what: str) -> ev.AccountOpened:
+    """A non-control account of one of ``kinds`` (else ``invalid_account``)."""
+    acct = require_account(books, code, field)
+    if acct.account_type not in kinds or acct.control is not None:
+        raise CommandRejected("invalid_account",
+                              f"{field} {code} ({acct.name}) is a {acct.account_type} "
+                              + ("control " if acct.control else "")
+                              + f"account (expected {what})", field)
+    return acct
+
+
+@handles(c.DefineAssetClass)
+def define_asset_class(cmd: c.DefineAssetClass, books: Books, ctx: Context) -> list[ev.Event]:
+    """Define a fixed-asset class and its cost, accumulated depreciation and expense
+    accounts."""
+    books.require_company()
+    new_id(cmd.class_id, books.fixed_assets.classes, "", "asset class", books, "class_id")
+    _plain_account(books, cmd.cost_account, "cost_account", ("asset",),
+                   "an asset account that is no control account")
+    _plain_account(books, cmd.accumulated_account, "accumulated_account", ("asset",),
+                   "a contra-asset account that is no control account")
+    if cmd.accumulated_account == cmd.cost_account:
+        raise CommandRejected("invalid_account", f"accumulated_account {cmd.accumulated_account}"
+                              " is the class's cost account (expected an account of its own)",
+                              "accumulated_account")
+    _plain_account(books, cmd.expense_account, "expense_account", ("expense",),
+                   "an expense account")
+    return [ev.AssetClassDefined(class_id=cmd.class_id, name=cmd.name.strip(),
+                                 cost_account=cmd.cost_account,
+                                 accumulated_account=cmd.accumulated_account,
+                                 expense_account=cmd.expense_account)]
+
+
+def _capital_source(cmd: c.CapitalizeAsset,
+                    books: Books) -> tuple[Literal["bill", "journal"], str, str | None, int]:
+    """Where the amount comes from: (kind, id, vendor, what the source put on the account)."""
+    if (cmd.bill_id is None) == (cmd.entry_id is None):
+        raise CommandRejected("invalid_source", "give exactly one of bill_id or entry_id "
+                              f"(got {'both' if cmd.bill_id else 'neither'})", "bill_id")
+    if cmd.bill_id is not None:
+        bill = books.bill(cmd.bill_id)
+        lines = books.fixed_assets.bill_lines.get(bill.bill_id, {})
+        return "bill", bill.bill_id, bill.vendor_id, lines.get(cmd.source_account, 0)
+    assert cmd.entry_id is not None
+    entry = books.journal.get(cmd.entry_id)
+    if entry is None:
+        raise CommandRejected("unknown_journal_entry", f"no journal entry {cmd.entry_id!r} in "
+                              "the books", "entry_id")
+    if entry.is_reversal or entry.reversed_by is not None:
+        raise CommandRejected("journal_entry_reversed", f"journal entry {cmd.entry_id} is "
+                              + ("a reversal" if entry.is_reversal else
+                                 f"reversed by {entry.reversed_by}")
+                              + "; capitalize from an entry that stands", "entry_id")
+    on_account = sum(x.amount for x in entry.lines
+                     if x.account == cmd.source_account and x.amount > 0)
+    return "journal", entry.entry_id, None, on_account
+
+
+@handles(c.CapitalizeAsset)
+def capitalize_asset(cmd: c.CapitalizeAsset, books: Books, ctx: Context) -> list[ev.Event]:
+    """Move an amount from the account a bill's line or journal entry put it on to the
+    class's cost account, as a new asset."""
+    books.require_company()
+    fa = books.fixed_assets
+    cls = fa.classes.get(cmd.class_id)
+    if cls is None:
+        raise CommandRejected("unknown_asset_class", f"no asset class {cmd.class_id!r} (known: "
+                              f"{', '.join(sorted(fa.classes)) or 'none'})", "class_id")
+    require_positive(cmd.amount)
+    require_open_period(books, cmd.entry_date)
+    _plain_account(books, cmd.source_account, "source_account",
+                   ("expense", "asset", "liability"),
+                   "the expense or clearing account the amount was booked on")
+    kind, source_id, vendor_id, on_account = _capital_source(cmd, books)
+    field = "bill_id" if kind == "bill" else "entry_id"
+    if not on_account:
+        raise CommandRejected("not_on_source_account", f"{kind} {source_id} has no debit on "
+                              f"account {cmd.source_account}", field)
+    left = on_account - fa.capitalized.get((kind, source_id, cmd.source_account), 0)
+    if cmd.amount > left:
+        raise CommandRejected("over_capitalized", f"{kind} {source_id} has {_fmt(left)} on "
+                              f"account {cmd.source_account} not yet capitalized (of "
+                              f"{_fmt(on_account)}), cannot capitalize {_fmt(cmd.amount)}",
+                              "amount")
+    if not 0 <= cmd.salvage < cmd.amount:
+        raise CommandRejected("invalid_salvage", f"salvage {_fmt(cmd.salvage)} must be at "
+                              f"least 0.00 and less than the cost {_fmt(cmd.amount)}", "salvage")
+    if cmd.amount - cmd.salvage < cmd.life_months:
+        raise CommandRejected("depreciable_too_small", f"{_fmt(cmd.amount - cmd.salvage)} to "
+                              f"depreciate over {cmd.life_months} months is less than a cent "
+                              "a month", "life_months")
+    aid = new_id(cmd.asset_id, fa.assets, "FA", "fixed asset", books, "asset_id")
+    return [ev.AssetCapitalized(
+        asset_id=aid, class_id=cls.class_id, source_kind=kind, source_id=source_id,
+        vendor_id=vendor_id, entry_date=cmd.entry_date, in_service_date=cmd.in_service_date,
+        amount=cmd.amount, salvage=cmd.salvage, life_months=cmd.life_months,
+        cost_account=cls.cost_account, accumulated_account=cls.accumulated_account,
+        expense_account=cls.expense_account, source_account=cmd.source_account,
+        description=cmd.description)]
+
+
+def _first_undepreciated(a: AssetState, before: int) -> str | None:
+    """The first month of the asset's life before month index ``before`` not posted."""
+    start = _month_index(a.start_period)
+    for k in range(start, min(before, start + a.life_months)):
+        if _period_name(k) not in a.posted:
+            return _period_name(k)
+    return None
+
+
+def _depreciation_month(a: AssetState, period: str, index: int, field: str) -> int | None:
+    """The asset's month of life in ``period``, refusing one it cannot post (None: nothing to
+    post and the run did not name the asset)."""
+    month = index - _month_index(a.start_period) + 1
+    named = field != ""
+    if a.disposed or month < 1 or month > a.life_months or period in a.posted:
+        if not named:
+            return None
+        if a.disposed:
+            raise CommandRejected("asset_disposed", f"asset {a.asset_id} was disposed of",
+                                  field)
+        if month < 1:
+            raise CommandRejected("not_in_service", f"asset {a.asset_id} is in service from "
+                                  f"{a.start_period}; it has no depreciation in {period}", field)
+        if month > a.life_months:
+            raise CommandRejected("fully_depreciated", f"asset {a.asset_id} is fully "
+                                  f"depreciated ({a.life_months} months from {a.start_period})",
+                                  field)
+        raise CommandRejected("already_depreciated", f"asset {a.asset_id} was already "
+                              f"depreciated for {period}", field)
+    missing = _first_undepreciated(a, index)
+    if missing:
+        raise CommandRejected("earlier_month_undepreciated", f"asset {a.asset_id} has {missing}"
+                              " not depreciated yet; depreciate its months in order",
+                              field or "period")
+    return month
+
+
+@handles(c.RunDepreciation)
+def run_depreciation(cmd: c.RunDepreciation, books: Books, ctx: Context) -> list[ev.Event]:
+    """Post the period's straight-line month of each asset in service, once."""
+    books.require_company()
+    period = _period(books, cmd.period)
+    require_open_period(books, period.end, "period")
+    index = _month_index(cmd.period)
+    fa = books.fixed_assets
+    chosen: list[tuple[AssetState, int]] = []
+    if cmd.asset_ids:
+        for n, aid in enumerate(cmd.asset_ids):
+            a = fa.assets.get(aid)
+            if a is None:
+                raise UnknownEntity("asset", aid, f"asset_ids[{n}]")
+            if any(x is a for x, _ in chosen):
+                raise CommandRejected("already_depreciated", f"asset {aid} is named twice in "
+                                      "this run", f"asset_ids[{n}]")
+            month = _depreciation_month(a, cmd.period, index, f"asset_ids[{n}]")
+            assert month is not None
+            chosen.append((a, month))
+    else:
+        running = [a for a in fa.assets.values() if not a.disposed
+                   and 1 <= index - _month_index(a.start_period) + 1 <= a.life_months]
+        if not running:
+            raise CommandRejected("nothing_to_depreciate", f"no asset is in service and "
+                                  f"depreciating in period {cmd.period}", "period")
+        for a in running:
+            month = _depreciation_month(a, cmd.period, index, "")
+            if month is not None:
+                chosen.append((a, month))
+        if not chosen:
+            raise CommandRejected("already_depreciated", f"every asset depreciating in "
+                                  f"{cmd.period} was already depreciated for it", "period")
+    run_id = new_id(cmd.run_id, fa.runs, "DEP", "depreciation run", books, "run_id")
+    return [ev.AssetDepreciated(
+        asset_id=a.asset_id, run_id=run_id, class_id=a.class_id, period=cmd.period,
+        month=month, life_months=a.life_months, entry_date=period.end,
+        amount=amortization_amount(a.amount - a.salvage, a.life_months, month),
+        expense_account=a.expense_account, accumulated_account=a.accumulated_account)
+        for a, month in chosen]
+
+
+@handles(c.DisposeAsset)
+def dispose_asset(cmd: c.DisposeAsset, books: Books, ctx: Context) -> list[ev.Event]:
+    """Take an asset off the books: its cost and accumulated depreciation out, the proceeds
+    in, the difference a gain or a loss."""
+    books.require_company()
+    a = books.fixed_assets.assets.get(cmd.asset_id)
+    if a is None:
+        raise UnknownEntity("asset", cmd.asset_id, "asset_id")
+    if a.disposed:
+        raise CommandRejected("already_disposed", f"asset {a.asset_id} was already disposed of",
+                              "asset_id")
+    require_open_period(books, cmd.entry_date)
+    if cmd.proceeds < 0:
+        raise CommandRejected("invalid_amount", f"proceeds must be 0.00 or more (got "
+                              f"{_fmt(cmd.proceeds)})", "proceeds")
+    index = _month_index(f"{cmd.entry_date.year:04d}-{cmd.entry_date.month:02d}")
+    if index < _month_index(a.start_period):
+        raise CommandRejected("not_in_service", f"asset {a.asset_id} is in service from "
+                              f"{a.start_period}; it cannot be disposed of on "
+                              f"{cmd.entry_date.isoformat()}", "entry_date")
+    missing = _first_undepreciated(a, index)
+    if missing:
+        raise CommandRejected("earlier_month_undepreciated", f"asset {a.asset_id} has {missing}"
+                              " not depreciated yet; depreciate it through the month before "
+                              "the disposal first", "entry_date")
+    _plain_account(books, cmd.proceeds_account, "proceeds_account", ("asset",),
+                   "an asset account that is no control account")
+    _plain_account(books, cmd.gain_loss_account, "gain_loss_account", ("revenue", "expense"),
+                   "a revenue or expense account")
+    accumulated = a.accumulated
+    return [ev.AssetDisposed(
+        asset_id=a.asset_id, class_id=a.class_id, entry_date=cmd.entry_date,
+        proceeds=cmd.proceeds, cost=a.amount, accumulated=accumulated,
+        gain=cmd.proceeds - (a.amount - accumulated), cost_account=a.cost_account,
+        accumulated_account=a.accumulated_account, proceeds_account=cmd.proceeds_account,
+        gain_loss_account=cmd.gain_loss_account, reference=cmd.reference)]
 
 missing = set(c.COMMANDS.values()) - set(HANDLERS)
 assert not missing, f"commands without a handler: {sorted(x.__name__ for x in missing)}"

@@ -179,5 +179,30 @@ def _prepaid_amortized(e: ev.PrepaidAmortized) -> tuple[Posting, ...]:
     return (Posting(e.expense_account, e.amount, e.vendor_id, e.schedule_id),
             Posting(e.account, -e.amount, e.vendor_id, e.schedule_id))
 
+
+# --- fixed assets ----------------------------------------------------------------
+# (AssetClassDefined moves no money; a line of zero is left out of a disposal)
+
+
+@_rule(ev.AssetCapitalized)
+def _asset_capitalized(e: ev.AssetCapitalized) -> tuple[Posting, ...]:
+    return (Posting(e.cost_account, e.amount, None, e.asset_id),
+            Posting(e.source_account, -e.amount, None, e.asset_id))
+
+
+@_rule(ev.AssetDepreciated)
+def _asset_depreciated(e: ev.AssetDepreciated) -> tuple[Posting, ...]:
+    return (Posting(e.expense_account, e.amount, None, e.asset_id),
+            Posting(e.accumulated_account, -e.amount, None, e.asset_id))
+
+
+@_rule(ev.AssetDisposed)
+def _asset_disposed(e: ev.AssetDisposed) -> tuple[Posting, ...]:
+    lines = [Posting(e.proceeds_account, e.proceeds, None, e.asset_id),
+             Posting(e.accumulated_account, e.accumulated, None, e.asset_id),
+             Posting(e.cost_account, -e.cost, None, e.asset_id),
+             Posting(e.gain_loss_account, -e.gain, None, e.asset_id)]
+    return tuple(x for x in lines if x.amount)
+
 POSTING_TYPES: frozenset[type[ev.Event]] = frozenset(_RULES)
 """Event types that can post GL lines; ``post`` returns nothing for every other type."""

@@ -258,6 +258,26 @@ class Subledgers(Projector):
         self.rows.append((p, 0, "prepaid", e.account, e.vendor_id, "prepaid", e.schedule_id,
                           day, -e.amount))
 
+    # --- fixed assets: cost and accumulated depreciation per asset (debit positive) ----
+
+    @folds(ev.AssetCapitalized)
+    def _asset_capitalized(self, p: int, day: str, e: ev.AssetCapitalized) -> None:
+        self.rows.append((p, 0, "fixed_asset", e.cost_account, None, "fixed_asset",
+                          e.asset_id, day, e.amount))
+
+    @folds(ev.AssetDepreciated)
+    def _asset_depreciated(self, p: int, day: str, e: ev.AssetDepreciated) -> None:
+        self.rows.append((p, 0, "accumulated_depreciation", e.accumulated_account, None,
+                          "fixed_asset", e.asset_id, day, -e.amount))
+
+    @folds(ev.AssetDisposed)
+    def _asset_disposed(self, p: int, day: str, e: ev.AssetDisposed) -> None:
+        self.rows.append((p, 0, "fixed_asset", e.cost_account, None, "fixed_asset",
+                          e.asset_id, day, -e.cost))
+        if e.accumulated:
+            self.rows.append((p, 1, "accumulated_depreciation", e.accumulated_account, None,
+                              "fixed_asset", e.asset_id, day, e.accumulated))
+
     def take_rows(self) -> list[Write]:
         """Hand over the buffered movements as statements to execute."""
         out: list[Write] = [(_SUBLEDGER_INSERT, self.rows)] if self.rows else []
@@ -525,6 +545,23 @@ class DocumentStates(Projector):
         left = self.docs[("prepaid", e.schedule_id)][OPEN] - e.amount
         self._change(p, "prepaid", e.schedule_id, day, delta=e.amount,
                      status="amortized" if left == 0 else "active")
+
+    # --- fixed assets: an asset's open amount is its net book value ---------------------
+
+    @folds(ev.AssetCapitalized)
+    def _asset_capitalized(self, p: int, day: str, e: ev.AssetCapitalized) -> None:
+        self._new(p, "fixed_asset", e.asset_id, e.vendor_id, e.cost_account, day,
+                  e.in_service_date.isoformat(), e.amount, e.amount, "in_service", e.class_id)
+
+    @folds(ev.AssetDepreciated)
+    def _asset_depreciated(self, p: int, day: str, e: ev.AssetDepreciated) -> None:
+        self._change(p, "fixed_asset", e.asset_id, day, delta=e.amount,
+                     status="fully_depreciated" if e.month == e.life_months else "in_service")
+
+    @folds(ev.AssetDisposed)
+    def _asset_disposed(self, p: int, day: str, e: ev.AssetDisposed) -> None:
+        self._change(p, "fixed_asset", e.asset_id, day,
+                     delta=self.docs[("fixed_asset", e.asset_id)][OPEN], status="disposed")
 
     def take_rows(self) -> list[Write]:
         """Hand over the history rows."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from erp.events import AccountOpened
+from erp.events import AccountOpened, AssetClassDefined
 from erp.projections import _status
 from erp.store import EventStore
 
@@ -230,6 +230,34 @@ def prepaid_ties(store: EventStore, *, as_of: date | None = None,
     return [ControlTie(code, accounts[code].name, "prepaid",
                        account_balance(store, code, as_of=as_of, position=position), total)
             for (ledger, code), total in sorted(sub.items()) if ledger == "prepaid"]
+
+# --- fixed assets ----------------------------------------------------------------
+
+
+def fixed_asset_ties(store: EventStore, *, as_of: date | None = None,
+                     position: int | None = None) -> list[ControlTie]:
+    """Every asset class's cost and accumulated-depreciation accounts' GL balances against
+    the fixed-asset subledger (debit positive: accumulated depreciation is negative).
+
+    The accounts are those of the classes defined; an entry on one that is no asset's (a
+    journal straight to the cost account) shows as a difference.
+    """
+    sub = subledger_totals(store, as_of=as_of, position=position)
+    accounts = chart(store, position)
+    codes: dict[str, str] = {}
+    for e in _asset_classes(store, position):
+        codes[e.cost_account] = "fixed_asset"
+        codes[e.accumulated_account] = "accumulated_depreciation"
+    return [ControlTie(code, accounts[code].name, ledger,
+                       account_balance(store, code, as_of=as_of, position=position),
+                       sub.get((ledger, code), 0))
+            for code, ledger in sorted(codes.items())]
+
+
+def _asset_classes(store: EventStore, position: int | None) -> list[AssetClassDefined]:
+    """The asset classes defined (up to ``position``)."""
+    return [e.event for e in store.read(types=["asset_class_defined"], until=position)]
+
 
 def document(store: EventStore, kind: str, doc_id: str, *, as_of: date | None = None,
              position: int | None = None) -> dict[str, Any] | None:

@@ -37,16 +37,18 @@ UNIX_PATH_MAX = 107
 
 DOC_KINDS = ("invoice", "receipt", "credit_memo", "refund", "bill", "vendor_credit", "payment",
              "payment_run", "statement_line", "fee", "interest", "journal", "bank_change",
-             "period", "return", "accrual", "accrual_run", "prepaid")
+             "period", "return", "accrual", "accrual_run", "prepaid", "fixed_asset")
 DocKind = Literal["invoice", "receipt", "credit_memo", "refund", "bill", "vendor_credit",
                   "payment", "payment_run", "statement_line", "fee", "interest", "journal",
-                  "bank_change", "period", "return", "accrual", "accrual_run", "prepaid"]
+                  "bank_change", "period", "return", "accrual", "accrual_run", "prepaid",
+                  "fixed_asset"]
 Format = Literal["json", "csv"]
 Subledger = Literal["ar", "ap", "unapplied_cash"]
 
 MONEY_KEYS = frozenset({"amount", "total", "subtotal", "tax", "unit_price", "opening_balance",
                         "credit_limit", "clerk_write_off_limit", "clerk_fee_allowance_fixed",
-                        "open_amount", "debit", "credit", "balance"})
+                        "open_amount", "debit", "credit", "balance",
+                        "salvage", "proceeds", "cost", "accumulated", "gain"})
 """Integer-cent keys of event payloads and rows, rendered as decimal strings."""
 
 CONFLICT_CODES = frozenset({"duplicate_id", "duplicate_vendor_invoice", "not_pending",
