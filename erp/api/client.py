@@ -783,6 +783,7 @@ def build_parser() -> Parser:
 
     _purchasing_commands(sub)
     _accruals_commands(sub)
+    _fixed_asset_commands(sub)
 
     # --- vendor credits --------------------------------------------------------------
     v = _resource(sub, "vendor-credits", "vendor credit notes: list, show, record, apply",
@@ -1411,6 +1412,70 @@ def _accruals_commands(sub: argparse._SubParsersAction[Parser]) -> None:
               lambda a: _cmd("run-amortization", period=a.period, schedule_ids=a.schedule))
     p.add_argument("period", metavar="PERIOD", help="the month, YYYY-MM")
     p.add_argument("--schedule", action="append", help="only this schedule (repeat for more)")
+
+
+# --- fixed assets ----------------------------------------------------------------
+
+
+def _fixed_asset_commands(sub: argparse._SubParsersAction[Parser]) -> None:
+    """``erp assets ...``: the fixed-asset register."""
+    v = _resource(sub, "assets", "fixed assets: list, capitalize, depreciate, dispose",
+                  "Fixed assets: capitalizing moves a bill line's (or a journal entry's) amount "
+                  "from the account it was booked on to its class's cost account; the "
+                  "depreciation run posts each asset's straight-line month once (Dr "
+                  "depreciation expense, Cr accumulated depreciation; the last month takes the "
+                  "cents left over); a disposal removes cost and accumulated depreciation and "
+                  "books the gain or loss.")
+    _leaf(v, "list", "list fixed assets (open_amount: net book value)",
+          "List fixed assets: the class (reference), cost account, cost, net book value "
+          "(open_amount), in-service date (due_on) and status (in_service, "
+          "fully_depreciated, disposed).",
+          ["erp assets list"], lambda a: _get("/v1/documents", kind="fixed_asset"))
+    p = _leaf(v, "capitalize", "capitalize a bill line or journal amount as an asset",
+              "Capitalize AMOUNT of what --bill (or --entry) put on --account as an asset of "
+              "--class, in service from --in-service, depreciated over --life months to "
+              "--salvage.",
+              ["erp assets capitalize --bill BILL-000003 --account 6000 --amount 8400.00 "
+               "--class equipment --date 2026-05-31 --in-service 2026-05-12 --life 60"],
+              lambda a: _cmd("capitalize-asset", class_id=a.asset_class, bill_id=a.bill,
+                             entry_id=a.entry, source_account=a.account, amount=a.amount,
+                             entry_date=a.date, in_service_date=a.in_service,
+                             life_months=a.life, salvage=a.salvage,
+                             description=a.description, asset_id=a.new_id))
+    p.add_argument("--class", dest="asset_class", required=True, help="asset class id")
+    p.add_argument("--bill", help="the bill whose line is capitalized")
+    p.add_argument("--entry", help="or the journal entry")
+    p.add_argument("--account", required=True, help="the account the amount was booked on")
+    p.add_argument("--amount", type=money_arg, required=True, help="cost, e.g. 8400.00")
+    p.add_argument("--date", type=day, required=True, help="entry date")
+    p.add_argument("--in-service", type=day, required=True, help="date placed in service")
+    p.add_argument("--life", type=int, required=True, help="useful life in months")
+    p.add_argument("--salvage", type=money_arg, help="salvage value (default 0.00)")
+    p.add_argument("--description", help="what the asset is")
+    p.add_argument("--id", dest="new_id", help="asset id (default: the next free one)")
+    p = _leaf(v, "depreciate", "post a period's month of every asset in service",
+              "Run the depreciation of PERIOD: each asset in service and not fully "
+              "depreciated posts its month once, dated the period's last day (or only the "
+              "--asset ones).",
+              ["erp assets depreciate 2026-05"],
+              lambda a: _cmd("run-depreciation", period=a.period, asset_ids=a.asset))
+    p.add_argument("period", metavar="PERIOD", help="the month, YYYY-MM")
+    p.add_argument("--asset", action="append", help="only this asset (repeat for more)")
+    p = _leaf(v, "dispose", "dispose of (sell or scrap) an asset",
+              "Dispose of ASSET on --date: its cost and accumulated depreciation leave the "
+              "books, --proceeds go on --proceeds-account, the gain or loss on "
+              "--gain-loss-account.",
+              ["erp assets dispose FA-000001 --date 2026-06-20 --proceeds 1500.00 "
+               "--proceeds-account 1250 --gain-loss-account 4800 --reference 'bill of sale'"],
+              lambda a: _cmd("dispose-asset", asset_id=a.asset_id, entry_date=a.date,
+                             proceeds=a.proceeds, proceeds_account=a.proceeds_account,
+                             gain_loss_account=a.gain_loss_account, reference=a.reference))
+    p.add_argument("asset_id", metavar="ASSET", help="asset id")
+    p.add_argument("--date", type=day, required=True, help="disposal date")
+    p.add_argument("--proceeds", type=money_arg, help="what the buyer pays (default 0.00)")
+    p.add_argument("--proceeds-account", required=True, help="where the proceeds go")
+    p.add_argument("--gain-loss-account", required=True, help="gain or loss on disposal")
+    p.add_argument("--reference", help="e.g. the bill of sale's number")
 
 _PARSER: list[Parser] = []
 
