@@ -58,7 +58,7 @@ NAMES = {"V0": "Acme Supply Co", "V1": "Initech LLC", "V2": "Globex Corporation"
 def spec(vendor_id: str, behaviour: str = "reliable", **params: Any) -> VendorSpec:
     """A vendor of a behaviour, billing often enough to show it in a short run."""
     profile = resolve_profile(VENDOR_PROFILES, behaviour, {"bills_per_month": 12, **params})
-    name = NAMES[vendor_id]
+    name = NAMES.get(vendor_id, f"Supplier{vendor_id[1:]} Trading Co")  # one per profile
     domain = name.split()[0].lower()
     return VendorSpec(vendor_id=vendor_id, name=name, behaviour=behaviour,
                       profile=profile,  # type: ignore[arg-type]
