@@ -37,11 +37,12 @@ UNIX_PATH_MAX = 107
 
 DOC_KINDS = ("invoice", "receipt", "credit_memo", "refund", "bill", "vendor_credit", "payment",
              "payment_run", "statement_line", "fee", "interest", "journal", "bank_change",
-             "period", "return", "accrual", "accrual_run", "prepaid", "fixed_asset")
+             "period", "return", "accrual", "accrual_run", "prepaid", "fixed_asset",
+             "purchase_order", "goods_receipt", "bill_hold")
 DocKind = Literal["invoice", "receipt", "credit_memo", "refund", "bill", "vendor_credit",
                   "payment", "payment_run", "statement_line", "fee", "interest", "journal",
                   "bank_change", "period", "return", "accrual", "accrual_run", "prepaid",
-                  "fixed_asset"]
+                  "fixed_asset", "purchase_order", "goods_receipt", "bill_hold"]
 Format = Literal["json", "csv"]
 Subledger = Literal["ar", "ap", "unapplied_cash"]
 
