@@ -175,7 +175,9 @@ class Bank:
         if payment.method == "wire":
             description = wire_description(streams, payment.payer_name,
                                            noise.wire_descriptions, description)
-        return description, bank_payer_name(streams, payment.payer_name, noise.payer_names)
+        names = [c.name for c in self.population.customers.values()]
+        return description, bank_payer_name(streams, payment.payer_name, noise.payer_names,
+                                            names)
 
     def _line_of(self, payment_id: str) -> str:
         """The deposit line of an earlier payment (what a duplicate payment repeats), or its id."""

@@ -23,6 +23,7 @@ noise never shifts another draw of the instance and the same seed gives the same
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -113,14 +114,27 @@ NAME_WIDTHS = (14, 16, 18, 22)
 """Field widths payer banks cut names to (an ACH originator name is 16 characters)."""
 
 
-def bank_payer_name(streams: Streams, name: str, share: float) -> str:
-    """The payer's name as its bank sends it: as it is, or upper-cased, plain and cut."""
+def bank_payer_name(streams: Streams, name: str, share: float,
+                    others: Collection[str] = ()) -> str:
+    """The payer's name as its bank sends it: as it is, or upper-cased, plain and cut.
+
+    ``others`` are the other parties' names: a cut that would spell one of them exactly
+    (``Jefferson Group (C0089)`` cut to ``JEFFERSON GROUP`` beside a customer named
+    ``Jefferson Group``) is cut wider, as a bank field that fits the distinguishing part
+    would; such a line would otherwise name another customer to every reader, the bank
+    feed included, and no one could tell the payments apart.
+    """
     if _chance(streams, f"noise:payer:{name}", share) is None:
         return name
     rng = streams.generator(f"noise:payer-width:{name}")
     width = NAME_WIDTHS[int(rng.integers(0, len(NAME_WIDTHS)))]
     plain = re.sub(r"\s+", " ", re.sub(r"[^A-Za-z0-9& -]", " ", name)).strip().upper()
-    return plain[:width].rstrip()
+    taken = {o.casefold() for o in others if o.casefold() != name.casefold()}
+    cut = plain[:width].rstrip()
+    while cut.casefold() in taken and len(cut) < len(plain):
+        width += 1
+        cut = plain[:width].rstrip()
+    return cut
 
 
 WIRE_DESCRIPTIONS = ("FEDWIRE CREDIT", "INCOMING WIRE TRF", "WIRE TRANSFER CREDIT",

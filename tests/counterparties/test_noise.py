@@ -78,3 +78,20 @@ def test_formats_cannot_take_more_than_all_documents() -> None:
         DocumentNoise(references=-0.1)
     with pytest.raises(ValidationError):
         DocumentNoise(unknown=0.5)  # type: ignore[call-arg]
+
+
+def test_a_cut_never_spells_another_customers_name() -> None:
+    others = ["Jefferson Group", "Jefferson Group (C0089)", "Acme Supply Co"]
+    cuts = set()
+    for seed in range(40):
+        s = Streams(seed)
+        cut = bank_payer_name(s, "Jefferson Group (C0089)", 1.0, others)
+        assert cut.casefold() != "jefferson group", (seed, cut)
+        assert "JEFFERSON GROUP C0089".startswith(cut)
+        cuts.add(cut)
+        # without the others, the same draw may cut to the other customer's name
+        alone = bank_payer_name(Streams(seed), "Jefferson Group (C0089)", 1.0)
+        assert alone == cut or alone == "JEFFERSON GROUP"
+    assert "JEFFERSON GROUP C" in cuts or "JEFFERSON GROUP C0" in cuts
+    # the payer's own name is never counted as another's
+    assert bank_payer_name(Streams(1), "Jefferson Group", 1.0, others).startswith("JEFFERSON")
