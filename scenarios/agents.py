@@ -16,10 +16,6 @@ with ``reference_agent: NAME`` (looked up beside it, then in the built-in librar
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from scenarios.errors import SolverError
 from scenarios.loader import LoadedScenario, library_dir
+from scenarios.solvers import load_solver
 from scenarios.turn import TurnContext
 
 if TYPE_CHECKING:
@@ -91,36 +88,6 @@ class OracleAgent:
 
 
 # --- finding and loading a scenario's solver module ---------------------------------------
-
-def _module_name(path: Path) -> str:
-    """A unique, deterministic ``sys.modules`` name for a solver file (by its real path)."""
-    slug = re.sub(r"\W", "_", path.parent.name)
-    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
-    return f"erpsim_solver_{slug}_{digest}"
-
-
-def load_solver(path: Path) -> ModuleType:
-    """Import a solver module by its file path (once per path and process).
-
-    Raises ``SolverError`` when the file cannot be imported (a harness fault).
-    """
-    path = path.resolve()
-    name = _module_name(path)
-    module = sys.modules.get(name)
-    if module is not None:
-        return module
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise SolverError(f"solver {path}: not a Python module (expected a .py file)")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # before running it: dataclasses look their module up
-    try:
-        spec.loader.exec_module(module)
-    except Exception as e:
-        del sys.modules[name]
-        raise SolverError(f"solver {path}: cannot be imported ({type(e).__name__}: {e})") from e
-    return module
-
 
 def solver_file(loaded: LoadedScenario) -> Path | None:
     """The solver module of a scenario: its folder's ``solver.py``, or a borrowed one.

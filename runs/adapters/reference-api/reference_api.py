@@ -43,6 +43,7 @@ from erp.errors import CommandRejected
 from erp.events import EVENT_CLASSES, Role
 from erp.money import format_cents, parse_cents
 from erp.queries import AGING_BUCKETS, AgingRow
+from scenarios.solvers import load_solver
 from scenarios.turn import WorkspaceTurn
 
 FAR_FUTURE = "9999-12-31"
@@ -417,18 +418,6 @@ def world_modules() -> list[str]:
     return sorted(m for m in sys.modules if m.split(".")[0] in WORLD_SIDE)
 
 
-def _load_solver(path: Path) -> ModuleType:
-    """Import the solver file as a module of its own (not through ``scenarios.loader``,
-    which brings the world's packages with it)."""
-    spec = importlib.util.spec_from_file_location("erpsim_reference_solver", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"{path}: not a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 # --- the turn -------------------------------------------------------------------------------
 
 
@@ -443,7 +432,7 @@ def _run(workspace: Path, prompt_file: Path, output_dir: Path, solver: Path) -> 
     actor = str(who["actor"])
     turn = int(actor.rsplit("-", 1)[1]) if actor.startswith("agent:turn-") else 0
     before = set(world_modules())
-    module = _load_solver(solver)
+    module = load_solver(solver)  # scenarios.solvers: not the loader, which brings the world
     loaded = [m for m in world_modules() if m not in before]
     if loaded:
         print(f"reference-api: the solver module imported {', '.join(loaded)} when it was "

@@ -1011,7 +1011,7 @@ class Reference:
 def _cash_application() -> ModuleType:
     """cash-application's solver, whose reading of payer names, invoice numbers, PDFs and
     text remittances this clerk shares (loaded from its folder beside this one)."""
-    from scenarios.agents import load_solver
+    from scenarios.solvers import load_solver  # not scenarios.agents: it brings the graders
 
     return load_solver(Path(__file__).resolve().parent.parent / "cash-application" /
                        "solver.py")
