@@ -178,6 +178,12 @@ class ReadEvent:
 
     type: str
     data: dict[str, Any]
+    position: int = 0
+    """For registrations read with ``after=``: the order the adapter first saw them in."""
+
+
+REGISTRATIONS = ("bank_account_opened", "customer_registered", "vendor_registered")
+"""The event types ``store.read`` answers from the API's registers, one type or several."""
 
 
 # --- the books, over the API -----------------------------------------------------------------
@@ -267,16 +273,39 @@ class ApiStore:
 
     def __init__(self, api: Api) -> None:
         self.api = api
+        self.seen: list[ReadEvent] = []
+        """Registrations in the order first read, numbered from 1 (``after=`` reads)."""
 
     def __getattr__(self, name: str) -> Any:
         raise NotOverTheApi(f"store.{name}: the adapter has no store (only the API)")
 
+    def _registrations_after(self, after: int, wanted: tuple[str, ...]) -> list[ReadEvent]:
+        """Registrations of the wanted types numbered after ``after``: the API's registers
+        read again, what they list that was not seen before numbered on (a reader that
+        keeps its position sees each registration once, as ``store.read(after=)`` yields)."""
+        known = {(e.type, e.data[key]) for e in self.seen
+                 for key in ("bank_account_id", "customer_id", "vendor_id") if key in e.data}
+        for t in REGISTRATIONS:
+            if t not in wanted:
+                continue
+            for e in self.read(types=[t]):
+                key = next(k for k in ("bank_account_id", "customer_id", "vendor_id")
+                           if k in e.data)
+                if (t, e.data[key]) not in known:
+                    self.seen.append(ReadEvent(e.type, e.data, len(self.seen) + 1))
+        return [e for e in self.seen if e.position > after and e.type in wanted]
+
     def read(self, *, realm: str | None = None, types: Sequence[str] | None = None,
              stream: str | None = None, **other: Any) -> Iterator[ReadEvent]:
-        """Registered customers and vendors, opened bank accounts, a receipt's applications."""
+        """Registered customers and vendors, opened bank accounts (all, or those after a
+        position), a receipt's applications."""
+        wanted = tuple(types or ())
+        if (set(other) == {"after"} and stream is None and wanted
+                and set(wanted) <= set(REGISTRATIONS) and realm in (None, "erp")):
+            yield from self._registrations_after(int(other["after"]), wanted)
+            return
         if other or realm not in (None, "erp"):
             raise NotOverTheApi(f"store.read({other or f'realm={realm!r}'}): not served")
-        wanted = tuple(types or ())
         if stream is None and wanted == ("customer_registered",):
             for r in self.api.items("/v1/customers"):
                 yield ReadEvent("customer_registered", _Known(
