@@ -594,11 +594,12 @@ class CorrectionsByReversal(CheckSpec):
 
     Over the writes of ``actor`` (a glob, default ``agent:*``):
 
-    1. no manual journal entry hand-reverses an earlier entry (its lines, account,
-       amount and party, are exactly the earlier entry's negated) instead of
-       ``ReverseJournalEntry``;
-    2. no manual journal entry touches a control account (AR, AP, unapplied cash,
-       bank: corrections there go through their documents), unless
+    1. no manual journal entry or accrual hand-reverses an earlier entry (its lines,
+       account, amount and party, are exactly the earlier entry's negated) instead of
+       ``ReverseJournalEntry``; an accrual may restate what a reversal undid (the month's
+       accrual again after last month's was reversed);
+    2. no manual journal entry or accrual touches a control account (AR, AP, unapplied
+       cash, bank: corrections there go through their documents), unless
        ``allow_control_journals``;
     3. write-offs: ``disputes_by_credit_memo`` (default) fails a write-off of an invoice
        the customer disputes in the world (``LineDisputed``: a disputed amount is
@@ -624,6 +625,7 @@ def corrections_by_reversal(spec: CorrectionsByReversal, ctx: CheckContext) -> C
     controls: dict[str, str] = {}
     entries: dict[str, tuple[Counter[tuple[str, int, Any]], int]] = {}
     reversed_: set[str] = set()
+    reversals: set[str] = set()
     bad: list[str] = []
     write_offs: list[tuple[LogEvent, ev.InvoiceWrittenOff]] = []
     for e in read_log(ctx, "erp", ["account_opened", "journal_entry_posted",
@@ -634,13 +636,15 @@ def corrections_by_reversal(spec: CorrectionsByReversal, ctx: CheckContext) -> C
                 controls[x.code] = x.control
         elif isinstance(x, ev.JournalEntryReversed):
             reversed_.add(x.entry_id)
+            reversals.add(x.reversal_id)
             entries[x.reversal_id] = (_lines(x.lines), e.position)
         elif isinstance(x, ev.JournalEntryPosted):
-            mine = x.kind == "manual" and fnmatchcase(e.actor, spec.actor)
+            mine = x.kind in ("manual", "accrual") and fnmatchcase(e.actor, spec.actor)
             if mine:
                 negated = _lines(x.lines, -1)
                 undone = [eid for eid, (lines, _) in entries.items()
-                          if eid not in reversed_ and lines == negated]
+                          if eid not in reversed_ and lines == negated
+                          and not (x.kind == "accrual" and eid in reversals)]
                 if undone:
                     bad.append(f"{e.where()} journal {x.entry_id} hand-reverses "
                                f"{undone[0]} (its lines negated): reverse it with "

@@ -255,6 +255,13 @@ def journal(entry: str, *lines: tuple[str, str | None, str | None, str | None]) 
         c.JournalLineIn(account=a, debit=d, credit=cr, party=p) for a, d, cr, p in lines))
 
 
+def accrual(entry: str, *lines: tuple[str, str | None, str | None, str | None]) -> c.Command:
+    """An accrual (reversed on the next period's first day) of (account, debit, credit,
+    party) lines."""
+    return c.PostAccrual(entry_id=entry, entry_date=at(3), memo="accrual", lines=tuple(
+        c.JournalLineIn(account=a, debit=d, credit=cr, party=p) for a, d, cr, p in lines))
+
+
 def test_corrections_by_reversal(tmp_path: Path) -> None:
     led = Ledger.open(tmp_path / "books.db", create=True)
     try:
@@ -283,14 +290,25 @@ def test_corrections_by_reversal(tmp_path: Path) -> None:
                             ("6000", None, "40.00", None)), **turn(2, 4))
         led.execute(journal("JE-4", ("1200", "20.00", None, "C1"),
                             ("4000", None, "20.00", None)), **turn(2, 4))
+        # an accrual restating what JE-1's reversal undid is the month's accrual again
+        led.execute(accrual("AC-1", ("6000", "100.00", None, None),
+                            ("4000", None, "100.00", None)), **turn(2, 4))
+        assert "AC-1" not in check({"type": "corrections_by_reversal"}, ctx_of(led)).detail
+        # an accrual is a journal: to a control account, or undoing an entry, it is flagged
+        led.execute(accrual("AC-2", ("1200", "5.00", None, "C1"),
+                            ("4000", None, "5.00", None)), **turn(2, 4))
+        led.execute(accrual("AC-3", ("6000", None, "100.00", None),
+                            ("4000", "100.00", None, None)), **turn(2, 4))
         r = check({"type": "corrections_by_reversal"}, ctx_of(led))
         assert not r.passed
-        assert r.detail.startswith("3 corrections not by reversal or credit memo: ")
+        assert r.detail.startswith("5 corrections not by reversal or credit memo: ")
         for says in ("wrote off 10.00 of INV-1 (C1), which the customer disputes (10.00: "
                      "damaged goods): a dispute is settled by a credit memo",
                      "journal JE-3 hand-reverses JE-2 (its lines negated): reverse it with "
                      "ReverseJournalEntry",
-                     "journal JE-4 posts to control account(s) 1200 (ar)"):
+                     "journal JE-4 posts to control account(s) 1200 (ar)",
+                     "journal AC-2 posts to control account(s) 1200 (ar)",
+                     "journal AC-3 hand-reverses AC-1 (its lines negated)"):
             assert says in r.detail, (says, r.detail)
         allowed = check({"type": "corrections_by_reversal", "allow_control_journals": True,
                          "write_offs": "allowed"}, ctx_of(led))
