@@ -1624,6 +1624,44 @@ def _schedule_month(s: PrepaidState, period: str, index: int, field: str) -> int
     return month
 
 
+_Item = TypeVar("_Item")
+
+
+def _monthly_run(named: tuple[str, ...], field: str, lookup: Callable[[str], _Item | None],
+                 unknown: Callable[[str, str], Exception],
+                 running: Callable[[], list[_Item]],
+                 month_of: Callable[[_Item, str], int | None], *, code: str, named_twice: str,
+                 none_running: tuple[str, str], all_done: str) -> list[tuple[_Item, int]]:
+    """The items a monthly run posts (prepaid schedules, fixed assets) with each one's month.
+
+    Named items must exist, be named once and be due this period (``month_of`` refuses
+    one that is not, naming its field); without names, every running item whose month
+    is still to post, refused when none runs or all were posted (``code``)."""
+    chosen: list[tuple[_Item, int]] = []
+    if named:
+        for n, item_id in enumerate(named):
+            where = f"{field}[{n}]"
+            item = lookup(item_id)
+            if item is None:
+                raise unknown(item_id, where)
+            if any(x is item for x, _ in chosen):
+                raise CommandRejected(code, named_twice.format(item_id), where)
+            month = month_of(item, where)
+            assert month is not None
+            chosen.append((item, month))
+        return chosen
+    items = running()
+    if not items:
+        raise CommandRejected(none_running[0], none_running[1], "period")
+    for item in items:
+        month = month_of(item, "")
+        if month is not None:
+            chosen.append((item, month))
+    if not chosen:
+        raise CommandRejected(code, all_done, "period")
+    return chosen
+
+
 @handles(c.RunAmortization)
 def run_amortization(cmd: c.RunAmortization, books: Books, ctx: Context) -> list[ev.Event]:
     """Post the period's month of each prepaid schedule running in it, once."""
@@ -1632,32 +1670,16 @@ def run_amortization(cmd: c.RunAmortization, books: Books, ctx: Context) -> list
     require_open_period(books, period.end, "period")
     index = _month_index(cmd.period)
     acc = books.accrual_books
-    chosen: list[tuple[PrepaidState, int]] = []
-    if cmd.schedule_ids:
-        for n, sid in enumerate(cmd.schedule_ids):
-            s = acc.schedules.get(sid)
-            if s is None:
-                raise CommandRejected("unknown_prepaid_schedule", f"no prepaid schedule {sid!r}",
-                                      f"schedule_ids[{n}]")
-            if any(x is s for x, _ in chosen):
-                raise CommandRejected("already_amortized", f"prepaid schedule {sid} is named "
-                                      "twice in this run", f"schedule_ids[{n}]")
-            month = _schedule_month(s, cmd.period, index, f"schedule_ids[{n}]")
-            assert month is not None
-            chosen.append((s, month))
-    else:
-        running = [s for s in acc.schedules.values()
-                   if 1 <= index - _month_index(s.start_period) + 1 <= s.months]
-        if not running:
-            raise CommandRejected("nothing_to_amortize",
-                                  f"no prepaid schedule runs in period {cmd.period}", "period")
-        for s in running:
-            month = _schedule_month(s, cmd.period, index, "")
-            if month is not None:
-                chosen.append((s, month))
-        if not chosen:
-            raise CommandRejected("already_amortized", f"every prepaid schedule running in "
-                                  f"{cmd.period} was already amortized for it", "period")
+    chosen = _monthly_run(
+        cmd.schedule_ids, "schedule_ids", acc.schedules.get,
+        lambda sid, field: CommandRejected("unknown_prepaid_schedule",
+                                           f"no prepaid schedule {sid!r}", field),
+        lambda: [s for s in acc.schedules.values()
+                 if 1 <= index - _month_index(s.start_period) + 1 <= s.months],
+        lambda s, field: _schedule_month(s, cmd.period, index, field),
+        code="already_amortized", named_twice="prepaid schedule {} is named twice in this run",
+        none_running=("nothing_to_amortize", f"no prepaid schedule runs in period {cmd.period}"),
+        all_done=f"every prepaid schedule running in {cmd.period} was already amortized for it")
     run_id = new_id(cmd.run_id, acc.amortization_runs, "AMR", "amortization run", books,
                     "run_id")
     return [ev.PrepaidAmortized(
@@ -1817,31 +1839,16 @@ def run_depreciation(cmd: c.RunDepreciation, books: Books, ctx: Context) -> list
     require_open_period(books, period.end, "period")
     index = _month_index(cmd.period)
     fa = books.fixed_assets
-    chosen: list[tuple[AssetState, int]] = []
-    if cmd.asset_ids:
-        for n, aid in enumerate(cmd.asset_ids):
-            a = fa.assets.get(aid)
-            if a is None:
-                raise UnknownEntity("asset", aid, f"asset_ids[{n}]")
-            if any(x is a for x, _ in chosen):
-                raise CommandRejected("already_depreciated", f"asset {aid} is named twice in "
-                                      "this run", f"asset_ids[{n}]")
-            month = _depreciation_month(a, cmd.period, index, f"asset_ids[{n}]")
-            assert month is not None
-            chosen.append((a, month))
-    else:
-        running = [a for a in fa.assets.values() if not a.disposed
-                   and 1 <= index - _month_index(a.start_period) + 1 <= a.life_months]
-        if not running:
-            raise CommandRejected("nothing_to_depreciate", f"no asset is in service and "
-                                  f"depreciating in period {cmd.period}", "period")
-        for a in running:
-            month = _depreciation_month(a, cmd.period, index, "")
-            if month is not None:
-                chosen.append((a, month))
-        if not chosen:
-            raise CommandRejected("already_depreciated", f"every asset depreciating in "
-                                  f"{cmd.period} was already depreciated for it", "period")
+    chosen = _monthly_run(
+        cmd.asset_ids, "asset_ids", fa.assets.get,
+        lambda aid, field: UnknownEntity("asset", aid, field),
+        lambda: [a for a in fa.assets.values() if not a.disposed
+                 and 1 <= index - _month_index(a.start_period) + 1 <= a.life_months],
+        lambda a, field: _depreciation_month(a, cmd.period, index, field),
+        code="already_depreciated", named_twice="asset {} is named twice in this run",
+        none_running=("nothing_to_depreciate",
+                      f"no asset is in service and depreciating in period {cmd.period}"),
+        all_done=f"every asset depreciating in {cmd.period} was already depreciated for it")
     run_id = new_id(cmd.run_id, fa.runs, "DEP", "depreciation run", books, "run_id")
     return [ev.AssetDepreciated(
         asset_id=a.asset_id, run_id=run_id, class_id=a.class_id, period=cmd.period,
