@@ -114,3 +114,34 @@ for _name, _params in (
     ("accrual_materials", AccrualParams),
 ):
     INJECTIONS[_name] = InjectionKind(_name, _params)
+
+
+# --- fixed assets (counterparties.fixed_assets) ---------------------------------------------
+
+
+class FixedAssetParams(Params):
+    """The fixed-asset register's papers (``counterparties.fixed_assets``): how many bills
+    a month, and how tricky their lines are."""
+
+    bills_per_month: int = Field(default=4, ge=1, le=50)
+    register_assets: int = Field(default=3, ge=1, le=6)
+    """Assets in the opening register (one of them is sold)."""
+    below_share: float = Field(default=0.25, ge=0, le=1)
+    """The share of item lines under the threshold per unit (expensed)."""
+    quantity_share: float = Field(default=0.2, ge=0, le=1)
+    """The share of item lines of several units."""
+    bundle_share: float = Field(default=0.25, ge=0, le=1)
+    """The share of single items billed with their delivery and installation."""
+    repair_share: float = Field(default=0.25, ge=0, le=1)
+    """The share of bills for work on the register's assets (repairs, upgrades)."""
+    improvement_share: float = Field(default=0.3, ge=0, le=1)
+    """The share of that work that is an upgrade (capitalized)."""
+    late_service_share: float = Field(default=0.0, ge=0, le=1)
+    """The share of bills whose items are placed in service the month after."""
+    quotes: int = Field(default=0, ge=0, le=20)
+    """Quotations (no bills) among the papers."""
+    sale_names_asset: bool = True
+    """The sale's email names the asset's register id (else only its serial number)."""
+
+
+INJECTIONS["fixed_asset_materials"] = InjectionKind("fixed_asset_materials", FixedAssetParams)
