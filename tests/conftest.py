@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,6 +55,25 @@ def require_postgres() -> None:
         pytest.fail(msg + " (CI=true: the PostgreSQL tests must run)", pytrace=False)
     pytest.skip(msg + "; start the server or set ERPSIM_TEST_PG_URL to enable these tests")
 
+
+
+def require_soffice() -> None:
+    """Fail (in CI) or skip (elsewhere) when LibreOffice's ``soffice`` is not installed."""
+    if shutil.which("soffice"):
+        return
+    msg = "LibreOffice (soffice) is not installed"
+    if IN_CI:
+        pytest.fail(msg + " (CI=true: .ci/setup installs libreoffice-calc; the workbook tests "
+                    "must run)", pytrace=False)
+    pytest.skip(msg + "; apt-get install -y --no-install-recommends libreoffice-calc to run "
+                "the workbook tests")
+
+
+@pytest.fixture(scope="session")
+def soffice() -> None:
+    """LibreOffice is installed (``require_soffice``); session-wide, so it is asked before a
+    module's fixtures recalculate anything."""
+    require_soffice()
 
 def pg_schema(nodeid: str) -> str:
     """A schema name unique to one test in this process (parallel runs never collide)."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime
 import re
-import shutil
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,19 +33,7 @@ from checks.workbook import (
 )
 from erp.store import EventStore
 from tests.checks.helpers import run_one, spec_problems
-from tests.conftest import IN_CI
-
-
-def require_soffice() -> None:
-    """Fail (in CI) or skip (elsewhere) when LibreOffice's ``soffice`` is not installed."""
-    if shutil.which("soffice"):
-        return
-    msg = "LibreOffice (soffice) is not installed"
-    if IN_CI:
-        pytest.fail(msg + " (CI=true: .ci/run installs libreoffice-calc; the workbook tests "
-                    "must run)", pytrace=False)
-    pytest.skip(msg + "; apt-get install -y --no-install-recommends libreoffice-calc to run "
-                "the workbook tests")
+from tests.conftest import require_soffice
 
 
 def inject_cached_value(path: Path, formula: str, cached: str) -> None:

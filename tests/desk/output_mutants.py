@@ -63,6 +63,36 @@ def regrade(attempt: Path, task_id: str, tmp: Path, edit: Edit) -> Any:
     return grade_folder(copy, load_task(task_id).loaded)
 
 
+
+Case = tuple[str, Edit, str]
+"""A planted mistake: its label, the edit of the final workspace, the check that fails."""
+
+
+def edit_cases(task_id: str, cases: list[Case]) -> tuple[Any, Any, Any]:
+    """A test module's ``attempt`` fixture (the solution's attempt folder, solved once per
+    module) and its two tests: the solution accepted as it is, and each of ``cases``
+    rejected by its named check. Assign them in the module:
+    ``attempt, test_solution_is_accepted, test_mutation_is_rejected = edit_cases(...)``."""
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def attempt(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+        tmp = tmp_path_factory.mktemp(task_id)
+        return solved_attempt(task_id, tmp), tmp
+
+    def test_solution_is_accepted(attempt: tuple[Path, Path]) -> None:
+        verdict = regrade(attempt[0], task_id, attempt[1], lambda ws: None)
+        assert verdict.status == "accepted", failed_names(verdict)
+
+    @pytest.mark.parametrize(("label", "edit", "check"), cases, ids=[c[0] for c in cases])
+    def test_mutation_is_rejected(attempt: tuple[Path, Path], label: str, edit: Edit,
+                                  check: str) -> None:
+        verdict = regrade(attempt[0], task_id, attempt[1], edit)
+        assert verdict.status == "rejected", label
+        assert check in failed_names(verdict), sorted(failed_names(verdict))
+
+    return attempt, test_solution_is_accepted, test_mutation_is_rejected
+
 def failed_names(verdict: Any) -> set[str]:
     """The names of the required checks that failed (grader errors count as failing)."""
     return {r.name for r in verdict.results if r.required and not r.passed}

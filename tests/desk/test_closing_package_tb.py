@@ -21,8 +21,7 @@ from tests.desk.output_mutants import Solved, csv_mutants, solve, survivors
 
 TASK = "closing-package-tb"
 
-pytestmark = pytest.mark.skipif(shutil.which("soffice") is None,
-                                reason="soffice (libreoffice-calc) is needed to recalculate")
+pytestmark = pytest.mark.usefixtures("soffice")  # LibreOffice recalculates
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import shutil
 from pathlib import Path
 
 import openpyxl
@@ -20,6 +19,7 @@ from runs.output_mutants import (
     order_stated,
     same_content,
 )
+from tests.conftest import require_soffice
 
 
 def _rows(data: bytes) -> list[list[str]]:
@@ -259,7 +259,7 @@ def test_a_rule_s_extra_mutants_aim_at_what_its_checks_read() -> None:
     assert _aimed(m("x.txt", "figure $42,887.00"), [r"\$?\s?42,?887\.00(?!\d)"]) == 3
 
 
-@pytest.mark.skipif(shutil.which("soffice") is None, reason="needs LibreOffice (soffice)")
+@pytest.mark.usefixtures("soffice")
 def test_a_formula_pointed_elsewhere_that_computes_the_same_is_equivalent(
         tmp_path: Path) -> None:
     from runs.output_mutants import same_values
@@ -323,8 +323,7 @@ def test_a_reference_to_deleted_cells_makes_an_error_cell(tmp_path: Path) -> Non
     assert formulas == {"sheet2!A1": "=SUM(#REF!)",
                         "sheet2!A2": '=COUNTIF(#REF!,"B9")+LOG10(100)'}
     assert not same_content(path, data, gone[0].apply(data))
-    if shutil.which("soffice") is None:
-        return
+    require_soffice()
     from checks.workbook import convert_with_soffice
 
     src = tmp_path / "in" / "s.xlsx"
