@@ -14,6 +14,7 @@ from typing import Protocol
 
 from erp import events as ev
 from erp.errors import CommandRejected, UnknownEntity
+from erp.postings import post
 
 
 class TakenIds(Protocol):
@@ -199,6 +200,7 @@ class Books:
         self.versions: dict[str, int] = {}
         self.accrual_books = AccrualBooks()
         self.fixed_assets = FixedAssetBooks()
+        self.year_end = YearEndBooks()
         self.purchasing = PurchasingBooks()
 
     # --- lookups that raise what a handler would report -------------------------
@@ -282,6 +284,7 @@ class Books:
 
     def apply(self, e: ev.Event) -> None:
         """Evolve the state by one event of the erp realm."""
+        self.year_end.note(e, self.accounts)
         match e:
             case ev.InvoiceIssued():
                 self.invoices[e.invoice_id] = InvoiceState(
@@ -427,6 +430,8 @@ class Books:
             case (ev.AssetClassDefined() | ev.AssetCapitalized() | ev.AssetDepreciated()
                   | ev.AssetDisposed()):
                 self.fixed_assets.apply(e)
+            case ev.FiscalYearClosed():
+                self.year_end.apply(e)
             case _:
                 raise TypeError(f"Books.apply: no rule for event type {type(e).__name__}")
 
@@ -701,3 +706,40 @@ class FixedAssetBooks(BooksPart):
                 self.assets[e.asset_id].disposed = True
             case _:
                 raise TypeError(f"FixedAssetBooks.apply: no rule for {type(e).__name__}")
+
+# --- year-end close --------------------------------------------------------------
+
+_INCOME_TYPES = frozenset({"revenue", "expense"})
+
+
+class YearEndBooks(BooksPart):
+    """The year-end part of the books: each revenue and expense account's balance per
+    calendar year of its lines' dates (what a closing entry brings to zero) and the closed
+    fiscal years."""
+
+    def __init__(self) -> None:
+        self.income: dict[int, dict[str, int]] = {}
+        """Year -> revenue or expense account -> its balance of the year (debit positive)."""
+        self.closed: dict[str, ev.FiscalYearClosed] = {}
+
+    def note(self, e: ev.Event, accounts: dict[str, ev.AccountOpened]) -> None:
+        """Add an event's GL lines on revenue and expense accounts to its year's balances."""
+        lines = post(e)
+        if not lines:
+            return
+        year: dict[str, int] | None = None
+        for line in lines:
+            acct = accounts.get(line.account)
+            if acct is not None and acct.account_type in _INCOME_TYPES:
+                if year is None:
+                    year = self.income.setdefault(
+                        e.entry_date.year, {})  # type: ignore[attr-defined]
+                year[line.account] = year.get(line.account, 0) + line.amount
+
+    def apply(self, e: ev.Event) -> None:
+        """Evolve the year-end state by one of its events."""
+        match e:
+            case ev.FiscalYearClosed():
+                self.closed[e.fiscal_year] = e
+            case _:
+                raise TypeError(f"YearEndBooks.apply: no rule for {type(e).__name__}")

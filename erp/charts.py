@@ -61,11 +61,17 @@ _SERVICES_WITH_FIXED_ASSETS = (*_STANDARD_SERVICES,
 depreciation per asset class, what a sold asset's buyer owes, the gain or loss on disposal,
 repairs and small tools expensed, and depreciation (the ``fixed-assets`` scenario)."""
 
+_SERVICES_FISCAL_YEAR = (*_STANDARD_SERVICES,
+                         ("3100", "Retained earnings", "equity", None))
+"""The services chart plus retained earnings, where the year-end close puts the year's net
+income (the ``fiscal-year`` scenario)."""
+
 CHARTS: dict[str, tuple[tuple[str, str, AccountType, ControlKind | None], ...]] = {
     "standard-services": _STANDARD_SERVICES,
     "services-with-terms": _SERVICES_WITH_TERMS,
     "services-with-purchasing": _SERVICES_WITH_PURCHASING,
     "services-with-fixed-assets": _SERVICES_WITH_FIXED_ASSETS,
+    "services-fiscal-year": _SERVICES_FISCAL_YEAR,
 }
 
 

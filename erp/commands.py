@@ -637,6 +637,22 @@ class DisposeAsset(Command):
     gain_loss_account: Code
     reference: Text = ""
 
+
+# --- year-end close --------------------------------------------------------------
+
+
+class CloseFiscalYear(Command):
+    """Close a fiscal year (the calendar year ``fiscal_year``) into retained earnings: every
+    revenue and expense account's balance of the year is closed to ``retained_earnings`` by
+    one closing entry dated the year's last day, once every period of the year is closed
+    (controller only)."""
+
+    fiscal_year: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}$")]
+    retained_earnings: Code
+    """The chart's retained-earnings (equity) account."""
+    memo: Text = ""
+
+
 COMMANDS: dict[str, type[Command]] = {
     cls.__name__: cls
     for cls in (
@@ -652,6 +668,7 @@ COMMANDS: dict[str, type[Command]] = {
         PostAccrual, ReverseAccruals, RecordPrepaid, RunAmortization,
         IssuePurchaseOrder, RecordGoodsReceipt, EnterMatchedBill, ReleaseBillHold,
         DefineAssetClass, CapitalizeAsset, RunDepreciation, DisposeAsset,
+        CloseFiscalYear,
     )
 }
 """Every command by class name (the API and the audit trail use these names)."""

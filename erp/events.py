@@ -990,6 +990,31 @@ class AssetDisposed(Event):
     gain_loss_account: str
     reference: str
 
+
+# --- year-end close --------------------------------------------------------------
+# (a fiscal year is closed into retained earnings by one closing entry, dated the year's
+# last day, that brings every revenue and expense account of the year to zero)
+
+
+class FiscalYearClosed(Event):
+    """A fiscal year was closed: ``lines`` bring each revenue and expense account's balance
+    of the year to zero and put the net income on ``retained_earnings`` (its line last)."""
+
+    type: Literal["fiscal_year_closed"] = "fiscal_year_closed"
+    stream_kind: ClassVar[str] = "fiscal-year"
+    stream_key: ClassVar[str] = "fiscal_year"
+    fiscal_year: str
+    entry_id: str
+    entry_date: date
+    """The last day of the year's last period."""
+    periods: tuple[str, ...]
+    retained_earnings: str
+    net_income: int
+    """Revenue less expenses of the year (what retained earnings is credited)."""
+    memo: str
+    lines: tuple[JournalLine, ...]
+
+
 ErpEvent = Annotated[
     CompanySetUp
     | PoliciesChanged
@@ -1040,7 +1065,8 @@ ErpEvent = Annotated[
     | AssetClassDefined
     | AssetCapitalized
     | AssetDepreciated
-    | AssetDisposed,
+    | AssetDisposed
+    | FiscalYearClosed,
     Field(discriminator="type"),
 ]
 

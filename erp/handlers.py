@@ -259,6 +259,7 @@ def reopen_period(cmd: c.ReopenPeriod, books: Books, ctx: Context) -> list[ev.Ev
     """Reopen a closed period."""
     require_role(ctx, MANAGERS, "reopen an accounting period")
     p = _period(books, cmd.period)
+    require_year_open(books, p)
     if not p.closed:
         raise CommandRejected("period_not_closed", f"period {cmd.period} is not closed", "period")
     return [ev.PeriodReopened(period=cmd.period, reason=cmd.reason)]
@@ -1894,6 +1895,73 @@ def dispose_asset(cmd: c.DisposeAsset, books: Books, ctx: Context) -> list[ev.Ev
         gain=cmd.proceeds - (a.amount - accumulated), cost_account=a.cost_account,
         accumulated_account=a.accumulated_account, proceeds_account=cmd.proceeds_account,
         gain_loss_account=cmd.gain_loss_account, reference=cmd.reference)]
+
+
+# --- year-end close --------------------------------------------------------------
+
+
+def require_year_open(books: Books, period: PeriodState) -> None:
+    """Reject touching a period of a fiscal year already closed (``year_closed``)."""
+    closed = books.year_end.closed.get(f"{period.start.year:04d}")
+    if closed is not None:
+        raise CommandRejected("year_closed", f"period {period.period} belongs to fiscal year "
+                              f"{closed.fiscal_year}, closed by {closed.entry_id}; a closed "
+                              "year's periods stay closed", "period")
+
+
+def _year_periods(books: Books, year: int) -> list[PeriodState]:
+    """The periods of a fiscal year (those starting in it), each open period refused."""
+    periods = sorted((p for p in books.periods.values() if p.start.year == year),
+                     key=lambda p: p.start)
+    if not periods:
+        raise CommandRejected("unknown_period", f"fiscal year {year:04d} has no accounting "
+                              "period (periods starting in it)", "fiscal_year")
+    still_open = [p.period for p in periods if not p.closed]
+    if still_open:
+        raise CommandRejected("period_open", f"fiscal year {year:04d} cannot close while "
+                              f"period {', '.join(still_open)} is open; close "
+                              f"{'it' if len(still_open) == 1 else 'them'} first",
+                              "fiscal_year")
+    earlier = sorted({p.start.year for p in books.periods.values()
+                      if p.start.year < year and f"{p.start.year:04d}" not in
+                      books.year_end.closed})
+    if earlier:
+        raise CommandRejected("earlier_year_open", f"fiscal year {earlier[0]:04d} is not "
+                              f"closed yet; close it before {year:04d}", "fiscal_year")
+    return periods
+
+
+@handles(c.CloseFiscalYear)
+def close_fiscal_year(cmd: c.CloseFiscalYear, books: Books, ctx: Context) -> list[ev.Event]:
+    """Close a fiscal year's revenue and expense accounts into retained earnings."""
+    require_role(ctx, MANAGERS, "close a fiscal year")
+    done = books.year_end.closed.get(cmd.fiscal_year)
+    if done is not None:
+        raise CommandRejected("year_closed", f"fiscal year {cmd.fiscal_year} is already "
+                              f"closed (closing entry {done.entry_id})", "fiscal_year")
+    year = int(cmd.fiscal_year)
+    periods = _year_periods(books, year)
+    acct = require_non_control_account(books, cmd.retained_earnings, "retained_earnings")
+    if acct.account_type != "equity":
+        raise CommandRejected("wrong_account_type", f"retained_earnings {acct.code} "
+                              f"({acct.name}) is a {acct.account_type} account; expected the "
+                              "chart's retained-earnings (equity) account", "retained_earnings")
+    balances = books.year_end.income.get(year, {})
+    lines = [ev.JournalLine(account=code, amount=-amount, memo=f"close {code} to {acct.code}")
+             for code, amount in sorted(balances.items()) if amount]
+    if not lines:
+        raise CommandRejected("nothing_to_close", f"fiscal year {cmd.fiscal_year} has no "
+                              "revenue or expense balance to close", "fiscal_year")
+    net_income = sum(x.amount for x in lines)
+    if net_income:  # break-even leaves retained earnings alone
+        lines.append(ev.JournalLine(account=acct.code, amount=-net_income,
+                                    memo=f"net income {cmd.fiscal_year}"))
+    return [ev.FiscalYearClosed(
+        fiscal_year=cmd.fiscal_year, entry_id=f"YE-{cmd.fiscal_year}",
+        entry_date=periods[-1].end, periods=tuple(p.period for p in periods),
+        retained_earnings=acct.code, net_income=net_income,
+        memo=cmd.memo or f"year-end close {cmd.fiscal_year}", lines=tuple(lines))]
+
 
 missing = set(c.COMMANDS.values()) - set(HANDLERS)
 assert not missing, f"commands without a handler: {sorted(x.__name__ for x in missing)}"

@@ -204,5 +204,14 @@ def _asset_disposed(e: ev.AssetDisposed) -> tuple[Posting, ...]:
              Posting(e.gain_loss_account, -e.gain, None, e.asset_id)]
     return tuple(x for x in lines if x.amount)
 
+
+# --- year-end close --------------------------------------------------------------
+
+
+@_rule(ev.FiscalYearClosed)
+def _fiscal_year_closed(e: ev.FiscalYearClosed) -> tuple[Posting, ...]:
+    return tuple(Posting(x.account, x.amount, None, e.entry_id) for x in e.lines)
+
+
 POSTING_TYPES: frozenset[type[ev.Event]] = frozenset(_RULES)
 """Event types that can post GL lines; ``post`` returns nothing for every other type."""

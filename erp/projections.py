@@ -563,6 +563,13 @@ class DocumentStates(Projector):
         self._change(p, "fixed_asset", e.asset_id, day,
                      delta=self.docs[("fixed_asset", e.asset_id)][OPEN], status="disposed")
 
+    # --- year-end close: the closing entry is a journal document of its own -------------
+
+    @folds(ev.FiscalYearClosed)
+    def _fiscal_year_closed(self, p: int, day: str, e: ev.FiscalYearClosed) -> None:
+        self._new(p, "journal", e.entry_id, None, e.retained_earnings, day, None,
+                  sum(x.amount for x in e.lines if x.amount > 0), 0, "posted", "year_end_close")
+
     def take_rows(self) -> list[Write]:
         """Hand over the history rows."""
         out: list[Write] = [(_HISTORY_INSERT, self.history)] if self.history else []

@@ -1033,6 +1033,7 @@ def build_parser() -> Parser:
               lambda a: _cmd("reopen-period", period=a.period, reason=a.reason))
     p.add_argument("period", metavar="PERIOD", help="YYYY-MM")
     p.add_argument("--reason", required=True, help="why")
+    _year_end_commands(v)
 
     # --- documents, audit, command ------------------------------------------------------
     v = _resource(sub, "documents", "any document by kind and id",
@@ -1476,6 +1477,25 @@ def _fixed_asset_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument("--proceeds-account", required=True, help="where the proceeds go")
     p.add_argument("--gain-loss-account", required=True, help="gain or loss on disposal")
     p.add_argument("--reference", help="e.g. the bill of sale's number")
+
+
+# --- year-end close --------------------------------------------------------------
+
+
+def _year_end_commands(v: argparse._SubParsersAction[Parser]) -> None:
+    """``erp periods close-year``: the year-end close into retained earnings."""
+    p = _leaf(v, "close-year", "close a fiscal year into retained earnings (controller)",
+              "Close fiscal year YEAR (a calendar year): once every period of it is closed, "
+              "one closing entry dated its last day brings each revenue and expense account "
+              "to zero and puts the net income on --retained-earnings (controller only).",
+              ["erp periods close-year 2026 --retained-earnings 3100"],
+              lambda a: _cmd("close-fiscal-year", fiscal_year=a.year,
+                             retained_earnings=a.retained_earnings, memo=a.memo))
+    p.add_argument("year", metavar="YEAR", help="the fiscal year, YYYY")
+    p.add_argument("--retained-earnings", required=True,
+                   help="the retained-earnings (equity) account, e.g. 3100")
+    p.add_argument("--memo", help="the closing entry's memo")
+
 
 _PARSER: list[Parser] = []
 

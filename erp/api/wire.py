@@ -49,7 +49,8 @@ Subledger = Literal["ar", "ap", "unapplied_cash"]
 MONEY_KEYS = frozenset({"amount", "total", "subtotal", "tax", "unit_price", "opening_balance",
                         "credit_limit", "clerk_write_off_limit", "clerk_fee_allowance_fixed",
                         "open_amount", "debit", "credit", "balance",
-                        "salvage", "proceeds", "cost", "accumulated", "gain"})
+                        "salvage", "proceeds", "cost", "accumulated", "gain",
+                        "net_income"})
 """Integer-cent keys of event payloads and rows, rendered as decimal strings."""
 
 CONFLICT_CODES = frozenset({"duplicate_id", "duplicate_vendor_invoice", "not_pending",

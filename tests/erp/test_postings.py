@@ -19,6 +19,7 @@ from erp import events as ev
 from erp.postings import NO_LINES, POSTING_TYPES, Posting, post
 from tests.erp import test_postings_accruals as accruals
 from tests.erp import test_postings_fixed_assets as fixed_assets
+from tests.erp import test_postings_year_end as year_end
 from tests.erp import test_postings_purchasing as purchasing
 from tests.erp.test_postings_discounts import EXACT as DISCOUNT_EXACT
 
@@ -257,6 +258,10 @@ POSTS_NOTHING = POSTS_NOTHING | accruals.POSTS_NOTHING
 STRATEGIES.update(fixed_assets.STRATEGIES)
 MOVES_MONEY = MOVES_MONEY | fixed_assets.MOVES_MONEY
 POSTS_NOTHING = POSTS_NOTHING | fixed_assets.POSTS_NOTHING
+# the year-end close keeps its own file
+STRATEGIES.update(year_end.STRATEGIES)
+MOVES_MONEY = MOVES_MONEY | year_end.MOVES_MONEY
+POSTS_NOTHING = POSTS_NOTHING | year_end.POSTS_NOTHING
 
 EVENT_CLASSES: tuple[type[ev.Event], ...] = tuple(ev.EVENT_CLASSES.values())
 ALL_CLASSES = sorted(EVENT_CLASSES, key=lambda c: c.__name__)
@@ -538,6 +543,8 @@ for _cls, _cases in purchasing.EXACT.items():  # and the purchasing rules theirs
 for _cls, _cases in accruals.EXACT.items():  # the accruals rules too
     EXACT.setdefault(_cls, []).extend(_cases)
 for _cls, _cases in fixed_assets.EXACT.items():  # and the fixed-asset rules
+    EXACT.setdefault(_cls, []).extend(_cases)
+for _cls, _cases in year_end.EXACT.items():  # and the year-end close
     EXACT.setdefault(_cls, []).extend(_cases)
 
 EXACT_CASES = [pytest.param(e, lines, id=f"{cls.__name__}: {what}")
