@@ -6,8 +6,6 @@ from __future__ import annotations
 import csv
 import inspect
 import shutil
-from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -20,18 +18,16 @@ from checks.verdict import run_check
 from erp import commands as c
 from erp import queries as q
 from erp.ledger import Ledger
-from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
-from scenarios.loader import LoadedScenario, find_scenario, library_dir, load_scenario
+from scenarios.loader import LoadedScenario, library_dir
 from sim.pdf import render_text_pdf
 from sim.world_events import (
     BillIssued,
     GoodsShipped,
     InjectionPlanted,
     PurchaseOrderReceived,
-    WorldEvent,
-    decode_world_event,
 )
+from tests.scenarios.library.attempts import LibraryAttempt, attempt_fixtures, run_library_attempt
 
 solver = load_solver(library_dir() / "three-way-match" / "solver.py")
 
@@ -39,19 +35,8 @@ SEED = 1
 PAYMENT_DAY = date(2026, 7, 22)
 
 
-@dataclass
-class Attempt:
-    """A finished attempt: its summary, the books and the world's truth."""
-
-    result: AttemptResult
-    ledger: Ledger
-    world: list[tuple[Any, WorldEvent]]
-
-    def truth(self, kind: type[WorldEvent]) -> list[Any]:
-        return [w for _, w in self.world if isinstance(w, kind)]
-
-    def docs(self, kind: str) -> list[dict[str, Any]]:
-        return q.documents(self.ledger.store, kind=kind)
+class Attempt(LibraryAttempt):
+    """A finished three-way-match attempt, with its holds file and the checks' view."""
 
     def holds_file(self) -> list[dict[str, str]]:
         with (self.result.out / "outputs" / "holds.csv").open(encoding="utf-8",
@@ -65,33 +50,11 @@ class Attempt:
                             end=PAYMENT_DAY)
 
 
-@pytest.fixture(scope="module")
-def scenario() -> LoadedScenario:
-    return load_scenario(find_scenario("three-way-match"))
+scenario, reference, oracle = attempt_fixtures("three-way-match", SEED, Attempt)
 
 
 def attempt(loaded: LoadedScenario, agent: str, out: Path, seed: int = SEED) -> Attempt:
-    result = run_attempt(loaded, seed, agent, out)
-    ledger = Ledger.open(out / "books.db")
-    world = [(e, decode_world_event(e.type, e.payload))
-             for e in ledger.store.read(realm="world")]
-    return Attempt(result, ledger, world)
-
-
-@pytest.fixture(scope="module")
-def reference(scenario: LoadedScenario,
-              tmp_path_factory: pytest.TempPathFactory) -> Iterator[Attempt]:
-    run = attempt(scenario, "reference", tmp_path_factory.mktemp("reference") / "a")
-    yield run
-    run.ledger.close()
-
-
-@pytest.fixture(scope="module")
-def oracle(scenario: LoadedScenario,
-           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Attempt]:
-    run = attempt(scenario, "oracle", tmp_path_factory.mktemp("oracle") / "a")
-    yield run
-    run.ledger.close()
+    return run_library_attempt(loaded, agent, out, seed, Attempt)
 
 
 def _check(attempt: Attempt, spec: dict[str, Any]) -> CheckResult:
