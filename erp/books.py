@@ -202,6 +202,7 @@ class Books:
         self.fixed_assets = FixedAssetBooks()
         self.year_end = YearEndBooks()
         self.purchasing = PurchasingBooks()
+        self.payroll_tax = PayrollTaxBooks()
 
     # --- lookups that raise what a handler would report -------------------------
 
@@ -284,6 +285,7 @@ class Books:
 
     def apply(self, e: ev.Event) -> None:
         """Evolve the state by one event of the erp realm."""
+        self.payroll_tax.note(e)
         self.year_end.note(e, self.accounts)
         match e:
             case ev.InvoiceIssued():
@@ -432,6 +434,14 @@ class Books:
                 self.fixed_assets.apply(e)
             case ev.FiscalYearClosed():
                 self.year_end.apply(e)
+            case ev.PayrollPosted():
+                self.payroll_tax.apply(e)
+                self.bank_accounts[e.bank_account_id].balance -= e.net
+            case ev.TaxJurisdictionRegistered() | ev.SalesTaxReturnFiled():
+                self.payroll_tax.apply(e)
+            case ev.SalesTaxRemitted():
+                self.payroll_tax.apply(e)
+                self.bank_accounts[e.bank_account_id].balance -= e.amount
             case _:
                 raise TypeError(f"Books.apply: no rule for event type {type(e).__name__}")
 
@@ -743,3 +753,66 @@ class YearEndBooks(BooksPart):
                 self.closed[e.fiscal_year] = e
             case _:
                 raise TypeError(f"YearEndBooks.apply: no rule for {type(e).__name__}")
+
+
+# --- payroll and sales tax -------------------------------------------------------
+
+
+@dataclass(slots=True)
+class TaxReturnState:
+    """A filed sales-tax return and what has been remitted against it."""
+
+    filed: ev.SalesTaxReturnFiled
+    remitted: int = 0
+
+    @property
+    def unpaid(self) -> int:
+        """The tax due the remittances have not paid yet."""
+        return self.filed.tax_due - self.remitted
+
+
+class PayrollTaxBooks(BooksPart):
+    """The payroll and sales-tax part of the books: posted registers, jurisdictions, filed
+    returns and their remittances, and every movement of a jurisdiction's tax account (by
+    day and what moved it) that a return is checked against."""
+
+    def __init__(self) -> None:
+        self.registers: dict[str, ev.PayrollPosted] = {}
+        self.jurisdictions: dict[str, ev.TaxJurisdictionRegistered] = {}
+        self.returns: dict[str, TaxReturnState] = {}
+        self.payments: dict[str, ev.SalesTaxRemitted] = {}
+        self.sales: list[tuple[date, str, int, int]] = []
+        """Every invoice: (date, invoice, subtotal, tax)."""
+        self.tax_moves: dict[str, list[tuple[date, int, str]]] = {}
+        """Tax account -> (day, signed amount, event type) of each posting on it."""
+
+    def note(self, e: ev.Event) -> None:
+        """Keep what a return is computed from: invoices, and postings on tax accounts."""
+        if type(e) is ev.InvoiceIssued:
+            self.sales.append((e.entry_date, e.invoice_id, e.subtotal, e.tax))
+        if type(e) in _TAX_MOVERS and self.jurisdictions:
+            accounts = {j.account for j in self.jurisdictions.values()}
+            for line in post(e):
+                if line.account in accounts:
+                    self.tax_moves.setdefault(line.account, []).append(
+                        (e.entry_date, line.amount, e.type))  # type: ignore[attr-defined]
+
+    def apply(self, e: ev.Event) -> None:
+        """Evolve the payroll and sales-tax state by one of its events."""
+        match e:
+            case ev.PayrollPosted():
+                self.registers[e.register_id] = e
+            case ev.TaxJurisdictionRegistered():
+                self.jurisdictions[e.jurisdiction_id] = e
+            case ev.SalesTaxReturnFiled():
+                self.returns[e.return_id] = TaxReturnState(e)
+            case ev.SalesTaxRemitted():
+                self.returns[e.return_id].remitted += e.amount
+                self.payments[e.payment_id] = e
+            case _:
+                raise TypeError(f"PayrollTaxBooks.apply: no rule for {type(e).__name__}")
+
+
+_TAX_MOVERS = frozenset({ev.InvoiceIssued, ev.BillEntered, ev.JournalEntryPosted,
+                         ev.JournalEntryReversed, ev.CreditMemoIssued, ev.SalesTaxRemitted})
+"""The events that may post on a jurisdiction's tax account."""

@@ -66,12 +66,22 @@ _SERVICES_FISCAL_YEAR = (*_STANDARD_SERVICES,
 """The services chart plus retained earnings, where the year-end close puts the year's net
 income (the ``fiscal-year`` scenario)."""
 
+_SERVICES_WITH_PAYROLL = (*_STANDARD_SERVICES,
+                          ("2300", "Payroll withholdings payable", "liability", None),
+                          ("2310", "Employer payroll taxes payable", "liability", None),
+                          ("6400", "Wages and salaries", "expense", None),
+                          ("6410", "Employer payroll taxes", "expense", None))
+"""The services chart plus the accounts of a payroll register: what is withheld from the
+employees and the employer's own payroll taxes until they are paid over, wages and the
+employer's taxes (the ``payroll-and-sales-tax`` scenario; sales tax is 2200)."""
+
 CHARTS: dict[str, tuple[tuple[str, str, AccountType, ControlKind | None], ...]] = {
     "standard-services": _STANDARD_SERVICES,
     "services-with-terms": _SERVICES_WITH_TERMS,
     "services-with-purchasing": _SERVICES_WITH_PURCHASING,
     "services-with-fixed-assets": _SERVICES_WITH_FIXED_ASSETS,
     "services-fiscal-year": _SERVICES_FISCAL_YEAR,
+    "services-with-payroll": _SERVICES_WITH_PAYROLL,
 }
 
 

@@ -673,3 +673,83 @@ COMMANDS: dict[str, type[Command]] = {
 }
 """Every command by class name (the API and the audit trail use these names)."""
 
+
+# --- payroll and sales tax -------------------------------------------------------
+
+
+class PayrollLineIn(Command):
+    """One employee's row of a payroll register as the provider sent it."""
+
+    employee_id: Id
+    name: Text = ""
+    gross: Cents
+    withheld: Cents = 0
+    """Employee taxes and deductions withheld (income tax, the employee's FICA, benefits)."""
+    employer_taxes: Cents = 0
+    """The employer's own payroll taxes on the row (FICA match, unemployment)."""
+    net: Cents
+
+
+class PostPayroll(Command):
+    """Post a payroll provider's register as one journal: Dr wages (gross), Dr employer
+    payroll taxes, Cr withholdings payable, Cr employer taxes payable, Cr the bank (net pay).
+    Every row must tie (net = gross - withheld) and so must the register's totals, when
+    given."""
+
+    register_id: Annotated[str, StringConstraints(min_length=1, max_length=64,
+                                                  pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")]
+    entry_date: date
+    """The pay date."""
+    period_start: date
+    period_end: date
+    bank_account_id: Id
+    lines: Annotated[tuple[PayrollLineIn, ...], Field(min_length=1, max_length=2000)]
+    gross_total: Cents | None = None
+    net_total: Cents | None = None
+    """The register's totals row (checked against the rows when given)."""
+    wage_account: Code = "6400"
+    employer_tax_account: Code = "6410"
+    withholding_account: Code = "2300"
+    employer_tax_payable_account: Code = "2310"
+    memo: Text = ""
+
+
+class RegisterTaxJurisdiction(Command):
+    """Register a sales-tax jurisdiction (controller or system): its rate in basis points,
+    the account its tax is collected on, the day of the next month a return is due."""
+
+    jurisdiction_id: Id
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    rate_bp: Annotated[int, Field(ge=1, le=5000)]
+    account: Code = "2200"
+    due_day: Annotated[int, Field(ge=1, le=28)] = 20
+
+
+class FileSalesTaxReturn(Command):
+    """File a jurisdiction's sales-tax return for a month: the month's sales, the taxable
+    part and the tax due, which must be the books' own figures (the month's invoices, and
+    the tax account's movement of the month)."""
+
+    return_id: Id | None = None
+    jurisdiction_id: Id
+    period: Period
+    entry_date: date
+    """The filing date (after the month's last day)."""
+    gross_sales: Cents
+    taxable_sales: Cents
+    tax_due: Cents
+
+
+class RemitSalesTax(Command):
+    """Pay a filed return's tax to the authority from a bank account (Dr the jurisdiction's
+    account, Cr the bank), never more than the return leaves unpaid."""
+
+    payment_id: Id | None = None
+    return_id: Id
+    bank_account_id: Id
+    entry_date: date
+    amount: Cents
+
+
+COMMANDS.update({cls.__name__: cls for cls in (PostPayroll, RegisterTaxJurisdiction,
+                                               FileSalesTaxReturn, RemitSalesTax)})

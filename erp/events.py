@@ -1015,6 +1015,106 @@ class FiscalYearClosed(Event):
     lines: tuple[JournalLine, ...]
 
 
+# --- payroll and sales tax -------------------------------------------------------
+# (the payroll-and-sales-tax template: a payroll provider's register posted as one journal
+# of gross wages, employer taxes, withholdings payable and net pay from the bank; sales tax
+# collected on invoices to the jurisdiction's account, reported by a return for a month
+# and remitted to the tax authority from the bank)
+
+
+class PayrollLine(Record):
+    """One employee's row of a payroll register (``net`` = ``gross`` - ``withheld``)."""
+
+    employee_id: str
+    name: str
+    gross: int
+    withheld: int
+    """The employee's taxes and deductions withheld from the gross."""
+    employer_taxes: int
+    net: int
+
+
+class PayrollPosted(Event):
+    """A payroll register was posted: Dr wages (gross), Dr employer payroll taxes, Cr
+    withholdings payable, Cr employer taxes payable, Cr the bank (net pay)."""
+
+    type: Literal["payroll_posted"] = "payroll_posted"
+    stream_kind: ClassVar[str] = "payroll"
+    stream_key: ClassVar[str] = "register_id"
+    register_id: str
+    entry_date: date
+    """The pay date (the day net pay leaves the bank)."""
+    period_start: date
+    period_end: date
+    bank_account_id: str
+    lines: tuple[PayrollLine, ...]
+    gross: int
+    withheld: int
+    employer_taxes: int
+    net: int
+    wage_account: str
+    employer_tax_account: str
+    withholding_account: str
+    employer_tax_payable_account: str
+    bank_gl_account: str
+    memo: str
+
+
+class TaxJurisdictionRegistered(Event):
+    """A sales-tax jurisdiction: its rate, the account its tax is collected on and the day of
+    the next month its return and payment for a month are due (it posts nothing)."""
+
+    type: Literal["tax_jurisdiction_registered"] = "tax_jurisdiction_registered"
+    stream_kind: ClassVar[str] = "tax-jurisdiction"
+    stream_key: ClassVar[str] = "jurisdiction_id"
+    jurisdiction_id: str
+    name: str
+    rate_bp: int
+    account: str
+    due_day: int
+
+
+class SalesTaxReturnFiled(Event):
+    """A sales-tax return for a month was filed: the month's sales, the taxable part and the
+    tax due, as the books computed them (it posts nothing: the invoices put the tax on the
+    jurisdiction's account)."""
+
+    type: Literal["sales_tax_return_filed"] = "sales_tax_return_filed"
+    stream_kind: ClassVar[str] = "tax-return"
+    stream_key: ClassVar[str] = "return_id"
+    return_id: str
+    jurisdiction_id: str
+    period: str
+    entry_date: date
+    """The day it was filed."""
+    due_on: date
+    gross_sales: int
+    taxable_sales: int
+    exempt_sales: int
+    tax_due: int
+    rate_bp: int
+    account: str
+    invoice_ids: tuple[str, ...]
+
+
+class SalesTaxRemitted(Event):
+    """Sales tax was paid to the authority against a return: Dr the jurisdiction's account,
+    Cr the bank."""
+
+    type: Literal["sales_tax_remitted"] = "sales_tax_remitted"
+    stream_kind: ClassVar[str] = "tax-return"
+    stream_key: ClassVar[str] = "return_id"
+    payment_id: str
+    return_id: str
+    jurisdiction_id: str
+    period: str
+    bank_account_id: str
+    entry_date: date
+    amount: int
+    account: str
+    bank_gl_account: str
+
+
 ErpEvent = Annotated[
     CompanySetUp
     | PoliciesChanged
@@ -1066,7 +1166,11 @@ ErpEvent = Annotated[
     | AssetCapitalized
     | AssetDepreciated
     | AssetDisposed
-    | FiscalYearClosed,
+    | FiscalYearClosed
+    | PayrollPosted
+    | TaxJurisdictionRegistered
+    | SalesTaxReturnFiled
+    | SalesTaxRemitted,
     Field(discriminator="type"),
 ]
 

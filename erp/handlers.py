@@ -1963,5 +1963,184 @@ def close_fiscal_year(cmd: c.CloseFiscalYear, books: Books, ctx: Context) -> lis
         memo=cmd.memo or f"year-end close {cmd.fiscal_year}", lines=tuple(lines))]
 
 
+# --- payroll and sales tax -------------------------------------------------------
+
+
+def _payroll_lines(cmd: c.PostPayroll) -> tuple[ev.PayrollLine, ...]:
+    """The register's rows, each tying (net = gross - withheld), no employee twice."""
+    out: list[ev.PayrollLine] = []
+    seen: set[str] = set()
+    for n, x in enumerate(cmd.lines):
+        field = f"lines[{n}]"
+        require_positive(x.gross, f"{field}.gross")
+        for name in ("withheld", "employer_taxes", "net"):
+            if getattr(x, name) < 0:
+                raise CommandRejected("negative_amount", f"{field}.{name} cannot be negative "
+                                      f"(got {_fmt(getattr(x, name))})", f"{field}.{name}")
+        if x.employee_id in seen:
+            raise CommandRejected("duplicate_employee", f"{field}: employee {x.employee_id} "
+                                  "is on the register twice; one row per employee",
+                                  f"{field}.employee_id")
+        seen.add(x.employee_id)
+        if x.net != x.gross - x.withheld:
+            raise CommandRejected(
+                "register_does_not_tie",
+                f"{field} ({x.employee_id}): net {_fmt(x.net)} is not gross {_fmt(x.gross)} "
+                f"less withheld {_fmt(x.withheld)} (= {_fmt(x.gross - x.withheld)})",
+                f"{field}.net")
+        out.append(ev.PayrollLine(employee_id=x.employee_id, name=x.name, gross=x.gross,
+                                  withheld=x.withheld, employer_taxes=x.employer_taxes,
+                                  net=x.net))
+    return tuple(out)
+
+
+@handles(c.PostPayroll)
+def post_payroll(cmd: c.PostPayroll, books: Books, ctx: Context) -> list[ev.Event]:
+    """Post a payroll register as one balanced journal that ties to the register."""
+    books.require_company()
+    bank = books.bank_account(cmd.bank_account_id)
+    require_open_period(books, cmd.entry_date)
+    if cmd.register_id in books.payroll_tax.registers:
+        raise CommandRejected("already_posted", f"payroll register {cmd.register_id} is "
+                              "already posted", "register_id")
+    if cmd.period_end < cmd.period_start or cmd.entry_date < cmd.period_start:
+        raise CommandRejected(
+            "invalid_pay_period", f"pay period {cmd.period_start.isoformat()} to "
+            f"{cmd.period_end.isoformat()} paid on {cmd.entry_date.isoformat()}: the period "
+            "must end on or after it starts, and be paid on or after its start", "period_end")
+    _plain_account(books, cmd.wage_account, "wage_account", ("expense",), "an expense account")
+    _plain_account(books, cmd.employer_tax_account, "employer_tax_account", ("expense",),
+                   "an expense account")
+    _plain_account(books, cmd.withholding_account, "withholding_account", ("liability",),
+                   "a liability account")
+    _plain_account(books, cmd.employer_tax_payable_account, "employer_tax_payable_account",
+                   ("liability",), "a liability account")
+    lines = _payroll_lines(cmd)
+    gross = sum(x.gross for x in lines)
+    net = sum(x.net for x in lines)
+    for name, given, rows in (("gross_total", cmd.gross_total, gross),
+                              ("net_total", cmd.net_total, net)):
+        if given is not None and given != rows:
+            raise CommandRejected("register_does_not_tie",
+                                  f"{name} {_fmt(given)} is not the rows' sum {_fmt(rows)}", name)
+    require_cash_policy(books, cmd.bank_account_id, net, f"payroll {cmd.register_id}")
+    return [ev.PayrollPosted(
+        register_id=cmd.register_id, entry_date=cmd.entry_date, period_start=cmd.period_start,
+        period_end=cmd.period_end, bank_account_id=cmd.bank_account_id, lines=lines,
+        gross=gross, withheld=sum(x.withheld for x in lines),
+        employer_taxes=sum(x.employer_taxes for x in lines), net=net,
+        wage_account=cmd.wage_account, employer_tax_account=cmd.employer_tax_account,
+        withholding_account=cmd.withholding_account,
+        employer_tax_payable_account=cmd.employer_tax_payable_account,
+        bank_gl_account=bank.gl_account, memo=cmd.memo)]
+
+
+@handles(c.RegisterTaxJurisdiction)
+def register_tax_jurisdiction(cmd: c.RegisterTaxJurisdiction, books: Books,
+                              ctx: Context) -> list[ev.Event]:
+    """Register a sales-tax jurisdiction on a liability account of its own."""
+    require_role(ctx, MANAGERS, "register a sales-tax jurisdiction")
+    books.require_company()
+    new_id(cmd.jurisdiction_id, books.payroll_tax.jurisdictions, "", "jurisdiction", books,
+           "jurisdiction_id")
+    _plain_account(books, cmd.account, "account", ("liability",), "a liability account")
+    for j in books.payroll_tax.jurisdictions.values():
+        if j.account == cmd.account:
+            raise CommandRejected("account_in_use", f"account {cmd.account} already collects "
+                                  f"jurisdiction {j.jurisdiction_id}'s tax", "account")
+    return [ev.TaxJurisdictionRegistered(jurisdiction_id=cmd.jurisdiction_id, name=cmd.name,
+                                         rate_bp=cmd.rate_bp, account=cmd.account,
+                                         due_day=cmd.due_day)]
+
+
+def _return_due(period: str, due_day: int) -> date:
+    """The day of the month after ``period`` a return for it is due."""
+    _, end = _month_bounds(period)
+    nxt = end + timedelta(days=1)
+    return date(nxt.year, nxt.month, due_day)
+
+
+def sales_tax_figures(books: Books, period: str) -> tuple[int, int, int, tuple[str, ...]]:
+    """A month's ``(gross sales, taxable sales, tax, invoice ids)`` from its invoices:
+    taxable sales are the subtotals of the invoices that carry tax."""
+    start, end = _month_bounds(period)
+    rows = [s for s in books.payroll_tax.sales if start <= s[0] <= end]
+    return (sum(s[2] for s in rows), sum(s[2] for s in rows if s[3]),
+            sum(s[3] for s in rows), tuple(s[1] for s in rows))
+
+
+@handles(c.FileSalesTaxReturn)
+def file_sales_tax_return(cmd: c.FileSalesTaxReturn, books: Books,
+                          ctx: Context) -> list[ev.Event]:
+    """File a month's return with the books' figures, checked against the tax account."""
+    books.require_company()
+    pt = books.payroll_tax
+    j = pt.jurisdictions.get(cmd.jurisdiction_id)
+    if j is None:
+        raise UnknownEntity("jurisdiction", cmd.jurisdiction_id, "jurisdiction_id")
+    start, end = _month_bounds(cmd.period)
+    if cmd.entry_date <= end:
+        raise CommandRejected("period_not_ended", f"a return for {cmd.period} can be filed "
+                              f"from {(end + timedelta(days=1)).isoformat()} (entry_date "
+                              f"{cmd.entry_date.isoformat()})", "entry_date")
+    require_open_period(books, cmd.entry_date)
+    for r in pt.returns.values():
+        if r.filed.jurisdiction_id == j.jurisdiction_id and r.filed.period == cmd.period:
+            raise CommandRejected("already_filed", f"the {cmd.period} return of "
+                                  f"{j.jurisdiction_id} is filed ({r.filed.return_id})",
+                                  "period")
+    rid = new_id(cmd.return_id, pt.returns, "STR", "sales-tax return", books, "return_id")
+    gross, taxable, tax, invoices = sales_tax_figures(books, cmd.period)
+    moved = -sum(a for day, a, kind in pt.tax_moves.get(j.account, ())
+                 if start <= day <= end and kind != "sales_tax_remitted")
+    if moved != tax:
+        raise CommandRejected(
+            "tax_account_does_not_tie",
+            f"account {j.account} was credited {_fmt(moved)} in {cmd.period} besides "
+            f"remittances, but the month's invoices carry {_fmt(tax)} of tax; find the "
+            "entry that moved it (a journal or a bill's tax) before filing", "period")
+    wrong = [f"{name} {_fmt(given)} (the books: {_fmt(books_figure)})"
+             for name, given, books_figure in (("gross_sales", cmd.gross_sales, gross),
+                                               ("taxable_sales", cmd.taxable_sales, taxable),
+                                               ("tax_due", cmd.tax_due, tax))
+             if given != books_figure]
+    if wrong:
+        raise CommandRejected("return_does_not_tie", f"the {cmd.period} return does not tie "
+                              f"to the books: {'; '.join(wrong)}", "tax_due")
+    return [ev.SalesTaxReturnFiled(
+        return_id=rid, jurisdiction_id=j.jurisdiction_id, period=cmd.period,
+        entry_date=cmd.entry_date, due_on=_return_due(cmd.period, j.due_day),
+        gross_sales=gross, taxable_sales=taxable, exempt_sales=gross - taxable, tax_due=tax,
+        rate_bp=j.rate_bp, account=j.account, invoice_ids=invoices)]
+
+
+@handles(c.RemitSalesTax)
+def remit_sales_tax(cmd: c.RemitSalesTax, books: Books, ctx: Context) -> list[ev.Event]:
+    """Pay a filed return's tax from the bank, at most what it leaves unpaid."""
+    books.require_company()
+    pt = books.payroll_tax
+    r = pt.returns.get(cmd.return_id)
+    if r is None:
+        raise UnknownEntity("tax_return", cmd.return_id, "return_id")
+    bank = books.bank_account(cmd.bank_account_id)
+    require_positive(cmd.amount)
+    require_open_period(books, cmd.entry_date)
+    if cmd.entry_date < r.filed.entry_date:
+        raise CommandRejected("before_filing", f"return {cmd.return_id} was filed on "
+                              f"{r.filed.entry_date.isoformat()}; a payment against it cannot "
+                              f"be dated {cmd.entry_date.isoformat()}", "entry_date")
+    if cmd.amount > r.unpaid:
+        raise CommandRejected("over_remitted", f"return {cmd.return_id} leaves "
+                              f"{_fmt(r.unpaid)} unpaid of {_fmt(r.filed.tax_due)}; cannot "
+                              f"remit {_fmt(cmd.amount)}", "amount")
+    pid = new_id(cmd.payment_id, pt.payments, "STP", "sales-tax payment", books, "payment_id")
+    require_cash_policy(books, cmd.bank_account_id, cmd.amount, f"sales-tax payment {pid}")
+    return [ev.SalesTaxRemitted(payment_id=pid, return_id=r.filed.return_id,
+                                jurisdiction_id=r.filed.jurisdiction_id, period=r.filed.period,
+                                bank_account_id=cmd.bank_account_id, entry_date=cmd.entry_date,
+                                amount=cmd.amount, account=r.filed.account,
+                                bank_gl_account=bank.gl_account)]
+
+
 missing = set(c.COMMANDS.values()) - set(HANDLERS)
 assert not missing, f"commands without a handler: {sorted(x.__name__ for x in missing)}"

@@ -213,5 +213,26 @@ def _fiscal_year_closed(e: ev.FiscalYearClosed) -> tuple[Posting, ...]:
     return tuple(Posting(x.account, x.amount, None, e.entry_id) for x in e.lines)
 
 
+# --- payroll and sales tax -------------------------------------------------------
+# (TaxJurisdictionRegistered and SalesTaxReturnFiled move no money; a zero line is left out
+# of a payroll journal)
+
+
+@_rule(ev.PayrollPosted)
+def _payroll_posted(e: ev.PayrollPosted) -> tuple[Posting, ...]:
+    lines = [Posting(e.wage_account, e.gross, None, e.register_id),
+             Posting(e.employer_tax_account, e.employer_taxes, None, e.register_id),
+             Posting(e.withholding_account, -e.withheld, None, e.register_id),
+             Posting(e.employer_tax_payable_account, -e.employer_taxes, None, e.register_id),
+             Posting(e.bank_gl_account, -e.net, None, e.register_id)]
+    return tuple(x for x in lines if x.amount)
+
+
+@_rule(ev.SalesTaxRemitted)
+def _sales_tax_remitted(e: ev.SalesTaxRemitted) -> tuple[Posting, ...]:
+    return (Posting(e.account, e.amount, None, e.payment_id),
+            Posting(e.bank_gl_account, -e.amount, None, e.payment_id))
+
+
 POSTING_TYPES: frozenset[type[ev.Event]] = frozenset(_RULES)
 """Event types that can post GL lines; ``post`` returns nothing for every other type."""

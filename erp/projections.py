@@ -278,6 +278,19 @@ class Subledgers(Projector):
             self.rows.append((p, 1, "accumulated_depreciation", e.accumulated_account, None,
                               "fixed_asset", e.asset_id, day, e.accumulated))
 
+    # --- payroll and sales tax: net pay and tax payments out of the bank ---------------
+
+    @folds(ev.PayrollPosted)
+    def _payroll_posted(self, p: int, day: str, e: ev.PayrollPosted) -> None:
+        if e.net:
+            self.rows.append((p, 0, "bank", e.bank_gl_account, None, "payroll", e.register_id,
+                              day, -e.net))
+
+    @folds(ev.SalesTaxRemitted)
+    def _sales_tax_remitted(self, p: int, day: str, e: ev.SalesTaxRemitted) -> None:
+        self.rows.append((p, 0, "bank", e.bank_gl_account, None, "tax_payment", e.payment_id,
+                          day, -e.amount))
+
     def take_rows(self) -> list[Write]:
         """Hand over the buffered movements as statements to execute."""
         out: list[Write] = [(_SUBLEDGER_INSERT, self.rows)] if self.rows else []
@@ -569,6 +582,28 @@ class DocumentStates(Projector):
     def _fiscal_year_closed(self, p: int, day: str, e: ev.FiscalYearClosed) -> None:
         self._new(p, "journal", e.entry_id, None, e.retained_earnings, day, None,
                   sum(x.amount for x in e.lines if x.amount > 0), 0, "posted", "year_end_close")
+
+    # --- payroll and sales tax: registers, returns (open: tax unpaid), tax payments ----
+
+    @folds(ev.PayrollPosted)
+    def _payroll_posted(self, p: int, day: str, e: ev.PayrollPosted) -> None:
+        self._new(p, "payroll", e.register_id, None, e.wage_account, day,
+                  e.period_end.isoformat(), e.gross, 0, "posted",
+                  f"{e.period_start.isoformat()}..{e.period_end.isoformat()}")
+
+    @folds(ev.SalesTaxReturnFiled)
+    def _sales_tax_return_filed(self, p: int, day: str, e: ev.SalesTaxReturnFiled) -> None:
+        self._new(p, "tax_return", e.return_id, e.jurisdiction_id, e.account, day,
+                  e.due_on.isoformat(), e.tax_due, e.tax_due,
+                  "filed" if e.tax_due else "paid", e.period)
+
+    @folds(ev.SalesTaxRemitted)
+    def _sales_tax_remitted(self, p: int, day: str, e: ev.SalesTaxRemitted) -> None:
+        self._new(p, "tax_payment", e.payment_id, e.jurisdiction_id, e.account, day, None,
+                  e.amount, 0, "paid", e.return_id)
+        left = self.docs[("tax_return", e.return_id)][OPEN] - e.amount
+        self._change(p, "tax_return", e.return_id, day, delta=e.amount,
+                     status="paid" if left == 0 else "partially_paid")
 
     def take_rows(self) -> list[Write]:
         """Hand over the history rows."""

@@ -784,6 +784,7 @@ def build_parser() -> Parser:
     _purchasing_commands(sub)
     _accruals_commands(sub)
     _fixed_asset_commands(sub)
+    _payroll_tax_commands(sub)
 
     # --- vendor credits --------------------------------------------------------------
     v = _resource(sub, "vendor-credits", "vendor credit notes: list, show, record, apply",
@@ -1495,6 +1496,110 @@ def _year_end_commands(v: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument("--retained-earnings", required=True,
                    help="the retained-earnings (equity) account, e.g. 3100")
     p.add_argument("--memo", help="the closing entry's memo")
+
+
+
+# --- payroll and sales tax -------------------------------------------------------
+
+
+def payroll_row(text: str) -> dict[str, object]:
+    """``EMPLOYEE:GROSS:WITHHELD:EMPLOYER_TAXES:NET[:NAME]`` (a payroll register's row)."""
+    parts = text.split(":", 5)
+    if len(parts) < 5 or not parts[0].strip():
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: write a register row as EMPLOYEE:GROSS:WITHHELD:EMPLOYER_TAXES:NET"
+            "[:NAME], for example E104:3000.00:612.50:229.50:2387.50:Dana Lee")
+    row: dict[str, object] = {"employee_id": parts[0].strip()}
+    for key, value in zip(("gross", "withheld", "employer_taxes", "net"), parts[1:5],
+                          strict=True):
+        row[key] = money_arg(value)
+    if len(parts) == 6 and parts[5].strip():
+        row["name"] = parts[5].strip()
+    return row
+
+
+def _payroll_tax_commands(sub: argparse._SubParsersAction[Parser]) -> None:
+    """``erp payroll ...`` and ``erp sales-tax ...``."""
+    v = _resource(sub, "payroll", "payroll registers: list, post",
+                  "Payroll: a provider's register is posted as one journal: Dr wages (gross), "
+                  "Dr employer payroll taxes, Cr withholdings payable, Cr employer taxes "
+                  "payable, Cr the bank (net pay). Every row must tie (net = gross - "
+                  "withheld); the register's totals, when given, must be the rows' sum.")
+    _leaf(v, "list", "list posted payroll registers",
+          "List posted registers: the register id, gross wages (total), pay date (doc_date), "
+          "period end (due_on) and the pay period (reference).",
+          ["erp payroll list"], lambda a: _get("/v1/payroll-registers"))
+    p = _leaf(v, "post", "post a payroll register",
+              "Post register REGISTER paid on --date for the pay period --from to --to out of "
+              "--bank, one --row per employee.",
+              ["erp payroll post PR-2026-05-15 --date 2026-05-15 --from 2026-05-01 "
+               "--to 2026-05-15 --bank BA-OPER --row E104:3000.00:612.50:229.50:2387.50 "
+               "--gross-total 3000.00 --net-total 2387.50"],
+              lambda a: _cmd("post-payroll", register_id=a.register_id, entry_date=a.date,
+                             period_start=a.period_start, period_end=a.period_end,
+                             bank_account_id=a.bank, lines=a.row, gross_total=a.gross_total,
+                             net_total=a.net_total, wage_account=a.wage_account,
+                             employer_tax_account=a.employer_tax_account,
+                             withholding_account=a.withholding_account,
+                             employer_tax_payable_account=a.employer_tax_payable_account,
+                             memo=a.memo))
+    p.add_argument("register_id", metavar="REGISTER", help="the register's id (as printed)")
+    p.add_argument("--date", type=day, required=True, help="pay date")
+    p.add_argument("--from", dest="period_start", type=day, required=True,
+                   help="first day of the pay period")
+    p.add_argument("--to", dest="period_end", type=day, required=True,
+                   help="last day of the pay period")
+    p.add_argument("--bank", required=True, help="bank account id net pay leaves from")
+    p.add_argument("--row", type=payroll_row, action="append", required=True,
+                   help="EMPLOYEE:GROSS:WITHHELD:EMPLOYER_TAXES:NET[:NAME] (repeat)")
+    p.add_argument("--gross-total", type=money_arg, help="the register's gross total")
+    p.add_argument("--net-total", type=money_arg, help="the register's net pay total")
+    p.add_argument("--wage-account", help="wages expense (default 6400)")
+    p.add_argument("--employer-tax-account", help="employer payroll taxes (default 6410)")
+    p.add_argument("--withholding-account", help="withholdings payable (default 2300)")
+    p.add_argument("--employer-tax-payable-account",
+                   help="employer taxes payable (default 2310)")
+    p.add_argument("--memo", help="memo")
+    t = _resource(sub, "sales-tax", "sales tax: returns, payments, file, remit",
+                  "Sales tax: invoices carry tax at the jurisdiction's rate on 2200. A month's "
+                  "return states its gross sales, taxable sales (invoices that carry tax) and "
+                  "the tax due, which must be the books' figures; a remittance pays a filed "
+                  "return from the bank (Dr 2200, Cr bank), at most what it leaves unpaid.")
+    _leaf(t, "returns", "list filed returns (open_amount: tax unpaid)",
+          "List filed returns: the jurisdiction (party), the month (reference), the tax due "
+          "(total), what is unpaid (open_amount), the due date (due_on) and status (filed, "
+          "partially_paid, paid).", ["erp sales-tax returns"],
+          lambda a: _get("/v1/tax-returns"))
+    _leaf(t, "payments", "list sales-tax payments",
+          "List sales-tax payments: the jurisdiction, the amount, the date and the return "
+          "paid (reference).", ["erp sales-tax payments"], lambda a: _get("/v1/tax-payments"))
+    p = _leaf(t, "file", "file a month's sales-tax return",
+              "File JURISDICTION's return for PERIOD on --date with the month's gross sales, "
+              "taxable sales and tax due.",
+              ["erp sales-tax file ST-EX 2026-05 --date 2026-06-01 --gross-sales 48210.00 "
+               "--taxable-sales 41000.00 --tax-due 2972.50"],
+              lambda a: _cmd("file-sales-tax-return", jurisdiction_id=a.jurisdiction,
+                             period=a.period, entry_date=a.date, gross_sales=a.gross_sales,
+                             taxable_sales=a.taxable_sales, tax_due=a.tax_due,
+                             return_id=a.new_id))
+    p.add_argument("jurisdiction", metavar="JURISDICTION", help="jurisdiction id")
+    p.add_argument("period", metavar="PERIOD", help="the month, YYYY-MM")
+    p.add_argument("--date", type=day, required=True, help="filing date")
+    p.add_argument("--gross-sales", type=money_arg, required=True, help="the month's sales")
+    p.add_argument("--taxable-sales", type=money_arg, required=True, help="the taxable part")
+    p.add_argument("--tax-due", type=money_arg, required=True, help="the tax due")
+    p.add_argument("--id", dest="new_id", help="return id (default: the next free one)")
+    p = _leaf(t, "remit", "pay a filed return's tax to the authority",
+              "Pay --amount of RETURN's tax from --bank on --date.",
+              ["erp sales-tax remit STR-000001 --bank BA-OPER --date 2026-06-01 "
+               "--amount 2972.50"],
+              lambda a: _cmd("remit-sales-tax", return_id=a.return_id, bank_account_id=a.bank,
+                             entry_date=a.date, amount=a.amount, payment_id=a.new_id))
+    p.add_argument("return_id", metavar="RETURN", help="the return's id")
+    p.add_argument("--bank", required=True, help="bank account id")
+    p.add_argument("--date", type=day, required=True, help="payment date")
+    p.add_argument("--amount", type=money_arg, required=True, help="amount paid")
+    p.add_argument("--id", dest="new_id", help="payment id (default: the next free one)")
 
 
 _PARSER: list[Parser] = []

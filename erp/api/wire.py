@@ -38,11 +38,13 @@ UNIX_PATH_MAX = 107
 DOC_KINDS = ("invoice", "receipt", "credit_memo", "refund", "bill", "vendor_credit", "payment",
              "payment_run", "statement_line", "fee", "interest", "journal", "bank_change",
              "period", "return", "accrual", "accrual_run", "prepaid", "fixed_asset",
-             "purchase_order", "goods_receipt", "bill_hold")
+             "purchase_order", "goods_receipt", "bill_hold",
+             "payroll", "tax_return", "tax_payment")
 DocKind = Literal["invoice", "receipt", "credit_memo", "refund", "bill", "vendor_credit",
                   "payment", "payment_run", "statement_line", "fee", "interest", "journal",
                   "bank_change", "period", "return", "accrual", "accrual_run", "prepaid",
-                  "fixed_asset", "purchase_order", "goods_receipt", "bill_hold"]
+                  "fixed_asset", "purchase_order", "goods_receipt", "bill_hold",
+                  "payroll", "tax_return", "tax_payment"]
 Format = Literal["json", "csv"]
 Subledger = Literal["ar", "ap", "unapplied_cash"]
 
@@ -50,7 +52,9 @@ MONEY_KEYS = frozenset({"amount", "total", "subtotal", "tax", "unit_price", "ope
                         "credit_limit", "clerk_write_off_limit", "clerk_fee_allowance_fixed",
                         "open_amount", "debit", "credit", "balance",
                         "salvage", "proceeds", "cost", "accumulated", "gain",
-                        "net_income"})
+                        "net_income",
+                        "gross", "withheld", "employer_taxes", "net", "gross_sales",
+                        "taxable_sales", "exempt_sales", "tax_due", "gross_total", "net_total"})
 """Integer-cent keys of event payloads and rows, rendered as decimal strings."""
 
 CONFLICT_CODES = frozenset({"duplicate_id", "duplicate_vendor_invoice", "not_pending",

@@ -21,6 +21,7 @@ from tests.erp import test_postings_accruals as accruals
 from tests.erp import test_postings_fixed_assets as fixed_assets
 from tests.erp import test_postings_year_end as year_end
 from tests.erp import test_postings_purchasing as purchasing
+from tests.erp import test_payroll_tax as payroll_tax
 from tests.erp.test_postings_discounts import EXACT as DISCOUNT_EXACT
 
 # --- field strategies ------------------------------------------------------------
@@ -262,6 +263,10 @@ POSTS_NOTHING = POSTS_NOTHING | fixed_assets.POSTS_NOTHING
 STRATEGIES.update(year_end.STRATEGIES)
 MOVES_MONEY = MOVES_MONEY | year_end.MOVES_MONEY
 POSTS_NOTHING = POSTS_NOTHING | year_end.POSTS_NOTHING
+# the payroll and sales-tax events keep theirs in tests/erp/test_payroll_tax.py
+STRATEGIES.update(payroll_tax.STRATEGIES)
+MOVES_MONEY = MOVES_MONEY | payroll_tax.MOVES_MONEY
+POSTS_NOTHING = POSTS_NOTHING | payroll_tax.POSTS_NOTHING
 
 EVENT_CLASSES: tuple[type[ev.Event], ...] = tuple(ev.EVENT_CLASSES.values())
 ALL_CLASSES = sorted(EVENT_CLASSES, key=lambda c: c.__name__)
@@ -545,6 +550,8 @@ for _cls, _cases in accruals.EXACT.items():  # the accruals rules too
 for _cls, _cases in fixed_assets.EXACT.items():  # and the fixed-asset rules
     EXACT.setdefault(_cls, []).extend(_cases)
 for _cls, _cases in year_end.EXACT.items():  # and the year-end close
+    EXACT.setdefault(_cls, []).extend(_cases)
+for _cls, _cases in payroll_tax.EXACT.items():  # and payroll and sales tax
     EXACT.setdefault(_cls, []).extend(_cases)
 
 EXACT_CASES = [pytest.param(e, lines, id=f"{cls.__name__}: {what}")

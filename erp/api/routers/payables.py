@@ -82,3 +82,25 @@ def _bill_holds(ctx: Ctx, grant: Auth, status: Status = None, vendor: Party = No
                 format: Fmt = "json") -> Response:
     """Bills put on hold by the three-way match (status: held, released), with why."""
     return ctx.doc_listing(grant, "bill_hold", status, vendor, format)
+
+
+# --- payroll and sales tax: registers, returns, tax payments ----------------------------
+
+
+@router.get("/v1/payroll-registers", name="payroll_registers")
+def _payroll_registers(ctx: Ctx, grant: Auth, format: Fmt = "json") -> Response:
+    """Posted payroll registers (total: gross wages; reference: the pay period)."""
+    return ctx.doc_listing(grant, "payroll", None, None, format)
+
+
+@router.get("/v1/tax-returns", name="tax_returns")
+def _tax_returns(ctx: Ctx, grant: Auth, status: Status = None,
+                 format: Fmt = "json") -> Response:
+    """Filed sales-tax returns (status: filed, partially_paid, paid; open_amount: unpaid)."""
+    return ctx.doc_listing(grant, "tax_return", status, None, format)
+
+
+@router.get("/v1/tax-payments", name="tax_payments")
+def _tax_payments(ctx: Ctx, grant: Auth, format: Fmt = "json") -> Response:
+    """Sales tax paid to the authority (reference: the return paid)."""
+    return ctx.doc_listing(grant, "tax_payment", None, None, format)
