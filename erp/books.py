@@ -139,6 +139,8 @@ class StatementLineState:
     bank_account_id: str
     amount: int
     targets: tuple[ev.MatchTarget, ...] = ()
+    bank_error: str | None = None
+    """The bank error it was reported as (``ReportBankError``), if any."""
 
 
 @dataclass(slots=True)
@@ -174,6 +176,19 @@ class BankAccountState:
     """The book balance of its GL account (every posting to it, journal entries too)."""
 
 
+@dataclass(slots=True)
+class TransferState:
+    """A transfer between the company's bank accounts: sent, and whether it arrived."""
+
+    transfer_id: str
+    from_bank_account_id: str
+    to_bank_account_id: str
+    amount: int
+    sent_on: date
+    transit_account: str
+    received_on: date | None = None
+
+
 class Books:
     """The in-memory state of the company's books, evolved event by event."""
 
@@ -194,7 +209,8 @@ class Books:
         self.vendor_credits: dict[str, VendorCreditState] = {}
         self.payment_runs: set[str] = set()
         self.bank_docs: dict[str, dict[str, BankDocState]] = {
-            "payment": {}, "refund": {}, "fee": {}, "interest": {}, "return": {}}
+            "payment": {}, "refund": {}, "fee": {}, "interest": {}, "return": {},
+            "transfer_out": {}, "transfer_in": {}, "card_charge": {}}
         self.statement_lines: dict[str, StatementLineState] = {}
         self.journal: dict[str, JournalState] = {}
         self.versions: dict[str, int] = {}
@@ -202,6 +218,8 @@ class Books:
         self.fixed_assets = FixedAssetBooks()
         self.year_end = YearEndBooks()
         self.purchasing = PurchasingBooks()
+        self.transfers: dict[str, TransferState] = {}
+        self.bank_errors: dict[str, ev.BankErrorReported] = {}
         self.payroll_tax = PayrollTaxBooks()
 
     # --- lookups that raise what a handler would report -------------------------
@@ -442,6 +460,25 @@ class Books:
             case ev.SalesTaxRemitted():
                 self.payroll_tax.apply(e)
                 self.bank_accounts[e.bank_account_id].balance -= e.amount
+            case ev.FundsTransferSent():
+                self.transfers[e.transfer_id] = TransferState(
+                    e.transfer_id, e.from_bank_account_id, e.to_bank_account_id, e.amount,
+                    e.entry_date, e.transit_account)
+                self.bank_docs["transfer_out"][e.transfer_id] = BankDocState(
+                    "transfer_out", e.transfer_id, e.from_bank_account_id, -e.amount)
+                self.bank_accounts[e.from_bank_account_id].balance -= e.amount
+            case ev.FundsTransferReceived():
+                self.transfers[e.transfer_id].received_on = e.entry_date
+                self.bank_docs["transfer_in"][e.transfer_id] = BankDocState(
+                    "transfer_in", e.transfer_id, e.to_bank_account_id, e.amount)
+                self.bank_accounts[e.to_bank_account_id].balance += e.amount
+            case ev.CardChargeRecorded():
+                self.bank_docs["card_charge"][e.charge_id] = BankDocState(
+                    "card_charge", e.charge_id, e.bank_account_id, -e.amount)
+                self.bank_accounts[e.bank_account_id].balance -= e.amount
+            case ev.BankErrorReported():
+                self.bank_errors[e.error_id] = e
+                self.statement_lines[e.line_id].bank_error = e.error_id
             case _:
                 raise TypeError(f"Books.apply: no rule for event type {type(e).__name__}")
 

@@ -75,11 +75,21 @@ _SERVICES_WITH_PAYROLL = (*_STANDARD_SERVICES,
 employees and the employer's own payroll taxes until they are paid over, wages and the
 employer's taxes (the ``payroll-and-sales-tax`` scenario; sales tax is 2200)."""
 
+_SERVICES_WITH_CARD = (*_STANDARD_SERVICES,
+                       ("1090", "Transfers in transit", "asset", None),
+                       ("2060", "Company credit card", "liability", "bank"),
+                       ("6400", "Travel and meals", "expense", None),
+                       ("6450", "Office supplies", "expense", None))
+"""The services chart plus what several bank accounts need: the clearing account of
+transfers between them while in transit, the company card (a liability bank account) and
+the expenses its charges go to (the ``bank-reconciliation-multi`` scenario)."""
+
 CHARTS: dict[str, tuple[tuple[str, str, AccountType, ControlKind | None], ...]] = {
     "standard-services": _STANDARD_SERVICES,
     "services-with-terms": _SERVICES_WITH_TERMS,
     "services-with-purchasing": _SERVICES_WITH_PURCHASING,
     "services-with-fixed-assets": _SERVICES_WITH_FIXED_ASSETS,
+    "services-with-card": _SERVICES_WITH_CARD,
     "services-fiscal-year": _SERVICES_FISCAL_YEAR,
     "services-with-payroll": _SERVICES_WITH_PAYROLL,
 }

@@ -653,6 +653,56 @@ class CloseFiscalYear(Command):
     memo: Text = ""
 
 
+# --- several bank accounts: transfers, a company card, bank errors -----------------
+
+
+class TransferFunds(Command):
+    """Send money from one of the company's bank accounts to another: out of the sending
+    account on ``entry_date`` into the in-transit clearing account (``ReceiveTransfer``
+    records its arrival), matched to the sending account's statement line when given."""
+
+    transfer_id: Id | None = None
+    from_bank_account_id: Id
+    to_bank_account_id: Id
+    entry_date: date
+    amount: Cents
+    transit_account: Code = "1090"
+    memo: Text = ""
+    line_id: Id | None = None
+
+
+class ReceiveTransfer(Command):
+    """Record a transfer's arrival in the receiving account (out of in-transit), matched
+    to the receiving account's statement line when given."""
+
+    transfer_id: Id
+    entry_date: date
+    line_id: Id | None = None
+
+
+class RecordCardCharge(Command):
+    """Record a charge on the company card (a liability bank account) to an expense
+    account, matched to its card statement line when given."""
+
+    charge_id: Id | None = None
+    bank_account_id: Id
+    entry_date: date
+    amount: Cents
+    account: Code
+    merchant: Text = ""
+    memo: Text = ""
+    line_id: Id | None = None
+
+
+class ReportBankError(Command):
+    """Report a statement line to the bank as its error (a duplicated charge, another
+    client's deposit): a reconciling item until the bank corrects it; nothing is posted."""
+
+    error_id: Id | None = None
+    line_id: Id
+    description: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+
+
 COMMANDS: dict[str, type[Command]] = {
     cls.__name__: cls
     for cls in (
@@ -667,6 +717,7 @@ COMMANDS: dict[str, type[Command]] = {
         PostOpeningBalances, ReverseJournalEntry,
         PostAccrual, ReverseAccruals, RecordPrepaid, RunAmortization,
         IssuePurchaseOrder, RecordGoodsReceipt, EnterMatchedBill, ReleaseBillHold,
+        TransferFunds, ReceiveTransfer, RecordCardCharge, ReportBankError,
         DefineAssetClass, CapitalizeAsset, RunDepreciation, DisposeAsset,
         CloseFiscalYear,
     )

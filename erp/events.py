@@ -29,7 +29,8 @@ Role = Literal["clerk", "controller", "system"]
 AccountType = Literal["asset", "liability", "equity", "revenue", "expense"]
 Side = Literal["debit", "credit"]
 ControlKind = Literal["ar", "ap", "unapplied_cash", "bank"]
-MatchKind = Literal["receipt", "payment", "refund", "fee", "interest", "return"]
+MatchKind = Literal["receipt", "payment", "refund", "fee", "interest", "return",
+                    "transfer_out", "transfer_in", "card_charge"]
 
 
 class Record(BaseModel):
@@ -1115,6 +1116,74 @@ class SalesTaxRemitted(Event):
     bank_gl_account: str
 
 
+# --- several bank accounts: transfers, a company card, bank errors -----------------
+# (the bank-reconciliation-multi template; a bank error posts nothing)
+
+
+class FundsTransferSent(Event):
+    """Money left one of the company's bank accounts for another: Dr the in-transit
+    clearing account, Cr the sending account's GL account (it arrives later)."""
+
+    type: Literal["funds_transfer_sent"] = "funds_transfer_sent"
+    stream_kind: ClassVar[str] = "transfer"
+    stream_key: ClassVar[str] = "transfer_id"
+    transfer_id: str
+    from_bank_account_id: str
+    to_bank_account_id: str
+    entry_date: date
+    amount: int
+    from_gl_account: str
+    transit_account: str
+    memo: str = ""
+
+
+class FundsTransferReceived(Event):
+    """A transfer arrived in the receiving account: Dr its GL account, Cr in-transit."""
+
+    type: Literal["funds_transfer_received"] = "funds_transfer_received"
+    stream_kind: ClassVar[str] = "transfer"
+    stream_key: ClassVar[str] = "transfer_id"
+    transfer_id: str
+    from_bank_account_id: str
+    to_bank_account_id: str
+    entry_date: date
+    amount: int
+    to_gl_account: str
+    transit_account: str
+
+
+class CardChargeRecorded(Event):
+    """A charge on the company card was recorded: Dr the expense account, Cr the card's
+    (liability) account."""
+
+    type: Literal["card_charge_recorded"] = "card_charge_recorded"
+    stream_kind: ClassVar[str] = "card-charge"
+    stream_key: ClassVar[str] = "charge_id"
+    charge_id: str
+    bank_account_id: str
+    entry_date: date
+    amount: int
+    account: str
+    bank_gl_account: str
+    merchant: str = ""
+    memo: str = ""
+
+
+class BankErrorReported(Event):
+    """A statement line was reported to the bank as the bank's error (a reconciling item
+    the bank corrects, not an entry of the company's): it posts nothing."""
+
+    type: Literal["bank_error_reported"] = "bank_error_reported"
+    stream_kind: ClassVar[str] = "bank-error"
+    stream_key: ClassVar[str] = "error_id"
+    error_id: str
+    line_id: str
+    bank_account_id: str
+    entry_date: date
+    amount: int
+    description: str
+
+
 ErpEvent = Annotated[
     CompanySetUp
     | PoliciesChanged
@@ -1165,6 +1234,10 @@ ErpEvent = Annotated[
     | AssetClassDefined
     | AssetCapitalized
     | AssetDepreciated
+    | FundsTransferSent
+    | FundsTransferReceived
+    | CardChargeRecorded
+    | BankErrorReported
     | AssetDisposed
     | FiscalYearClosed
     | PayrollPosted

@@ -198,6 +198,8 @@ def open_account(cmd: c.OpenAccount, books: Books, ctx: Context) -> list[ev.Even
         raise CommandRejected("duplicate_id", f"account {cmd.code!r} already exists", "code")
     expected_type = {"ar": "asset", "bank": "asset", "ap": "liability",
                      "unapplied_cash": "liability"}
+    if cmd.control == "bank" and cmd.account_type == "liability":
+        expected_type["bank"] = "liability"  # a company card: a bank account owed
     if cmd.control is not None and expected_type[cmd.control] != cmd.account_type:
         raise CommandRejected("invalid_control_account",
                               f"a {cmd.control} control account must be of type "
@@ -1008,6 +1010,7 @@ def _match(books: Books, line_id: str, refs: Iterable[c.MatchRef]) -> ev.Stateme
     if line.targets:
         raise CommandRejected("already_matched", f"statement line {line_id} is already matched "
                               f"to {', '.join(t.doc_id for t in line.targets)}", "line_id")
+    require_not_bank_error(books, line_id)
     refs = list(refs)
     if len({(r.kind, r.doc_id) for r in refs}) != len(refs):
         keys = [(r.kind, r.doc_id) for r in refs]
@@ -1073,6 +1076,7 @@ def _with_match(books: Books, e: ev.Event, kind: ev.MatchKind, doc_id: str, bank
     if line.targets:
         raise CommandRejected("already_matched", f"statement line {line_id} is already matched",
                               "line_id")
+    require_not_bank_error(books, line_id)
     if line.bank_account_id != bank_account_id:
         raise CommandRejected("bank_account_mismatch", f"statement line {line_id} is on bank "
                               f"account {line.bank_account_id}", "line_id")
@@ -2140,6 +2144,131 @@ def remit_sales_tax(cmd: c.RemitSalesTax, books: Books, ctx: Context) -> list[ev
                                 bank_account_id=cmd.bank_account_id, entry_date=cmd.entry_date,
                                 amount=cmd.amount, account=r.filed.account,
                                 bank_gl_account=bank.gl_account)]
+
+
+# --- several bank accounts: transfers, a company card, bank errors -----------------
+
+
+def require_not_bank_error(books: Books, line_id: str) -> None:
+    """Reject matching a statement line reported as the bank's error (it is no entry of
+    the company's: the bank corrects it)."""
+    line = books.statement_lines.get(line_id)
+    if line is not None and line.bank_error is not None:
+        raise CommandRejected("reported_bank_error",
+                              f"statement line {line_id} is reported to the bank as error "
+                              f"{line.bank_error}; it is not matched to the company's entries",
+                              "line_id")
+
+
+def _transit_account(books: Books, code: str) -> str:
+    acct = books.account(code, "transit_account")
+    if acct.account_type != "asset" or acct.control is not None:
+        raise CommandRejected("invalid_transit_account",
+                              f"transit_account {code} ({acct.name}) must be an asset account "
+                              "that is not a control account (transfers in transit)",
+                              "transit_account")
+    return acct.code
+
+
+@handles(c.TransferFunds)
+def transfer_funds(cmd: c.TransferFunds, books: Books, ctx: Context) -> list[ev.Event]:
+    """Send money between two of the company's bank accounts: out of the sending account
+    into in-transit on ``entry_date``; refused into the same account, in a closed period,
+    or below the cash policy's minimum balance."""
+    books.require_company()
+    source = books.bank_account(cmd.from_bank_account_id, "from_bank_account_id")
+    books.bank_account(cmd.to_bank_account_id, "to_bank_account_id")
+    if cmd.from_bank_account_id == cmd.to_bank_account_id:
+        raise CommandRejected("same_account",
+                              f"a transfer goes from one bank account to another; both are "
+                              f"{cmd.from_bank_account_id}", "to_bank_account_id")
+    require_positive(cmd.amount)
+    require_open_period(books, cmd.entry_date)
+    transit = _transit_account(books, cmd.transit_account)
+    tid = new_id(cmd.transfer_id, books.transfers, "TRF", "transfer", books, "transfer_id")
+    require_cash_policy(books, cmd.from_bank_account_id, cmd.amount, f"transfer {tid}")
+    if cmd.line_id is not None and cmd.line_id not in books.statement_lines:
+        raise CommandRejected("unknown_statement_line", f"no statement line {cmd.line_id!r}",
+                              "line_id")
+    sent = ev.FundsTransferSent(transfer_id=tid, from_bank_account_id=cmd.from_bank_account_id,
+                                to_bank_account_id=cmd.to_bank_account_id,
+                                entry_date=cmd.entry_date, amount=cmd.amount,
+                                from_gl_account=source.gl_account, transit_account=transit,
+                                memo=cmd.memo)
+    return _with_match(books, sent, "transfer_out", tid, cmd.from_bank_account_id, -cmd.amount,
+                       cmd.line_id)
+
+
+@handles(c.ReceiveTransfer)
+def receive_transfer(cmd: c.ReceiveTransfer, books: Books, ctx: Context) -> list[ev.Event]:
+    """Record a transfer's arrival: into the receiving account, out of in-transit."""
+    t = books.transfers.get(cmd.transfer_id)
+    if t is None:
+        raise UnknownEntity("transfer", cmd.transfer_id, "transfer_id")
+    if t.received_on is not None:
+        raise CommandRejected("already_received",
+                              f"transfer {t.transfer_id} arrived on {t.received_on.isoformat()}",
+                              "transfer_id")
+    if cmd.entry_date < t.sent_on:
+        raise CommandRejected("dated_before_document",
+                              f"the arrival is dated {cmd.entry_date.isoformat()}, before the "
+                              f"transfer was sent ({t.sent_on.isoformat()})", "entry_date")
+    require_open_period(books, cmd.entry_date)
+    if cmd.line_id is not None and cmd.line_id not in books.statement_lines:
+        raise CommandRejected("unknown_statement_line", f"no statement line {cmd.line_id!r}",
+                              "line_id")
+    dest = books.bank_accounts[t.to_bank_account_id]
+    got = ev.FundsTransferReceived(transfer_id=t.transfer_id,
+                                   from_bank_account_id=t.from_bank_account_id,
+                                   to_bank_account_id=t.to_bank_account_id,
+                                   entry_date=cmd.entry_date, amount=t.amount,
+                                   to_gl_account=dest.gl_account,
+                                   transit_account=t.transit_account)
+    return _with_match(books, got, "transfer_in", t.transfer_id, t.to_bank_account_id, t.amount,
+                       cmd.line_id)
+
+
+@handles(c.RecordCardCharge)
+def record_card_charge(cmd: c.RecordCardCharge, books: Books, ctx: Context) -> list[ev.Event]:
+    """Record a company-card charge: Dr ``account``, Cr the card's liability account."""
+    card = books.bank_account(cmd.bank_account_id)
+    if books.account(card.gl_account).account_type != "liability":
+        raise CommandRejected("not_a_card_account",
+                              f"bank account {cmd.bank_account_id} is on GL account "
+                              f"{card.gl_account}, not a card (liability) account",
+                              "bank_account_id")
+    cid, card_gl, account = _bank_entry(books, "card_charge", cmd.charge_id, "CC",
+                                        cmd.bank_account_id, cmd.entry_date, cmd.amount,
+                                        cmd.account, cmd.account, cmd.line_id)
+    e = ev.CardChargeRecorded(charge_id=cid, bank_account_id=cmd.bank_account_id,
+                              entry_date=cmd.entry_date, amount=cmd.amount, account=account,
+                              bank_gl_account=card_gl, merchant=cmd.merchant, memo=cmd.memo)
+    return _with_match(books, e, "card_charge", cid, cmd.bank_account_id, -cmd.amount,
+                       cmd.line_id)
+
+
+@handles(c.ReportBankError)
+def report_bank_error(cmd: c.ReportBankError, books: Books, ctx: Context) -> list[ev.Event]:
+    """Report a statement line as the bank's error: it posts nothing, and the line can no
+    longer be matched to the company's entries."""
+    line = books.statement_lines.get(cmd.line_id)
+    if line is None:
+        raise CommandRejected("unknown_statement_line", f"no statement line {cmd.line_id!r}",
+                              "line_id")
+    if line.targets:
+        raise CommandRejected("already_matched",
+                              f"statement line {cmd.line_id} is matched to "
+                              f"{', '.join(t.doc_id for t in line.targets)}; unmatch it first",
+                              "line_id")
+    if line.bank_error is not None:
+        raise CommandRejected("already_reported",
+                              f"statement line {cmd.line_id} is already reported as bank "
+                              f"error {line.bank_error}", "line_id")
+    eid = new_id(cmd.error_id, books.bank_errors, "BERR", "bank error", books, "error_id")
+    return [ev.BankErrorReported(error_id=eid, line_id=line.line_id,
+                                 bank_account_id=line.bank_account_id,
+                                 entry_date=ctx.business_date, amount=line.amount,
+                                 description=cmd.description)]
 
 
 missing = set(c.COMMANDS.values()) - set(HANDLERS)

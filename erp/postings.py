@@ -234,5 +234,26 @@ def _sales_tax_remitted(e: ev.SalesTaxRemitted) -> tuple[Posting, ...]:
             Posting(e.bank_gl_account, -e.amount, None, e.payment_id))
 
 
+# --- several bank accounts: transfers, a company card (a bank error posts nothing) -----
+
+
+@_rule(ev.FundsTransferSent)
+def _funds_transfer_sent(e: ev.FundsTransferSent) -> tuple[Posting, ...]:
+    return (Posting(e.transit_account, e.amount, None, e.transfer_id),
+            Posting(e.from_gl_account, -e.amount, None, e.transfer_id))
+
+
+@_rule(ev.FundsTransferReceived)
+def _funds_transfer_received(e: ev.FundsTransferReceived) -> tuple[Posting, ...]:
+    return (Posting(e.to_gl_account, e.amount, None, e.transfer_id),
+            Posting(e.transit_account, -e.amount, None, e.transfer_id))
+
+
+@_rule(ev.CardChargeRecorded)
+def _card_charge_recorded(e: ev.CardChargeRecorded) -> tuple[Posting, ...]:
+    return (Posting(e.account, e.amount, None, e.charge_id),
+            Posting(e.bank_gl_account, -e.amount, None, e.charge_id))
+
+
 POSTING_TYPES: frozenset[type[ev.Event]] = frozenset(_RULES)
 """Event types that can post GL lines; ``post`` returns nothing for every other type."""

@@ -291,6 +291,23 @@ class Subledgers(Projector):
         self.rows.append((p, 0, "bank", e.bank_gl_account, None, "tax_payment", e.payment_id,
                           day, -e.amount))
 
+    # --- several bank accounts: each transfer leg and card charge on its bank account ----
+
+    @folds(ev.FundsTransferSent)
+    def _funds_transfer_sent(self, p: int, day: str, e: ev.FundsTransferSent) -> None:
+        self.rows.append((p, 0, "bank", e.from_gl_account, None, "transfer_out",
+                          e.transfer_id, day, -e.amount))
+
+    @folds(ev.FundsTransferReceived)
+    def _funds_transfer_received(self, p: int, day: str, e: ev.FundsTransferReceived) -> None:
+        self.rows.append((p, 0, "bank", e.to_gl_account, None, "transfer_in", e.transfer_id,
+                          day, e.amount))
+
+    @folds(ev.CardChargeRecorded)
+    def _card_charge_recorded(self, p: int, day: str, e: ev.CardChargeRecorded) -> None:
+        self.rows.append((p, 0, "bank", e.bank_gl_account, None, "card_charge", e.charge_id,
+                          day, -e.amount))
+
     def take_rows(self) -> list[Write]:
         """Hand over the buffered movements as statements to execute."""
         out: list[Write] = [(_SUBLEDGER_INSERT, self.rows)] if self.rows else []
@@ -319,7 +336,8 @@ def _status(kind: str, total: int, open_: int, approved: bool) -> str:
 
 
 _UNCLEARED = {"payment": "paid", "refund": "paid", "fee": "recorded", "interest": "recorded",
-              "return": "recorded"}
+              "return": "recorded", "transfer_out": "recorded", "transfer_in": "recorded",
+              "card_charge": "recorded"}
 
 
 class DocumentStates(Projector):
@@ -605,6 +623,33 @@ class DocumentStates(Projector):
         self._change(p, "tax_return", e.return_id, day, delta=e.amount,
                      status="paid" if left == 0 else "partially_paid")
 
+    # --- several bank accounts: a transfer's two legs (the sent leg open while in
+    # transit), card charges, bank errors reported (statement line status bank_error) ------
+
+    @folds(ev.FundsTransferSent)
+    def _funds_transfer_sent(self, p: int, day: str, e: ev.FundsTransferSent) -> None:
+        self._new(p, "transfer_out", e.transfer_id, e.to_bank_account_id, e.transit_account,
+                  day, None, e.amount, e.amount, "recorded", e.from_bank_account_id)
+
+    @folds(ev.FundsTransferReceived)
+    def _funds_transfer_received(self, p: int, day: str, e: ev.FundsTransferReceived) -> None:
+        out = self.docs[("transfer_out", e.transfer_id)]
+        self._change(p, "transfer_out", e.transfer_id, day, delta=e.amount, status=out[STATUS])
+        self._new(p, "transfer_in", e.transfer_id, e.from_bank_account_id, e.to_gl_account,
+                  day, None, e.amount, 0, "recorded", e.to_bank_account_id)
+
+    @folds(ev.CardChargeRecorded)
+    def _card_charge_recorded(self, p: int, day: str, e: ev.CardChargeRecorded) -> None:
+        self._new(p, "card_charge", e.charge_id, None, e.account, day, None, e.amount, 0,
+                  "recorded", e.merchant)
+
+    @folds(ev.BankErrorReported)
+    def _bank_error_reported(self, p: int, day: str, e: ev.BankErrorReported) -> None:
+        self._new(p, "bank_error", e.error_id, None, e.bank_account_id, day, None, e.amount,
+                  0, "reported", e.line_id)
+        row = self.docs[("statement_line", e.line_id)]
+        self._change(p, "statement_line", e.line_id, day, delta=row[OPEN], status="bank_error")
+
     def take_rows(self) -> list[Write]:
         """Hand over the history rows."""
         out: list[Write] = [(_HISTORY_INSERT, self.history)] if self.history else []
@@ -655,6 +700,14 @@ class BankStatement(Projector):
         row[8] = "matched" if matched else "unmatched"
         row[9] = orjson.dumps([[t.kind, t.doc_id, t.amount] for t in e.targets]
                               if matched else []).decode()
+        row[10] = p
+        self.dirty.add(e.line_id)
+
+    @folds(ev.BankErrorReported)
+    def _bank_error(self, p: int, day: str, e: ev.BankErrorReported) -> None:
+        row = self.lines[e.line_id]
+        row[8] = "bank_error"
+        row[9] = orjson.dumps([["bank_error", e.error_id, e.amount]]).decode()
         row[10] = p
         self.dirty.add(e.line_id)
 

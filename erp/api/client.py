@@ -784,6 +784,7 @@ def build_parser() -> Parser:
     _purchasing_commands(sub)
     _accruals_commands(sub)
     _fixed_asset_commands(sub)
+    _bank_multi_commands(sub)
     _payroll_tax_commands(sub)
 
     # --- vendor credits --------------------------------------------------------------
@@ -1414,6 +1415,84 @@ def _accruals_commands(sub: argparse._SubParsersAction[Parser]) -> None:
               lambda a: _cmd("run-amortization", period=a.period, schedule_ids=a.schedule))
     p.add_argument("period", metavar="PERIOD", help="the month, YYYY-MM")
     p.add_argument("--schedule", action="append", help="only this schedule (repeat for more)")
+
+
+# --- several bank accounts: transfers, a company card, bank errors -----------------
+
+
+def _bank_multi_commands(sub: argparse._SubParsersAction[Parser]) -> None:
+    """``erp transfers ...``, ``erp card ...`` and ``erp bank-errors ...``."""
+    v = _resource(sub, "transfers", "transfers between bank accounts: list, send, receive",
+                  "Transfers between the company's bank accounts: sending moves the amount out "
+                  "of the sending account into 1090 Transfers in transit; receiving moves it "
+                  "from in-transit into the receiving account on the day it arrives.")
+    _leaf(v, "list", "list transfers sent (open_amount: still in transit)",
+          "List the transfers sent: the receiving account (party), the sending account "
+          "(reference) and what is still in transit (open_amount).",
+          ["erp transfers list"], lambda a: _get("/v1/documents", kind="transfer_out"))
+    p = _leaf(v, "send", "send money from one bank account to another",
+              "Record a transfer leaving --from on --date for --to, matched to the sending "
+              "account's statement line with --line.",
+              ["erp transfers send --from B-SAVE --to B-OPER --amount 25000.00 "
+               "--date 2026-05-28 --line BL-000041"],
+              lambda a: _cmd("transfer-funds", from_bank_account_id=a.source,
+                             to_bank_account_id=a.dest, amount=a.amount, entry_date=a.date,
+                             memo=a.memo, line_id=a.line, transfer_id=a.new_id))
+    p.add_argument("--from", dest="source", required=True, help="sending bank account id")
+    p.add_argument("--to", dest="dest", required=True, help="receiving bank account id")
+    p.add_argument("--amount", type=money_arg, required=True, help="amount, e.g. 25000.00")
+    p.add_argument("--date", type=day, required=True, help="the day it left the account")
+    p.add_argument("--memo", help="what the transfer is for")
+    p.add_argument("--line", help="the sending account's statement line")
+    p.add_argument("--id", dest="new_id", help="transfer id (default: the next free one)")
+    p = _leaf(v, "receive", "record a transfer's arrival",
+              "Record that TRANSFER arrived in its receiving account on --date, matched to "
+              "that account's statement line with --line.",
+              ["erp transfers receive TRF-000001 --date 2026-05-29 --line BL-000044"],
+              lambda a: _cmd("receive-transfer", transfer_id=a.transfer, entry_date=a.date,
+                             line_id=a.line))
+    p.add_argument("transfer", metavar="TRANSFER", help="transfer id")
+    p.add_argument("--date", type=day, required=True, help="the day it arrived")
+    p.add_argument("--line", help="the receiving account's statement line")
+    v = _resource(sub, "card", "the company card: list charges, record a charge",
+                  "The company card is a liability bank account (2060): each charge is "
+                  "recorded to its expense account; the statement is paid by a transfer from "
+                  "the operating account (erp transfers send).")
+    _leaf(v, "list", "list card charges",
+          "List the card charges recorded: expense account, amount, merchant (reference).",
+          ["erp card list"], lambda a: _get("/v1/documents", kind="card_charge"))
+    p = _leaf(v, "charge", "record a card charge",
+              "Record a charge on the card account --card to --account, matched to its card "
+              "statement line with --line.",
+              ["erp card charge --card B-CARD --date 2026-05-12 --amount 84.20 --account 6450 "
+               "--merchant 'Staples' --line BL-000051"],
+              lambda a: _cmd("record-card-charge", bank_account_id=a.card, entry_date=a.date,
+                             amount=a.amount, account=a.account, merchant=a.merchant,
+                             memo=a.memo, line_id=a.line, charge_id=a.new_id))
+    p.add_argument("--card", required=True, help="the card's bank account id")
+    p.add_argument("--date", type=day, required=True, help="the charge's date")
+    p.add_argument("--amount", type=money_arg, required=True, help="amount, e.g. 84.20")
+    p.add_argument("--account", required=True, help="expense account")
+    p.add_argument("--merchant", help="the merchant")
+    p.add_argument("--memo", help="what it was for")
+    p.add_argument("--line", help="the card statement line")
+    p.add_argument("--id", dest="new_id", help="charge id (default: the next free one)")
+    v = _resource(sub, "bank-errors", "bank errors: list, report",
+                  "A statement line that is the bank's mistake (a charge posted twice, another "
+                  "client's deposit) is reported to the bank, not booked: it stays a reconciling "
+                  "item until the bank corrects it.")
+    _leaf(v, "list", "list bank errors reported",
+          "List the bank errors reported: bank account, signed amount, the statement line "
+          "(reference).",
+          ["erp bank-errors list"], lambda a: _get("/v1/documents", kind="bank_error"))
+    p = _leaf(v, "report", "report a statement line as the bank's error",
+              "Report LINE to the bank as its error, with what is wrong; nothing is posted.",
+              ["erp bank-errors report BL-000060 --description 'service charge posted twice'"],
+              lambda a: _cmd("report-bank-error", line_id=a.line, description=a.description,
+                             error_id=a.new_id))
+    p.add_argument("line", metavar="LINE", help="statement line id")
+    p.add_argument("--description", required=True, help="what the bank got wrong")
+    p.add_argument("--id", dest="new_id", help="error id (default: the next free one)")
 
 
 # --- fixed assets ----------------------------------------------------------------

@@ -39,12 +39,14 @@ DOC_KINDS = ("invoice", "receipt", "credit_memo", "refund", "bill", "vendor_cred
              "payment_run", "statement_line", "fee", "interest", "journal", "bank_change",
              "period", "return", "accrual", "accrual_run", "prepaid", "fixed_asset",
              "purchase_order", "goods_receipt", "bill_hold",
-             "payroll", "tax_return", "tax_payment")
+             "payroll", "tax_return", "tax_payment",
+             "transfer_out", "transfer_in", "card_charge", "bank_error")
 DocKind = Literal["invoice", "receipt", "credit_memo", "refund", "bill", "vendor_credit",
                   "payment", "payment_run", "statement_line", "fee", "interest", "journal",
                   "bank_change", "period", "return", "accrual", "accrual_run", "prepaid",
                   "fixed_asset", "purchase_order", "goods_receipt", "bill_hold",
-                  "payroll", "tax_return", "tax_payment"]
+                  "payroll", "tax_return", "tax_payment",
+                  "transfer_out", "transfer_in", "card_charge", "bank_error"]
 Format = Literal["json", "csv"]
 Subledger = Literal["ar", "ap", "unapplied_cash"]
 

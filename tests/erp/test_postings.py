@@ -20,6 +20,7 @@ from erp.postings import NO_LINES, POSTING_TYPES, Posting, post
 from tests.erp import test_postings_accruals as accruals
 from tests.erp import test_postings_fixed_assets as fixed_assets
 from tests.erp import test_postings_year_end as year_end
+from tests.erp import test_transfers as transfers
 from tests.erp import test_postings_purchasing as purchasing
 from tests.erp import test_payroll_tax as payroll_tax
 from tests.erp.test_postings_discounts import EXACT as DISCOUNT_EXACT
@@ -267,6 +268,10 @@ POSTS_NOTHING = POSTS_NOTHING | year_end.POSTS_NOTHING
 STRATEGIES.update(payroll_tax.STRATEGIES)
 MOVES_MONEY = MOVES_MONEY | payroll_tax.MOVES_MONEY
 POSTS_NOTHING = POSTS_NOTHING | payroll_tax.POSTS_NOTHING
+# several bank accounts (transfers, the company card, bank errors) keep their own file
+STRATEGIES.update(transfers.STRATEGIES)
+MOVES_MONEY = MOVES_MONEY | transfers.MOVES_MONEY
+POSTS_NOTHING = POSTS_NOTHING | transfers.POSTS_NOTHING
 
 EVENT_CLASSES: tuple[type[ev.Event], ...] = tuple(ev.EVENT_CLASSES.values())
 ALL_CLASSES = sorted(EVENT_CLASSES, key=lambda c: c.__name__)
@@ -552,6 +557,8 @@ for _cls, _cases in fixed_assets.EXACT.items():  # and the fixed-asset rules
 for _cls, _cases in year_end.EXACT.items():  # and the year-end close
     EXACT.setdefault(_cls, []).extend(_cases)
 for _cls, _cases in payroll_tax.EXACT.items():  # and payroll and sales tax
+    EXACT.setdefault(_cls, []).extend(_cases)
+for _cls, _cases in transfers.EXACT.items():  # and the transfers, card and bank errors
     EXACT.setdefault(_cls, []).extend(_cases)
 
 EXACT_CASES = [pytest.param(e, lines, id=f"{cls.__name__}: {what}")
