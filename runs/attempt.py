@@ -287,7 +287,7 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
         summary = _summary(loaded, instance, engine, ledger, agent_name, turns,
                            time.perf_counter() - started)
         verdict = grade(out, loaded, ledger.store, summary=summary,
-                        folds=daily.folds if daily.specs else None)
+                        folds=daily.folds if daily.specs else None, during_run=True)
     finally:
         ledger.close()
     write_verdict(verdict, out / VERDICT_FILE)
@@ -301,6 +301,7 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
         summary["optimality_gap"] = gaps
     summary["daily_checks"] = daily.report()
     summary["daily_timing"] = daily.timing()
+    summary["daily_by_month"] = daily.monthly()
     if store_url is not None:
         summary["store"] = describe_store(ledger.store)
     write_text_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
@@ -326,6 +327,8 @@ class _DailyControl:
         """The folds of the log kept from one date to the next (advanced, not refolded)."""
         self.seconds: list[tuple[date, float]] = []
         """Each date's evaluation time (wall seconds)."""
+        self.by_month: dict[str, dict[str, Any]] = {}
+        """Per month: the per-date check results counted (``monthly``)."""
         if self.specs:
             engine.daily(Phase.DAY_END, self.at_day_end)
 
@@ -346,6 +349,7 @@ class _DailyControl:
         for name, detail in broken:
             self.failed_days[name] += 1
             self.first.setdefault(name, (day, detail))
+        self.note_month(day, {name for name, _ in broken})
 
     def report(self) -> dict[str, Any]:
         """Per check: the first date it failed (or None), how many dates it failed."""
@@ -359,6 +363,27 @@ class _DailyControl:
                          "failed_dates": max((self.failed_days[k] for k in hits), default=0),
                          "dates_checked": self.days}
         return out
+
+    # --- the per-month accuracy curve (summary.json daily_by_month) -------------------
+
+    def note_month(self, day: date, broken: set[str]) -> None:
+        """Count this date's per-date checks, passed or failed, in its month."""
+        month = self.by_month.setdefault(day.strftime("%Y-%m"),
+                                         {"dates": 0, "checks": 0, "passed": 0, "failed": {}})
+        month["dates"] += 1
+        for i, spec in self.specs:
+            name = spec.label(i)
+            month["checks"] += 1
+            if any(b == name or b.startswith(name + "/") for b in broken):
+                month["failed"][name] = month["failed"].get(name, 0) + 1
+            else:
+                month["passed"] += 1
+
+    def monthly(self) -> dict[str, Any]:
+        """Per month: its dates, the per-date check results (checks x dates), how many
+        passed, their share (``accuracy``) and each failing check's count of dates."""
+        return {m: {**v, "accuracy": round(v["passed"] / v["checks"], 4) if v["checks"]
+                    else None} for m, v in sorted(self.by_month.items())}
 
     def timing(self) -> dict[str, Any]:
         """What per-date control cost: dates, folds started afresh, mean ms per date by month."""

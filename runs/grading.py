@@ -11,7 +11,9 @@ every read table the checks read with a fold of the verified log
 (:func:`erp.verification.verify_books`). Anything that does not check out raises
 ``IntegrityError`` naming the position, or the table and row, and nothing is graded. The
 verdict records how under ``books`` (``"verified": "rebuilt-and-compared"``, the log head,
-each table's row count and digest).
+each table's row count and digest). An attempt graded by its own run as it ends is
+different: only its turns had the books, so books that do not verify are the agent's doing,
+and the attempt is rejected (``books-verified`` failed; ``"verified": "refused"``).
 """
 
 from __future__ import annotations
@@ -23,8 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from checks.context import CheckContext, Folds
-from checks.registry import CheckSpec
-from checks.verdict import Verdict, evaluate, write_verdict
+from checks.registry import CheckResult, CheckSpec, definitions_hash
+from checks.verdict import (
+    SCORER_NAME,
+    Verdict,
+    evaluate,
+    output_hashes,
+    scorer_version,
+    write_verdict,
+)
 from erp.errors import IntegrityError, StoreError
 from erp.store import EventStore
 from erp.verification import BooksReport, verify_books
@@ -134,22 +143,55 @@ def verify_attempt_books(out: Path, store: EventStore, summary: dict[str, Any], 
     return books
 
 
+BOOKS_CHECK = "books-verified"
+"""The one result of an attempt whose own run left books that do not verify."""
+
+
 def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
           summary: dict[str, Any], expect_head: str | None = None,
-          folds: Folds | None = None) -> Verdict:
+          folds: Folds | None = None, during_run: bool = False) -> Verdict:
     """Verify the attempt's books (:func:`verify_attempt_books`), then evaluate the
     scenario's checks on its store and final workspace (``folds``: per-date control's,
-    folded on to the log's head rather than afresh; the verdict is the same)."""
-    books = verify_attempt_books(out, store, summary, expect_head=expect_head)
+    folded on to the log's head rather than afresh; the verdict is the same).
+
+    Books that do not verify raise ``IntegrityError`` (nothing graded), unless
+    ``during_run``: the attempt's own run grades it as it ends, so only its turns had the
+    books, and the change is the agent's. Then the verdict is rejected by one failed
+    result, ``books-verified``, naming what does not check out; no other check reads
+    books that cannot be trusted."""
+    ws = final_workspace(out)
+    try:
+        books = verify_attempt_books(out, store, summary, expect_head=expect_head)
+    except IntegrityError as e:
+        if not during_run:
+            raise
+        return _books_refused(loaded, summary, e, ws)
     actors = tuple(f"agent:turn-{t['turn']}" for t in summary.get("turns", []))
     roles = {f"agent:turn-{t['turn']}": t["role"] for t in summary.get("turns", [])
              if t.get("role", "clerk") != "clerk"}
-    ws = final_workspace(out)
     ctx = context_for(store, loaded, workspace=ws, agent_actors=actors, turn_roles=roles,
                       folds=folds)
     verdict = evaluate(final_specs(loaded), ctx, outputs_root=ws / "out" if ws else None)
     verdict.books = books.to_json()
     return verdict
+
+
+def _books_refused(loaded: LoadedScenario, summary: dict[str, Any], error: IntegrityError,
+                   ws: Path | None) -> Verdict:
+    """The verdict of an attempt whose run left books that do not verify, bound to the
+    log head its run recorded (the store's own may be what does not check out)."""
+    reason = str(error).removesuffix("; not graded")
+    specs = final_specs(loaded)
+    result = CheckResult(BOOKS_CHECK, False, "the books do not verify at the end of the "
+                         f"attempt, so no other check was evaluated: {reason}",
+                         {"first_bad_position": error.position})
+    scorer = {"name": SCORER_NAME, "version": scorer_version(),
+              "definitions_sha256": definitions_hash(specs)}
+    return Verdict([result], [], scorer,
+                   outputs=output_hashes(ws / "out" if ws else None),
+                   final_log_hash=summary.get("final_hash"),
+                   final_position=summary.get("final_position"),
+                   books={"verified": "refused", "reason": reason})
 
 
 def describe_store(store: EventStore) -> dict[str, Any]:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -22,6 +24,7 @@ from runs.attempt import run_attempt
 from runs.cli import main
 from runs.grading import open_attempt_store, read_summary
 from scenarios.loader import load_scenario
+from scenarios.turn import TurnContext
 from tests.conftest import PG_URL, drop_pg_schema, pg_schema
 from tests.erp.test_verification import _pages, damage
 from tests.runs.test_grading import FILE_CHECK, flat, small_scenario
@@ -226,3 +229,79 @@ def test_an_attempt_of_the_sqlite_store_opens_by_its_folder(attempts: dict[str, 
         assert store.url is None
     finally:
         store.close()
+
+
+# --- books changed during the attempt, by its agent -----------------------------------------
+
+
+class _TamperingAgent:
+    """Applies the reference's work, then, in its first turn, edits a read table directly
+    (as a local agent can: the books are a file beside its workspace, or a schema)."""
+
+    name = "tampering"
+
+    def __init__(self, statements: list[str]) -> None:
+        self.statements = statements
+        self.turns = 0
+
+    def run_turn(self, turn: TurnContext) -> None:
+        self.turns += 1
+        if self.turns == 1:
+            with turn.store.engine.begin() as conn:
+                for sql in self.statements:
+                    conn.exec_driver_sql(sql)
+
+
+def test_books_changed_during_the_run_reject_the_attempt(backend: str, scenario: Path,
+                                                         tmp_path: Path,
+                                                         request: pytest.FixtureRequest) -> None:
+    """The attempt's own grading rejects it, with its summary and verdict written; a
+    later regrade of the folder refuses it as not graded."""
+    loaded = load_scenario(scenario)
+    folder = tmp_path / "tampered"
+    agent = _TamperingAgent(["UPDATE documents SET open_amount = open_amount + 1 WHERE doc_id "
+                             "IN (SELECT doc_id FROM documents WHERE kind = 'invoice' "
+                             "ORDER BY doc_id LIMIT 2)"])
+    kwargs: dict[str, Any] = {}
+    if backend == "postgres":
+        kwargs = {"store_url": PG_URL, "schema": pg_schema(request.node.nodeid)}
+        drop_pg_schema(kwargs["schema"])
+    try:
+        result = run_attempt(loaded, 1, "tampering", folder, agent=agent, **kwargs)
+        verdict = json.loads((folder / "verdict.json").read_text())
+        assert result.summary["verdict"]["status"] == verdict["status"] == "rejected"
+        assert verdict["failed"] == ["books-verified"]
+        [only] = verdict["results"]
+        assert only["detail"].startswith("the books do not verify at the end of the attempt, "
+                                         "so no other check was evaluated: ")
+        assert "the read tables do not match the log" in only["detail"]
+        assert "first documents (kind='invoice', doc_id='INV-" in only["detail"]
+        assert verdict["books"]["verified"] == "refused"
+        assert verdict["final_log_hash"] == result.summary["final_hash"]
+        res = invoke("check", folder)  # later: the folder's books are refused, not graded
+        assert res.exit_code == 1 and "not graded" in flat(res.output), res.output
+    finally:
+        if backend == "postgres":
+            drop_pg_schema(kwargs["schema"])
+
+
+@SQLITE_ONLY
+def test_an_external_agent_editing_books_db_is_rejected_by_the_run(backend: str, scenario: Path,
+                                                                   tmp_path: Path) -> None:
+    """``erpsim run`` with a local agent that opens ``books.db`` beside its workspace."""
+    script = tmp_path / "agent.py"
+    script.write_text(
+        "import pathlib, sqlite3, sys\n"
+        "ws = pathlib.Path(sys.argv[sys.argv.index('--workspace') + 1]).resolve()\n"
+        "db = next(p / 'books.db' for p in ws.parents if (p / 'books.db').is_file())\n"
+        "with sqlite3.connect(db) as c:\n"
+        "    c.execute(\"UPDATE documents SET status = 'applied' WHERE kind = 'invoice'\")\n")
+    adapter = tmp_path / "agent"
+    adapter.write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n")
+    adapter.chmod(0o755)
+    folder = tmp_path / "a"
+    res = invoke("run", scenario, "--agent-cmd", adapter, "--out", folder, "--quiet")
+    assert res.exit_code == 1, res.output
+    out = flat(res.output)
+    assert "verdict: rejected" in out and "books-verified" in out, out
+    assert (folder / "summary.json").is_file() and (folder / "verdict.json").is_file()
