@@ -204,6 +204,7 @@ class Books:
         self.bank_changes: dict[str, BankChangeState] = {}
         self.invoices: dict[str, InvoiceState] = {}
         self.credit_memos: set[str] = set()
+        self.collections = CollectionsBooks()
         self.receipts: dict[str, ReceiptState] = {}
         self.bills: dict[str, BillState] = {}
         self.vendor_credits: dict[str, VendorCreditState] = {}
@@ -316,6 +317,10 @@ class Books:
                     e.receipt_id, e.customer_id, e.bank_account_id, e.amount, e.amount,
                     e.entry_date)
                 self.bank_accounts[e.bank_account_id].balance += e.amount
+            case (ev.DunningLetterSent() | ev.InvoiceDisputed() | ev.DisputeResolved()
+                  | ev.PromiseToPayRecorded() | ev.CreditHoldPlaced()
+                  | ev.CreditHoldReleased()):
+                self.collections.apply(e)
             case ev.ReceiptApplied():
                 r = self.receipts[e.receipt_id]
                 r.unapplied -= e.amount
@@ -591,6 +596,99 @@ class PurchasingBooks(BooksPart):
                 self.holds[e.bill_id].released = True
             case _:
                 raise TypeError(f"PurchasingBooks.apply: no rule for {type(e).__name__}")
+
+
+# --- collections: dunning letters, disputes, promises to pay, credit holds ---------
+
+
+@dataclass(slots=True)
+class DisputeState:
+    """A customer's dispute of an invoice, open until resolved."""
+
+    dispute_id: str
+    invoice_id: str
+    customer_id: str
+    amount: int
+    outcome: str | None = None
+
+
+@dataclass(slots=True)
+class PromiseState:
+    """A promise to pay part of an invoice by a day."""
+
+    promise_id: str
+    invoice_id: str
+    customer_id: str
+    amount: int
+    pay_by: date
+    balance: int
+
+
+@dataclass(slots=True)
+class CreditHoldState:
+    """A customer's credit hold."""
+
+    hold_id: str
+    customer_id: str
+    credit_limit: int
+    placed_on: date
+    released: bool = False
+
+
+class CollectionsBooks(BooksPart):
+    """The collections part of the books: letters sent per invoice, disputes, promises to
+    pay and credit holds."""
+
+    def __init__(self) -> None:
+        self.letters: dict[str, ev.DunningLetterSent] = {}
+        self.levels: dict[str, int] = {}
+        """Invoice -> the highest level of letter sent for it."""
+        self.disputes: dict[str, DisputeState] = {}
+        self.open_disputes: dict[str, str] = {}
+        """Invoice -> its open dispute."""
+        self.promises: dict[str, PromiseState] = {}
+        self.last_promise: dict[str, str] = {}
+        """Invoice -> its latest promise."""
+        self.holds: dict[str, CreditHoldState] = {}
+        self.on_hold: dict[str, str] = {}
+        """Customer -> its credit hold in force."""
+
+    def promise_pending(self, invoice: InvoiceState, day: date) -> PromiseState | None:
+        """The invoice's promise still running on ``day``: not past its date, not kept."""
+        pid = self.last_promise.get(invoice.invoice_id)
+        if pid is None:
+            return None
+        p = self.promises[pid]
+        kept = invoice.open <= p.balance - p.amount
+        return p if day <= p.pay_by and not kept else None
+
+    def apply(self, e: ev.Event) -> None:
+        """Evolve the collections state by one of its events."""
+        match e:
+            case ev.DunningLetterSent():
+                self.letters[e.letter_id] = e
+                self.levels[e.invoice_id] = max(e.level, self.levels.get(e.invoice_id, 0))
+            case ev.InvoiceDisputed():
+                self.disputes[e.dispute_id] = DisputeState(e.dispute_id, e.invoice_id,
+                                                           e.customer_id, e.amount)
+                self.open_disputes[e.invoice_id] = e.dispute_id
+            case ev.DisputeResolved():
+                self.disputes[e.dispute_id].outcome = e.outcome
+                self.open_disputes.pop(e.invoice_id, None)
+            case ev.PromiseToPayRecorded():
+                self.promises[e.promise_id] = PromiseState(e.promise_id, e.invoice_id,
+                                                           e.customer_id, e.amount, e.pay_by,
+                                                           e.balance)
+                self.last_promise[e.invoice_id] = e.promise_id
+            case ev.CreditHoldPlaced():
+                self.holds[e.hold_id] = CreditHoldState(e.hold_id, e.customer_id, e.credit_limit,
+                                                        e.placed_on)
+                self.on_hold[e.customer_id] = e.hold_id
+            case ev.CreditHoldReleased():
+                self.holds[e.hold_id].released = True
+                self.on_hold.pop(e.customer_id, None)
+            case _:
+                raise TypeError(f"CollectionsBooks.apply: no rule for {type(e).__name__}")
 
 
 # --- accruals and prepaids -------------------------------------------------------

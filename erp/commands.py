@@ -249,6 +249,71 @@ class RecordReturnedDeposit(Command):
     reason: Text = "returned unpaid (NSF)"
 
 
+# --- collections: dunning letters, disputes, promises to pay, credit holds ---------
+# (each is dated the caller's business day)
+
+Reason = Annotated[str, StringConstraints(min_length=1, max_length=500, pattern=r"\S")]
+
+
+class SendDunningLetter(Command):
+    """Send a customer a dunning letter for one overdue invoice: level 1, 2 or 3, each
+    allowed from a number of days past due (``erp.handlers.DUNNING_LEVEL_DAYS``)."""
+
+    letter_id: Id | None = None
+    invoice_id: Id
+    level: Annotated[int, Field(ge=1, le=3)]
+
+
+class RecordDispute(Command):
+    """Record a customer's dispute of an invoice (the whole open balance unless
+    ``amount`` says less), with the customer's reason."""
+
+    dispute_id: Id | None = None
+    invoice_id: Id
+    reason: Reason
+    amount: Cents | None = None
+
+
+class ResolveDispute(Command):
+    """Resolve a dispute: ``credit_memo`` credits ``amount`` (at most the disputed amount)
+    by a credit memo; ``rejected`` leaves the invoice owed in full."""
+
+    dispute_id: Id
+    resolution: Annotated[str, StringConstraints(pattern=r"^(credit_memo|rejected)$")]
+    reason: Reason
+    amount: Cents | None = None
+    credit_memo_id: Id | None = None
+    account: Code | None = None
+    """The credit memo's account (default: the company's sales returns)."""
+
+
+class RecordPromiseToPay(Command):
+    """Record a customer's promise to pay ``amount`` of an invoice by ``pay_by``."""
+
+    promise_id: Id | None = None
+    invoice_id: Id
+    amount: Cents
+    pay_by: date
+    note: Text = ""
+
+
+class PlaceCreditHold(Command):
+    """Put a customer on credit hold: no invoice may take what it owes above
+    ``credit_limit`` (default 0.00: no new invoice while anything is open)."""
+
+    hold_id: Id | None = None
+    customer_id: Id
+    reason: Reason
+    credit_limit: Cents = 0
+
+
+class ReleaseCreditHold(Command):
+    """Release a customer's credit hold (a clerk only once nothing undisputed is overdue)."""
+
+    customer_id: Id
+    reason: Reason
+
+
 # --- payables --------------------------------------------------------------------
 
 
@@ -711,6 +776,8 @@ COMMANDS: dict[str, type[Command]] = {
         RejectVendorBankChange, OpenBankAccount, IssueInvoice, IssueCreditMemo, RecordReceipt,
         AssignReceiptCustomer, ApplyReceipt, ReverseApplication, WriteOffInvoice,
         GrantFeeAllowance, RefundCustomer, RecordReturnedDeposit, EnterBill, ApproveBill,
+        SendDunningLetter, RecordDispute, ResolveDispute, RecordPromiseToPay,
+        PlaceCreditHold, ReleaseCreditHold,
         RecordVendorCredit, ApplyVendorCredit, PayVendor, PayBillWithDiscount, RunPayments,
         ImportStatementLines,
         MatchStatementLine, UnmatchStatementLine, RecordBankFee, RecordInterest, PostJournalEntry,

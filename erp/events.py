@@ -482,6 +482,108 @@ class DepositReturned(Event):
     reason: str = ""
 
 
+# --- collections: dunning letters, disputes, promises to pay, credit holds ---------
+# (the collections template: none of these move money; a dispute resolved by a credit
+# memo posts through the CreditMemoIssued written with it)
+
+DisputeOutcome = Literal["credited", "rejected"]
+
+
+class DunningLetterSent(Event):
+    """A dunning letter (level 1, 2 or 3) was sent to a customer for an overdue invoice."""
+
+    type: Literal["dunning_letter_sent"] = "dunning_letter_sent"
+    stream_kind: ClassVar[str] = "dunning-letter"
+    stream_key: ClassVar[str] = "letter_id"
+    letter_id: str
+    invoice_id: str
+    customer_id: str
+    level: int
+    sent_on: date
+    days_past_due: int
+    amount: int
+    """The invoice's open balance the letter asks for."""
+
+
+class InvoiceDisputed(Event):
+    """A customer disputed an invoice (or part of it): the invoice is left out of dunning
+    until the dispute is resolved."""
+
+    type: Literal["invoice_disputed"] = "invoice_disputed"
+    stream_kind: ClassVar[str] = "dispute"
+    stream_key: ClassVar[str] = "dispute_id"
+    dispute_id: str
+    invoice_id: str
+    customer_id: str
+    opened_on: date
+    amount: int
+    reason: str
+
+
+class DisputeResolved(Event):
+    """A dispute was resolved: ``credited`` by the credit memo ``credit_memo_id`` (written
+    just before, for ``amount``) or ``rejected`` (the customer owes the invoice)."""
+
+    type: Literal["dispute_resolved"] = "dispute_resolved"
+    stream_kind: ClassVar[str] = "dispute"
+    stream_key: ClassVar[str] = "dispute_id"
+    dispute_id: str
+    invoice_id: str
+    customer_id: str
+    resolved_on: date
+    outcome: DisputeOutcome
+    amount: int
+    """What was credited (0 when rejected)."""
+    credit_memo_id: str
+    """The credit memo (empty when rejected)."""
+    reason: str
+
+
+class PromiseToPayRecorded(Event):
+    """A customer promised to pay ``amount`` of an invoice by ``pay_by``: no letter goes
+    out for it until that day has passed without the payment."""
+
+    type: Literal["promise_to_pay_recorded"] = "promise_to_pay_recorded"
+    stream_kind: ClassVar[str] = "promise"
+    stream_key: ClassVar[str] = "promise_id"
+    promise_id: str
+    invoice_id: str
+    customer_id: str
+    recorded_on: date
+    pay_by: date
+    amount: int
+    balance: int
+    """The invoice's open balance when promised (kept once it is ``amount`` lower)."""
+    note: str
+
+
+class CreditHoldPlaced(Event):
+    """A customer was put on credit hold: no invoice may take its open receivables above
+    ``credit_limit`` until the hold is released."""
+
+    type: Literal["credit_hold_placed"] = "credit_hold_placed"
+    stream_kind: ClassVar[str] = "credit-hold"
+    stream_key: ClassVar[str] = "hold_id"
+    hold_id: str
+    customer_id: str
+    placed_on: date
+    credit_limit: int
+    reason: str
+
+
+class CreditHoldReleased(Event):
+    """A customer's credit hold was released."""
+
+    type: Literal["credit_hold_released"] = "credit_hold_released"
+    stream_kind: ClassVar[str] = "credit-hold"
+    stream_key: ClassVar[str] = "hold_id"
+    hold_id: str
+    customer_id: str
+    released_on: date
+    reason: str
+    released_by_role: Role
+
+
 # --- payables --------------------------------------------------------------------
 
 
@@ -1207,6 +1309,12 @@ ErpEvent = Annotated[
     | FeeAllowanceGranted
     | CustomerRefunded
     | DepositReturned
+    | DunningLetterSent
+    | InvoiceDisputed
+    | DisputeResolved
+    | PromiseToPayRecorded
+    | CreditHoldPlaced
+    | CreditHoldReleased
     | BillEntered
     | BillApproved
     | BillTermsSet

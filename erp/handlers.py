@@ -396,6 +396,7 @@ def issue_invoice(cmd: c.IssueInvoice, books: Books, ctx: Context) -> list[ev.Ev
             f"customer {cust.customer_id} owes {_fmt(cust.open_ar)}; this invoice of "
             f"{_fmt(total)} would exceed its credit limit of {_fmt(cust.credit_limit)}",
             "customer_id")
+    require_within_credit_hold(books, cust.customer_id, total)
     return [ev.InvoiceIssued(invoice_id=iid, customer_id=cmd.customer_id,
                              entry_date=cmd.entry_date,
                              due_on=_due(cmd.entry_date, cust.terms_days, cmd.due_on),
@@ -649,6 +650,228 @@ def record_returned_deposit(cmd: c.RecordReturnedDeposit, books: Books,
                                   f"{_fmt(-receipt.amount)}", "line_id")
     return out + _with_match(books, returned, "return", return_id, receipt.bank_account_id,
                              -receipt.amount, cmd.line_id)
+
+
+# --- collections: dunning letters, disputes, promises to pay, credit holds ---------
+
+DUNNING_LEVEL_DAYS: dict[int, int] = {1: 1, 2: 31, 3: 61}
+"""The fewest days past due at which a letter of each level may be sent."""
+PROMISE_MAX_DAYS = 30
+"""How far ahead a promise to pay may be dated."""
+
+
+def require_within_credit_hold(books: Books, customer_id: str, total: int) -> None:
+    """Reject an invoice that would take a customer on credit hold above the hold's limit."""
+    hid = books.collections.on_hold.get(customer_id)
+    if hid is None:
+        return
+    hold = books.collections.holds[hid]
+    owed = books.customers[customer_id].open_ar
+    if owed + total > hold.credit_limit:
+        raise CommandRejected(
+            "customer_on_credit_hold",
+            f"customer {customer_id} is on credit hold {hid} (placed "
+            f"{hold.placed_on.isoformat()}, limit {_fmt(hold.credit_limit)}): it owes "
+            f"{_fmt(owed)} and this invoice of {_fmt(total)} would take it above the limit; "
+            "release the hold first (erp credit-holds release)", "customer_id")
+
+
+def _open_invoice(books: Books, invoice_id: str) -> InvoiceState:
+    inv = books.invoice(invoice_id)
+    if inv.open <= 0:
+        raise CommandRejected("invoice_closed",
+                              f"invoice {invoice_id} has nothing open (fully paid or "
+                              "credited)", "invoice_id")
+    return inv
+
+
+def _not_disputed(books: Books, inv: InvoiceState, action: str) -> None:
+    did = books.collections.open_disputes.get(inv.invoice_id)
+    if did is not None:
+        raise CommandRejected("invoice_disputed",
+                              f"invoice {inv.invoice_id} is under dispute {did}; cannot "
+                              f"{action} until the dispute is resolved", "invoice_id")
+
+
+def _no_pending_promise(books: Books, inv: InvoiceState, day: date, action: str) -> None:
+    p = books.collections.promise_pending(inv, day)
+    if p is not None:
+        raise CommandRejected("promise_pending",
+                              f"invoice {inv.invoice_id} has promise to pay {p.promise_id} "
+                              f"of {_fmt(p.amount)} by {p.pay_by.isoformat()}, not yet due; "
+                              f"cannot {action} before that day has passed", "invoice_id")
+
+
+def overdue_invoices(books: Books, customer_id: str, day: date) -> list[InvoiceState]:
+    """A customer's open invoices past due on ``day`` and not under dispute."""
+    return [inv for inv in books.invoices.values()
+            if inv.customer_id == customer_id and inv.open > 0 and inv.due_on < day
+            and inv.invoice_id not in books.collections.open_disputes]
+
+
+@handles(c.SendDunningLetter)
+def send_dunning_letter(cmd: c.SendDunningLetter, books: Books,
+                        ctx: Context) -> list[ev.Event]:
+    """Send a letter of a level for an overdue, undisputed invoice without a running
+    promise, once per level and never below a level already sent."""
+    books.require_company()
+    inv = _open_invoice(books, cmd.invoice_id)
+    day = ctx.business_date
+    days = (day - inv.due_on).days
+    need = DUNNING_LEVEL_DAYS[cmd.level]
+    if days < need:
+        raise CommandRejected("not_due_for_level",
+                              f"invoice {inv.invoice_id} is {days} days past due on "
+                              f"{day.isoformat()} (due {inv.due_on.isoformat()}); a level "
+                              f"{cmd.level} letter needs {need} or more", "level")
+    _not_disputed(books, inv, "send it a dunning letter")
+    _no_pending_promise(books, inv, day, "send it a dunning letter")
+    sent = books.collections.levels.get(inv.invoice_id, 0)
+    if sent >= cmd.level:
+        raise CommandRejected("already_dunned",
+                              f"invoice {inv.invoice_id} already had a level {sent} letter; "
+                              f"a level {cmd.level} letter would not escalate", "level")
+    lid = new_id(cmd.letter_id, books.collections.letters, "DUN", "dunning letter", books,
+                 "letter_id")
+    return [ev.DunningLetterSent(letter_id=lid, invoice_id=inv.invoice_id,
+                                 customer_id=inv.customer_id, level=cmd.level, sent_on=day,
+                                 days_past_due=days, amount=inv.open)]
+
+
+@handles(c.RecordDispute)
+def record_dispute(cmd: c.RecordDispute, books: Books, ctx: Context) -> list[ev.Event]:
+    """Record a dispute of an open invoice not already under dispute."""
+    books.require_company()
+    inv = _open_invoice(books, cmd.invoice_id)
+    _not_disputed(books, inv, "record another dispute")
+    amount = inv.open if cmd.amount is None else cmd.amount
+    require_positive(amount)
+    if amount > inv.open:
+        raise CommandRejected("exceeds_open_balance",
+                              f"invoice {inv.invoice_id} has {_fmt(inv.open)} open; cannot "
+                              f"dispute {_fmt(amount)}", "amount")
+    did = new_id(cmd.dispute_id, books.collections.disputes, "DSP", "dispute", books,
+                 "dispute_id")
+    return [ev.InvoiceDisputed(dispute_id=did, invoice_id=inv.invoice_id,
+                               customer_id=inv.customer_id, opened_on=ctx.business_date,
+                               amount=amount, reason=cmd.reason)]
+
+
+@handles(c.ResolveDispute)
+def resolve_dispute(cmd: c.ResolveDispute, books: Books, ctx: Context) -> list[ev.Event]:
+    """Resolve an open dispute by a credit memo (at most the disputed amount) or reject it."""
+    company = books.require_company()
+    d = books.collections.disputes.get(cmd.dispute_id)
+    if d is None:
+        raise UnknownEntity("dispute", cmd.dispute_id, "dispute_id")
+    if d.outcome is not None:
+        raise CommandRejected("dispute_resolved",
+                              f"dispute {d.dispute_id} was already resolved ({d.outcome})",
+                              "dispute_id")
+    day = ctx.business_date
+    if cmd.resolution == "rejected":
+        if cmd.amount is not None or cmd.credit_memo_id is not None:
+            raise CommandRejected("amount_not_allowed",
+                                  "a rejected dispute credits nothing: leave out amount and "
+                                  "credit_memo_id", "amount")
+        return [ev.DisputeResolved(dispute_id=d.dispute_id, invoice_id=d.invoice_id,
+                                   customer_id=d.customer_id, resolved_on=day,
+                                   outcome="rejected", amount=0, credit_memo_id="",
+                                   reason=cmd.reason)]
+    if cmd.amount is None:
+        raise CommandRejected("amount_required",
+                              "a dispute resolved by credit memo needs the amount to credit",
+                              "amount")
+    if cmd.amount > d.amount:
+        raise CommandRejected("exceeds_disputed_amount",
+                              f"dispute {d.dispute_id} disputes {_fmt(d.amount)}; cannot "
+                              f"credit {_fmt(cmd.amount)}", "amount")
+    inv = _reduce_open_invoice(books, d.invoice_id, cmd.amount)
+    require_open_period(books, day, "business_date")
+    account = cmd.account or company.accounts.sales_returns
+    require_non_control_account(books, account, "account")
+    mid = new_id(cmd.credit_memo_id, books.credit_memos, "CM", "credit memo", books,
+                 "credit_memo_id")
+    return [ev.CreditMemoIssued(credit_memo_id=mid, invoice_id=d.invoice_id,
+                                customer_id=d.customer_id, entry_date=day, amount=cmd.amount,
+                                account=account, ar_account=inv.ar_account,
+                                reason=f"dispute {d.dispute_id}: {cmd.reason}"),
+            ev.DisputeResolved(dispute_id=d.dispute_id, invoice_id=d.invoice_id,
+                               customer_id=d.customer_id, resolved_on=day, outcome="credited",
+                               amount=cmd.amount, credit_memo_id=mid, reason=cmd.reason)]
+
+
+@handles(c.RecordPromiseToPay)
+def record_promise_to_pay(cmd: c.RecordPromiseToPay, books: Books,
+                          ctx: Context) -> list[ev.Event]:
+    """Record a promise to pay part or all of an open, undisputed invoice by a day within
+    ``PROMISE_MAX_DAYS``, one running promise per invoice."""
+    books.require_company()
+    inv = _open_invoice(books, cmd.invoice_id)
+    day = ctx.business_date
+    _not_disputed(books, inv, "record a promise to pay")
+    _no_pending_promise(books, inv, day, "record another promise")
+    require_positive(cmd.amount)
+    if cmd.amount > inv.open:
+        raise CommandRejected("exceeds_open_balance",
+                              f"invoice {inv.invoice_id} has {_fmt(inv.open)} open; a promise "
+                              f"of {_fmt(cmd.amount)} is more than is owed", "amount")
+    if cmd.pay_by < day or cmd.pay_by > day + timedelta(days=PROMISE_MAX_DAYS):
+        raise CommandRejected("invalid_promise_date",
+                              f"pay_by {cmd.pay_by.isoformat()} must be from today "
+                              f"({day.isoformat()}) to {PROMISE_MAX_DAYS} days ahead",
+                              "pay_by")
+    pid = new_id(cmd.promise_id, books.collections.promises, "PTP", "promise to pay", books,
+                 "promise_id")
+    return [ev.PromiseToPayRecorded(promise_id=pid, invoice_id=inv.invoice_id,
+                                    customer_id=inv.customer_id, recorded_on=day,
+                                    pay_by=cmd.pay_by, amount=cmd.amount, balance=inv.open,
+                                    note=cmd.note)]
+
+
+@handles(c.PlaceCreditHold)
+def place_credit_hold(cmd: c.PlaceCreditHold, books: Books, ctx: Context) -> list[ev.Event]:
+    """Put a customer not already on hold on credit hold."""
+    books.require_company()
+    cust = books.customer(cmd.customer_id)
+    held = books.collections.on_hold.get(cust.customer_id)
+    if held is not None:
+        raise CommandRejected("already_on_hold",
+                              f"customer {cust.customer_id} is already on credit hold {held}",
+                              "customer_id")
+    if cmd.credit_limit < 0:
+        raise CommandRejected("non_positive_amount",
+                              f"credit_limit cannot be negative (got {_fmt(cmd.credit_limit)})",
+                              "credit_limit")
+    hid = new_id(cmd.hold_id, books.collections.holds, "HOLD", "credit hold", books, "hold_id")
+    return [ev.CreditHoldPlaced(hold_id=hid, customer_id=cust.customer_id,
+                                placed_on=ctx.business_date, credit_limit=cmd.credit_limit,
+                                reason=cmd.reason)]
+
+
+@handles(c.ReleaseCreditHold)
+def release_credit_hold(cmd: c.ReleaseCreditHold, books: Books,
+                        ctx: Context) -> list[ev.Event]:
+    """Release a customer's hold: a clerk only once no undisputed invoice is overdue, a
+    controller at any time."""
+    books.require_company()
+    cust = books.customer(cmd.customer_id)
+    hid = books.collections.on_hold.get(cust.customer_id)
+    if hid is None:
+        raise CommandRejected("not_on_hold",
+                              f"customer {cust.customer_id} is not on credit hold",
+                              "customer_id")
+    overdue = overdue_invoices(books, cust.customer_id, ctx.business_date)
+    if overdue and ctx.role not in MANAGERS:
+        listed = ", ".join(f"{i.invoice_id} ({_fmt(i.open)})" for i in overdue[:5])
+        raise CommandRejected("overdue_balance_open",
+                              f"customer {cust.customer_id} still has {len(overdue)} "
+                              f"overdue undisputed invoice(s): {listed}; a clerk releases a "
+                              "hold once they are paid (a controller may release it anyway)",
+                              "customer_id")
+    return [ev.CreditHoldReleased(hold_id=hid, customer_id=cust.customer_id,
+                                  released_on=ctx.business_date, reason=cmd.reason,
+                                  released_by_role=ctx.role)]
 
 
 # --- payables --------------------------------------------------------------------

@@ -525,6 +525,37 @@ class DocumentStates(Projector):
     def _period_reopened(self, p: int, day: str, e: ev.PeriodReopened) -> None:
         self._change(p, "period", e.period, day, status="open")
 
+    # --- collections: dunning letters, disputes, promises to pay, credit holds ---------
+
+    @folds(ev.DunningLetterSent)
+    def _dunning_letter_sent(self, p: int, day: str, e: ev.DunningLetterSent) -> None:
+        self._new(p, "dunning_letter", e.letter_id, e.customer_id, None, day, None, e.amount,
+                  0, f"level_{e.level}", e.invoice_id)
+
+    @folds(ev.InvoiceDisputed)
+    def _invoice_disputed(self, p: int, day: str, e: ev.InvoiceDisputed) -> None:
+        self._new(p, "dispute", e.dispute_id, e.customer_id, None, day, None, e.amount,
+                  e.amount, "open", e.invoice_id)
+
+    @folds(ev.DisputeResolved)
+    def _dispute_resolved(self, p: int, day: str, e: ev.DisputeResolved) -> None:
+        self._change(p, "dispute", e.dispute_id, day,
+                     delta=self.docs[("dispute", e.dispute_id)][OPEN], status=e.outcome)
+
+    @folds(ev.PromiseToPayRecorded)
+    def _promise_to_pay_recorded(self, p: int, day: str, e: ev.PromiseToPayRecorded) -> None:
+        self._new(p, "promise", e.promise_id, e.customer_id, None, day, e.pay_by.isoformat(),
+                  e.amount, e.amount, "promised", e.invoice_id)
+
+    @folds(ev.CreditHoldPlaced)
+    def _credit_hold_placed(self, p: int, day: str, e: ev.CreditHoldPlaced) -> None:
+        self._new(p, "credit_hold", e.hold_id, e.customer_id, None, day, None, e.credit_limit,
+                  0, "held", e.reason[:200])
+
+    @folds(ev.CreditHoldReleased)
+    def _credit_hold_released(self, p: int, day: str, e: ev.CreditHoldReleased) -> None:
+        self._change(p, "credit_hold", e.hold_id, day, status="released")
+
     # --- purchasing: purchase orders, goods receipts, bill holds ----------------------
     # A purchase order's open amount is what is still to be received (at the PO's prices);
     # a goods receipt is a document of its own; a bill's hold is the document

@@ -584,6 +584,7 @@ def build_parser() -> Parser:
     p.add_argument("--date", type=day, help="entry date (default: business date)")
     p.add_argument("--account", help="account to debit (default: sales returns)")
     p.add_argument("--id", dest="new_id", help="credit memo id (default: the next free one)")
+    _collections_commands(sub)
 
     # --- receipts ----------------------------------------------------------------
     v = _resource(sub, "receipts", "cash receipts: list, show, record, apply, reverse, "
@@ -1225,6 +1226,115 @@ def _generic(a: argparse.Namespace) -> tuple[object, ...]:
 
 # --- main ---------------------------------------------------------------------------
 
+
+
+# --- collections: dunning letters, disputes, promises to pay, credit holds ---------
+
+
+def _collections_commands(sub: argparse._SubParsersAction[Parser]) -> None:
+    """``erp dunning ...``, ``erp disputes ...``, ``erp promises ...``, ``erp credit-holds
+    ...``: collecting overdue invoices."""
+    v = _resource(sub, "dunning", "dunning letters: list, send",
+                  "Dunning letters to customers for overdue invoices: level 1 from 1 day past "
+                  "due, level 2 from 31, level 3 from 61 (dated your business date). The books "
+                  "refuse a letter for a disputed invoice, one with a promise to pay still "
+                  "running, and one that does not escalate past a level already sent.")
+    p = _leaf(v, "list", "list dunning letters sent",
+              "List dunning letters (status level_1, level_2, level_3; reference: the "
+              "invoice; total: its open balance when sent).",
+              ["erp dunning list --customer C0001"],
+              lambda a: _get("/v1/dunning-letters", customer=a.customer, status=a.status))
+    p.add_argument("--customer", help="only this customer's letters")
+    p.add_argument("--status", help="only this level: level_1, level_2, level_3")
+    p = _leaf(v, "send", "send a dunning letter for an invoice",
+              "Send the invoice's customer a dunning letter of LEVEL (1, 2 or 3).",
+              ["erp dunning send INV-000012 2"],
+              lambda a: _cmd("send-dunning-letter", invoice_id=a.invoice, level=a.level,
+                             letter_id=a.new_id))
+    p.add_argument("invoice", metavar="INVOICE", help="invoice id")
+    p.add_argument("level", metavar="LEVEL", type=int, choices=(1, 2, 3), help="1, 2 or 3")
+    p.add_argument("--id", dest="new_id", help="letter id (default: the next free one)")
+    v = _resource(sub, "disputes", "customer disputes: list, show, record, resolve",
+                  "Customer disputes of invoices. A disputed invoice gets no dunning letter "
+                  "until the dispute is resolved: by a credit memo (--credit AMOUNT) or "
+                  "rejected (the customer owes the invoice).")
+    p = _leaf(v, "list", "list disputes",
+              "List disputes (status open, credited, rejected; reference: the invoice).",
+              ["erp disputes list --status open"],
+              lambda a: _get("/v1/disputes", customer=a.customer, status=a.status))
+    p.add_argument("--customer", help="only this customer's disputes")
+    p.add_argument("--status", help="only this status: open, credited, rejected")
+    p = _leaf(v, "show", "one dispute with its history",
+              "Show one dispute: the invoice, the amount disputed, its status and history.",
+              ["erp disputes show DSP-000001"], _doc("dispute"))
+    p.add_argument("id", metavar="DISPUTE", help="dispute id")
+    p = _leaf(v, "record", "record a customer's dispute of an invoice",
+              "Record a dispute of an invoice with the customer's reason (the whole open "
+              "balance unless --amount says less).",
+              ["erp disputes record INV-000012 --reason 'goods arrived damaged'"],
+              lambda a: _cmd("record-dispute", invoice_id=a.invoice, reason=a.reason,
+                             amount=a.amount, dispute_id=a.new_id))
+    p.add_argument("invoice", metavar="INVOICE", help="invoice id")
+    p.add_argument("--reason", required=True, help="the customer's reason")
+    p.add_argument("--amount", type=money_arg, help="the amount disputed (default: all open)")
+    p.add_argument("--id", dest="new_id", help="dispute id (default: the next free one)")
+    p = _leaf(v, "resolve", "resolve a dispute by credit memo or reject it",
+              "Resolve a dispute: --credit AMOUNT issues a credit memo for it (at most the "
+              "amount disputed); --reject leaves the invoice owed.",
+              ["erp disputes resolve DSP-000001 --credit 250.00 --reason 'damage confirmed'",
+               "erp disputes resolve DSP-000002 --reject --reason 'delivery signed for'"],
+              lambda a: _cmd("resolve-dispute", dispute_id=a.dispute,
+                             resolution="rejected" if a.reject else "credit_memo",
+                             amount=a.credit, reason=a.reason, account=a.account))
+    p.add_argument("dispute", metavar="DISPUTE", help="dispute id")
+    how = p.add_mutually_exclusive_group(required=True)
+    how.add_argument("--credit", type=money_arg, help="credit this amount by a credit memo")
+    how.add_argument("--reject", action="store_true", help="reject the dispute")
+    p.add_argument("--reason", required=True, help="why")
+    p.add_argument("--account", help="the credit memo's account (default: sales returns)")
+    v = _resource(sub, "promises", "promises to pay: list, record",
+                  "Customers' promises to pay an invoice by a date. While a promise runs (its "
+                  "date not passed and not paid) the invoice gets no dunning letter.")
+    p = _leaf(v, "list", "list promises to pay",
+              "List promises (due_on: the date promised; reference: the invoice).",
+              ["erp promises list --customer C0001"],
+              lambda a: _get("/v1/promises", customer=a.customer))
+    p.add_argument("--customer", help="only this customer's promises")
+    p = _leaf(v, "record", "record a promise to pay",
+              "Record a customer's promise to pay AMOUNT of an invoice by --by (at most 30 "
+              "days ahead).",
+              ["erp promises record INV-000012 1200.00 --by 2026-06-19"],
+              lambda a: _cmd("record-promise-to-pay", invoice_id=a.invoice, amount=a.amount,
+                             pay_by=a.by, note=a.note, promise_id=a.new_id))
+    p.add_argument("invoice", metavar="INVOICE", help="invoice id")
+    p.add_argument("amount", metavar="AMOUNT", type=money_arg, help="amount promised")
+    p.add_argument("--by", type=day, required=True, help="date promised YYYY-MM-DD")
+    p.add_argument("--note", help="e.g. who promised, by which email")
+    p.add_argument("--id", dest="new_id", help="promise id (default: the next free one)")
+    v = _resource(sub, "credit-holds", "customer credit holds: list, place, release",
+                  "Credit holds: a customer on hold cannot be invoiced above the hold's "
+                  "limit (default 0.00). A clerk releases a hold once the customer has no "
+                  "undisputed overdue invoice; a controller at any time.")
+    p = _leaf(v, "list", "list credit holds", "List credit holds (status held, released).",
+              ["erp credit-holds list --status held"],
+              lambda a: _get("/v1/credit-holds", customer=a.customer, status=a.status))
+    p.add_argument("--customer", help="only this customer's holds")
+    p.add_argument("--status", help="only this status: held, released")
+    p = _leaf(v, "place", "put a customer on credit hold",
+              "Put a customer on credit hold, with the reason.",
+              ["erp credit-holds place C0001 --reason 'INV-000012 61 days past due'"],
+              lambda a: _cmd("place-credit-hold", customer_id=a.customer, reason=a.reason,
+                             credit_limit=a.limit, hold_id=a.new_id))
+    p.add_argument("customer", metavar="CUSTOMER", help="customer id")
+    p.add_argument("--reason", required=True, help="why")
+    p.add_argument("--limit", type=money_arg, help="most it may owe while held (default 0.00)")
+    p.add_argument("--id", dest="new_id", help="hold id (default: the next free one)")
+    p = _leaf(v, "release", "release a customer's credit hold",
+              "Release a customer's credit hold, with the reason.",
+              ["erp credit-holds release C0001 --reason 'paid in full'"],
+              lambda a: _cmd("release-credit-hold", customer_id=a.customer, reason=a.reason))
+    p.add_argument("customer", metavar="CUSTOMER", help="customer id")
+    p.add_argument("--reason", required=True, help="why")
 
 
 # --- purchasing: purchase orders, goods receipts, three-way match, holds -------------

@@ -40,13 +40,15 @@ DOC_KINDS = ("invoice", "receipt", "credit_memo", "refund", "bill", "vendor_cred
              "period", "return", "accrual", "accrual_run", "prepaid", "fixed_asset",
              "purchase_order", "goods_receipt", "bill_hold",
              "payroll", "tax_return", "tax_payment",
-             "transfer_out", "transfer_in", "card_charge", "bank_error")
+             "transfer_out", "transfer_in", "card_charge", "bank_error",
+             "dunning_letter", "dispute", "promise", "credit_hold")
 DocKind = Literal["invoice", "receipt", "credit_memo", "refund", "bill", "vendor_credit",
                   "payment", "payment_run", "statement_line", "fee", "interest", "journal",
                   "bank_change", "period", "return", "accrual", "accrual_run", "prepaid",
                   "fixed_asset", "purchase_order", "goods_receipt", "bill_hold",
                   "payroll", "tax_return", "tax_payment",
-                  "transfer_out", "transfer_in", "card_charge", "bank_error"]
+                  "transfer_out", "transfer_in", "card_charge", "bank_error",
+                  "dunning_letter", "dispute", "promise", "credit_hold"]
 Format = Literal["json", "csv"]
 Subledger = Literal["ar", "ap", "unapplied_cash"]
 

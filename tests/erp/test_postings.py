@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from erp import events as ev
 from erp.postings import NO_LINES, POSTING_TYPES, Posting, post
 from tests.erp import test_postings_accruals as accruals
+from tests.erp import test_postings_collections as collections
 from tests.erp import test_postings_fixed_assets as fixed_assets
 from tests.erp import test_postings_year_end as year_end
 from tests.erp import test_transfers as transfers
@@ -256,6 +257,10 @@ POSTS_NOTHING = POSTS_NOTHING | purchasing.POSTS_NOTHING
 STRATEGIES.update(accruals.STRATEGIES)
 MOVES_MONEY = MOVES_MONEY | accruals.MOVES_MONEY
 POSTS_NOTHING = POSTS_NOTHING | accruals.POSTS_NOTHING
+# the collections events keep theirs in their own file
+STRATEGIES.update(collections.STRATEGIES)
+MOVES_MONEY = MOVES_MONEY | collections.MOVES_MONEY
+POSTS_NOTHING = POSTS_NOTHING | collections.POSTS_NOTHING
 # the fixed-asset events keep theirs in their own file
 STRATEGIES.update(fixed_assets.STRATEGIES)
 MOVES_MONEY = MOVES_MONEY | fixed_assets.MOVES_MONEY

@@ -78,3 +78,33 @@ def _receipt_applications(ctx: Ctx, grant: Auth, receipt_id: Id,
                                          types=["receipt_applied", "application_reversed"])]
     return listing_response(items, format, ["position", "date", "event", "invoice_id",
                                             "amount"], receipt=receipt_id)
+
+
+# --- collections: dunning letters, disputes, promises to pay, credit holds ---------
+
+
+@router.get("/v1/dunning-letters", name="dunning_letters")
+def _dunning_letters(ctx: Ctx, grant: Auth, status: Status = None, customer: Party = None,
+                     format: Fmt = "json") -> Response:
+    """Dunning letters sent (status level_1, level_2, level_3; reference: the invoice)."""
+    return ctx.doc_listing(grant, "dunning_letter", status, customer, format)
+
+
+@router.get("/v1/disputes", name="disputes")
+def _disputes(ctx: Ctx, grant: Auth, status: Status = None, customer: Party = None,
+              format: Fmt = "json") -> Response:
+    """Customers' disputes of invoices (status open, credited, rejected)."""
+    return ctx.doc_listing(grant, "dispute", status, customer, format)
+
+
+@router.get("/v1/promises", name="promises")
+def _promises(ctx: Ctx, grant: Auth, customer: Party = None, format: Fmt = "json") -> Response:
+    """Promises to pay (due_on: the date promised; reference: the invoice)."""
+    return ctx.doc_listing(grant, "promise", None, customer, format)
+
+
+@router.get("/v1/credit-holds", name="credit_holds")
+def _credit_holds(ctx: Ctx, grant: Auth, status: Status = None, customer: Party = None,
+                  format: Fmt = "json") -> Response:
+    """Customers' credit holds (status held, released; total: the limit while held)."""
+    return ctx.doc_listing(grant, "credit_hold", status, customer, format)
