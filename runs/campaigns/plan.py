@@ -120,12 +120,13 @@ def plan_campaign(label: str, *, scenarios: Sequence[str] = (),
                   tier: str | None = None) -> Plan:
     """Load the scenarios and desk tasks and build the matrix (``CampaignError``).
 
-    ``desk`` is a list of task names or paths (``["all"]`` for every task of
-    ``desk.tasks.list_tasks()``). ``tier``: every scenario runs at that difficulty tier
-    (each must declare it; desk tasks have none). Scenario errors surface as
-    ``scenarios.errors.ScenarioError``.
+    ``scenarios`` are library names or paths (``["all"]`` for every scenario of the
+    library, ``scenarios.loader.list_library()``); ``desk`` is a list of task names or
+    paths (``["all"]`` for every task of ``desk.tasks.list_tasks()``). ``tier``: every
+    scenario runs at that difficulty tier (each must declare it; desk tasks have none).
+    Scenario errors surface as ``scenarios.errors.ScenarioError``.
     """
-    from scenarios.loader import find_scenario, load_scenario
+    from scenarios.loader import find_scenario, list_library, load_scenario
 
     if not re.fullmatch(LABEL_PATTERN, label):
         raise CampaignError(f"label {label!r}: expected letters, digits, '.', '_' or '-' "
@@ -137,6 +138,13 @@ def plan_campaign(label: str, *, scenarios: Sequence[str] = (),
         raise CampaignError("no seed given")
     if not systems:
         raise CampaignError("no system given")
+    if "all" in scenarios:
+        if len(scenarios) > 1:
+            raise CampaignError(f"scenarios {' '.join(scenarios)}: 'all' (every library "
+                                "scenario) goes alone")
+        scenarios = list_library()
+        if not scenarios:
+            raise CampaignError("scenarios all: the scenario library is empty")
     targets: list[Target] = []
     for s in scenarios:
         loaded = load_scenario(find_scenario(s))

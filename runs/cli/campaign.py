@@ -139,6 +139,9 @@ def sweep(ctx: click.Context, scenarios: tuple[str, ...], desk: str | None, seed
           salt_file: Path | None, quiet: bool, tier: str | None) -> None:
     """Run a campaign: SCENARIOS (and --desk tasks) x seeds x systems x repetitions.
 
+    SCENARIOS are library names or paths to scenario YAMLs, or all (every scenario of the
+    library).
+
     Writes RESULTS_DIR/LABEL/: campaign.json (the matrix and the environment),
     results.db (one row per attempt) and attempts/<scenario>/<system>/seed-<s>/rep-<r>/.
     A label is never overwritten; --resume runs what is missing and what ended in an

@@ -330,3 +330,16 @@ def test_store_urls_are_recorded_without_their_password() -> None:
     assert redact_url("postgresql://u:secret@db.example:5432/x") == \
         "postgresql://u:***@db.example:5432/x"
     assert redact_url(None) is None
+
+
+def test_all_plans_every_library_scenario_and_goes_alone() -> None:
+    from runs.errors import CampaignError
+    from scenarios.loader import list_library
+
+    plan = plan_campaign("lib", scenarios=["all"], seeds=[0, 1],
+                         systems=[builtin_system("null")], tier="easy")
+    assert [t.name for t in plan.targets] == list_library()
+    assert len(plan.targets) >= 6 and {t.tier for t in plan.targets} == {"easy"}
+    with pytest.raises(CampaignError, match="'all' \\(every library scenario\\) goes alone"):
+        plan_campaign("lib", scenarios=["all", "cash-application"], seeds=[0],
+                      systems=[builtin_system("null")])
