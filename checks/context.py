@@ -38,6 +38,9 @@ class ForwardFold:
         self.as_of = as_of
         self.position = 0
         """The last log position folded."""
+        self.events_read = 0
+        """How many events :meth:`advance` read from the log, over every call (each at most
+        once: a fold goes on from where it stopped)."""
         self._next_due: date | None = None
 
     def apply(self, e: StoredEvent) -> None:  # pragma: no cover - every fold overrides it
@@ -64,9 +67,12 @@ class ForwardFold:
         """Fold the events after the last position folded, up to ``position``, as of
         ``as_of`` (the caller checked :meth:`resumable`)."""
         self.as_of = as_of
+        n = 0
         for e in store.read(after=self.position, until=position, realm=self.realm,
                             types=self.types):
             self.apply(e)
+            n += 1
+        self.events_read += n
         self.position = position
 
 

@@ -33,8 +33,12 @@ def bench_ledger(events: int, single: int, seed: int) -> None:
 @bench.command("engine")
 @click.option("--scenario", default="month-end-close", show_default=True,
               help="Library scenario to run.")
-@click.option("--customers", type=click.IntRange(min=1), default=2000, show_default=True)
-@click.option("--vendors", type=click.IntRange(min=0), default=200, show_default=True)
+@click.option("--customers", type=click.IntRange(min=1), default=None,
+              help="Customers (default: 2,000 for one month; over --months above 1, the "
+                   "scenario's own population).")
+@click.option("--vendors", type=click.IntRange(min=0), default=None,
+              help="Vendors (default: 200 for one month; over --months above 1, the "
+                   "scenario's own).")
 @click.option("--agent", "agent_name", type=click.Choice(["oracle", "reference", "null"]),
               default="oracle", show_default=True)
 @click.option("--seed", type=SEED, default=1, show_default=True)
@@ -43,7 +47,7 @@ def bench_ledger(events: int, single: int, seed: int) -> None:
                    "the controller's closing turn on the next month's first business day); "
                    "the checks that name the month's end (statement date, last day, period) "
                    "judge the last month's, and every month's period is to be closed.")
-def bench_engine(scenario: str, customers: int, vendors: int, agent_name: str,
+def bench_engine(scenario: str, customers: int | None, vendors: int | None, agent_name: str,
                  seed: int, months: int) -> None:
     """Events of both realms per second: engine, counterparties, books and checks together.
 
@@ -56,7 +60,7 @@ def bench_engine(scenario: str, customers: int, vendors: int, agent_name: str,
     with errors():
         result = run_engine_bench(scenario=scenario, customers=customers, vendors=vendors,
                                   agent=agent_name, seed=seed, months=months)
-    click.echo(f"# {scenario}: {customers:,} customers, {vendors:,} vendors, agent "
+    click.echo(f"# {scenario}: {result.customers:,} customers, {result.vendors:,} vendors, agent "
                f"{agent_name}, {months} month(s), {result.events:,} events, "
                f"{'accepted' if result.accepted else 'rejected'}", err=True)
     for line in result.lines():

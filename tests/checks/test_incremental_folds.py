@@ -28,7 +28,7 @@ from checks.verdict import evaluate
 from checks.world import WorldView, fold_world, world_view
 from erp.store import EventStore
 from runs.attempt import run_attempt
-from runs.bench.benchmarks import scale_population
+from runs.bench.benchmarks import monthly_closes, scale_population
 from runs.grading import context_for, daily_specs
 from scenarios.loader import LoadedScenario, find_scenario, load_scenario
 from tests.conftest import PG_URL, drop_pg_schema, pg_schema, require_postgres
@@ -44,7 +44,7 @@ class Attempt:
     """Each business date with the last log position of that date."""
 
 
-_attempts: dict[tuple[str, str, int, int, int], Attempt] = {}
+_attempts: dict[tuple[str, str, int, int, int, int], Attempt] = {}
 _schemas: list[str] = []
 _tmp = tempfile.TemporaryDirectory(prefix="erpsim-incremental-")
 
@@ -60,12 +60,16 @@ def _cleanup() -> Iterator[None]:
     _tmp.cleanup()
 
 
-def attempt(backend: str, scenario: str, seed: int, customers: int, vendors: int) -> Attempt:
-    """An attempt of the reference agent, run once per key in this process."""
-    key = (backend, scenario, seed, customers, vendors)
+def attempt(backend: str, scenario: str, seed: int, customers: int, vendors: int,
+            months: int = 1) -> Attempt:
+    """An attempt of the reference agent, run once per key in this process (``months``:
+    over that many monthly closes, as ``bench engine --months`` runs it)."""
+    key = (backend, scenario, seed, customers, vendors, months)
     if key in _attempts:
         return _attempts[key]
     loaded = scale_population(load_scenario(find_scenario(scenario)), customers, vendors)
+    if months > 1:
+        loaded = monthly_closes(loaded, months)
     out = Path(_tmp.name) / "-".join(map(str, key))
     if backend == "sqlite":
         run_attempt(loaded, seed, "reference", out)
@@ -116,9 +120,28 @@ def check_per_date_equality(backend: str, data: st.DataObject) -> None:
     seed = data.draw(st.integers(0, 10_000), label="seed")
     customers = data.draw(st.integers(3, 10), label="customers")
     vendors = data.draw(st.integers(2, 5), label="vendors")
-    a = attempt(backend, scenario, seed, customers, vendors)
+    check_checkpoints(attempt(backend, scenario, seed, customers, vendors), data, checkpoints)
+
+
+def check_monthly_closes(backend: str, data: st.DataObject) -> None:
+    """The same over month-end-close run for two or three monthly closes (the shape of
+    ``bench engine --months``): dates after a period closed, a month's statement and the
+    next month's turns fold on from the month before."""
+    seed = data.draw(st.integers(0, 10_000), label="seed")
+    customers = data.draw(st.integers(3, 6), label="customers")
+    vendors = data.draw(st.integers(2, 4), label="vendors")
+    months = data.draw(st.integers(2, 3), label="months")
+    a = attempt(backend, "month-end-close", seed, customers, vendors, months)
+    check_checkpoints(a, data, st.lists(st.tuples(st.integers(0, 10_000), st.floats(0.0, 1.0)),
+                                        min_size=1, max_size=30))
+
+
+def check_checkpoints(a: Attempt, data: st.DataObject,
+                      dates: st.SearchStrategy[list[tuple[int, float]]]) -> None:
+    """Draw checkpoints (dates in order, each with a position at or before its end) and
+    compare, at each, what one kept :class:`Folds` gives with folds from scratch."""
     n = len(a.ends)
-    picks = sorted({i % n for i, _ in data.draw(checkpoints, label="dates")})
+    picks = sorted({i % n for i, _ in data.draw(dates, label="dates")})
     where = data.draw(st.lists(st.floats(0.0, 1.0), min_size=len(picks),
                                max_size=len(picks)), label="positions")
     folds = Folds()
@@ -197,6 +220,22 @@ def test_per_date_folds_equal_a_fold_from_scratch_postgres(data: st.DataObject) 
     check_per_date_equality("postgres", data)
 
 
+@SETTINGS
+@given(data=st.data())
+def test_per_date_folds_over_monthly_closes_equal_a_fold_from_scratch_sqlite(
+        data: st.DataObject) -> None:
+    check_monthly_closes("sqlite", data)
+
+
+@pytest.mark.postgres
+@SETTINGS
+@given(data=st.data())
+def test_per_date_folds_over_monthly_closes_equal_a_fold_from_scratch_postgres(
+        data: st.DataObject) -> None:
+    require_postgres()
+    check_monthly_closes("postgres", data)
+
+
 def test_an_event_coming_due_starts_a_fresh_fold(tmp_path: Path) -> None:
     """A fold that left an event out by its date starts afresh once the event counts."""
     a = attempt("sqlite", "cash-application", 3, 4, 2)
@@ -210,3 +249,27 @@ def test_an_event_coming_due_starts_a_fresh_fold(tmp_path: Path) -> None:
                                   folds=folds), d1)
     assert folds.fresh == fresh + 1
     _same_world(view, fold_world(a.store, as_of=d1, position=p1))
+
+
+def test_per_date_control_over_monthly_closes_reads_each_event_once() -> None:
+    """Per-date control over three monthly closes folds forward only: no fold is started
+    again after the first date, and each kept fold reads every event of the log at most
+    once in all (a date costs what the log gained since the one before), while each date's
+    results equal a fold from scratch."""
+    a = attempt("sqlite", "month-end-close", 2, 5, 3, 3)
+    folds = Folds()
+    for n, (day, end) in enumerate(a.ends):
+        live = context_for(a.store, a.loaded, workspace=None, as_of=day, position=end,
+                           folds=folds)
+        results = _results(live, a.loaded)
+        if n % 9 == 0:  # a fresh fold of every date would make the test quadratic itself
+            fresh = context_for(a.store, a.loaded, workspace=None, as_of=day, position=end)
+            assert results == _results(fresh, a.loaded)
+        if n == 0:
+            started = folds.fresh
+    assert started >= 3 and folds.fresh == started
+    head = a.store.head()[0]
+    kept = [folds.peek((name, False)) for name in ("checks.world", "checks.books",
+                                                   "checks.postings")]
+    assert all(f is not None and f.position == head for f in kept)
+    assert all(0 < f.events_read <= head for f in kept)

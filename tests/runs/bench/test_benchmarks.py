@@ -32,3 +32,20 @@ def test_monthly_closes_moves_the_month_end_checks_to_the_last_month() -> None:
 def test_one_month_keeps_the_scenario_checks() -> None:
     loaded = load_scenario(find_scenario("month-end-close"))
     assert monthly_closes(loaded, 1).checks == loaded.checks
+
+
+def test_a_bench_over_months_runs_the_scenarios_own_population() -> None:
+    """``bench engine --months 2`` without a population runs the library's company (60
+    customers, 15 vendors) through both closes and prints the per-date figures of the
+    first and the last month worked through."""
+    from runs.bench.benchmarks import ENGINE_BENCH_POPULATION, run_engine_bench
+
+    assert ENGINE_BENCH_POPULATION == (2000, 200)  # one month: a large company's
+    result = run_engine_bench(months=2)
+    own = load_scenario(find_scenario("month-end-close")).scenario.population
+    assert (result.customers, result.vendors) == (own.customers.count, own.vendors.count)
+    assert result.accepted and result.events > 0 and sorted(result.per_date_ms) == [
+        "2026-05", "2026-06", "2026-07"]
+    names = [line.split(":")[0] for line in result.lines()]
+    assert names == ["engine_events_per_s", "engine_wall_s", "per_date_check_ms_first_month",
+                     "per_date_check_ms_last_month", "per_date_check_last_vs_first"]
