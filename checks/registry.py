@@ -105,7 +105,8 @@ _ADAPTER: list[tuple[tuple[tuple[str, int], ...], TypeAdapter[Any]]] = []
 #: Modules whose import registers the built-in check types.
 BUILTIN_MODULES = ("checks.files", "checks.state", "checks.control", "checks.audit",
                    "checks.workbook", "checks.outcomes", "checks.policy", "checks.optimality",
-                   "checks.accruals", "checks.purchasing", "checks.fixed_assets")
+                   "checks.accruals", "checks.purchasing", "checks.fixed_assets",
+                   "checks.collections")
 
 
 def check_type(model: type[CheckSpec]) -> Callable[[CheckFn], CheckFn]:
