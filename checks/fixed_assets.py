@@ -164,9 +164,11 @@ def match_assets(ctx: CheckContext) -> tuple[dict[str, _Key], list[str], int]:
         by_bill_id[e.bill_id] = _bill_key(e.vendor_id, e.vendor_invoice_number)
     due: dict[tuple[str, str], list[tuple[_Key, tuple[str, int, str, int, int, str, str]]]] = {}
     n_due = 0
+    numbers: dict[tuple[str, str], str] = {}
     for b in truth.get("bills", []):
         key = _bill_key(b["vendor_id"], b["number"])
-        due[key] = [((b["vendor_id"], key[1], n),
+        numbers[key] = b["number"]
+        due[key] = [((b["vendor_id"], b["number"], n),
                      _shape(a["class_id"], a["amount"], a["in_service"], a["life_months"], 0,
                             a["source_account"], b["issued_on"]))
                     for n, a in enumerate(b["assets"])]
@@ -196,7 +198,7 @@ def match_assets(ctx: CheckContext) -> tuple[dict[str, _Key], list[str], int]:
                 matched[aid] = hit[0]
                 want.remove(hit)
                 have.remove((aid, shape))
-        what = f"{bkey[0]} invoice {bkey[1]}" if bkey in due else f"bill {bkey[1]}"
+        what = f"{bkey[0]} invoice {numbers[bkey]}" if bkey in due else f"bill {bkey[1]}"
         for aid, shape in have:
             problems.append(f"{what}: asset {aid} ({_describe(shape)}) is "
                             + ("not what the policy capitalizes"
@@ -236,7 +238,7 @@ def due_assets(truth: dict[str, Any]) -> dict[_Key, tuple[str, int, int, str]]:
                                                a["in_service"][:7])
     for b in truth["bills"]:
         for n, a in enumerate(b["assets"]):
-            out[(b["vendor_id"], document_number_key(b["number"]), n)] = (
+            out[(b["vendor_id"], b["number"], n)] = (
                 a["class_id"], a["amount"], a["life_months"], a["in_service"][:7])
     return out
 
