@@ -166,6 +166,8 @@ class CheckContext:
     - ``folds``: folds kept across evaluations (per-date control), advanced from the last
       date rather than folded again from the start; None folds afresh. The views they
       give are live: good for this evaluation, changed by the next.
+    - ``turn_dates``: the dates of the agent's turns (the scenario's); what reaches the
+      company after the last turn on or before a date is not yet expected in the books.
     """
 
     store: EventStore
@@ -182,6 +184,7 @@ class CheckContext:
     cache: dict[Hashable, Any] = field(default_factory=dict)
     inputs: tuple[str, ...] = ()
     folds: Folds | None = None
+    turn_dates: tuple[date, ...] = ()
 
     def file(self, rel: str) -> Path:
         """The absolute path of a workspace-relative file (the caller checks existence)."""

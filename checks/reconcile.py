@@ -77,7 +77,9 @@ EXPLAINED_KINDS = frozenset({
     "payment_in_transit", "written_off", "disputed", "bank_error",
     "on_account", "deposit_in_transit", "outstanding_payment", "outstanding_refund",
     "bill_not_delivered", "credit_not_delivered", "vendor_payment_in_transit",
-    "awaiting_application", "price_variance_held", "price_variance_disputed"})
+    "awaiting_application", "bill_awaiting_entry", "credit_awaiting_entry",
+    "return_awaiting_entry",
+    "price_variance_held", "price_variance_disputed"})
 """Kinds that are legitimate items, not errors (a returned item the books have not
 recorded is not one: ``RecordReturnedDeposit`` records it)."""
 
@@ -227,6 +229,29 @@ def _row(account: str, kind: str, party: str, document: str, books: int | None,
 
 def _m(cents: int | None) -> str:
     return "-" if cents is None else display_cents(cents)
+
+
+# --- what the clerk has had a turn to see -----------------------------------------------------
+
+
+def last_turn(turn_dates: Iterable[date], day: date | None) -> date | None:
+    """The date of the clerk's last turn on or before ``day`` (``date.min`` before the
+    first): what reached the company after it (a bank line the feed imports at its date's
+    end, a document delivered later) awaits the next turn. Without ``turn_dates``, ``day``
+    itself (a turn every date); None when ``day`` is."""
+    if day is None:
+        return None
+    dates = list(turn_dates)
+    if not dates:
+        return day
+    return max((t for t in dates if t <= day), default=date.min)
+
+
+def _arrived_after(delivered_on: date | None, turn: date | None) -> bool:
+    """Whether a document delivered on ``delivered_on`` reached the inbox after the clerk's
+    last turn ``turn`` (a document delivered on a turn's date came before it: the mail and
+    the counterparties act earlier in the day than the clerk, ``sim.engine.Phase``)."""
+    return turn is not None and delivered_on is not None and delivered_on > turn
 
 
 # --- the books, folded as of a date / position -----------------------------------------
@@ -707,7 +732,7 @@ def _receipt_truth(books: BooksView, world: WorldView, receipt_id: str) -> _Trut
 
 def _ar_items(account: str, books: BooksView, world: WorldView,
               sub: Mapping[tuple[str, str], int], default: bool,
-              day: date | None) -> tuple[list[Item], int]:
+              turn: date | None) -> tuple[list[Item], int]:
     """Receivables: each invoice in the books against the customer's own record of it."""
     items: list[Item] = []
     external = 0
@@ -726,14 +751,14 @@ def _ar_items(account: str, books: BooksView, world: WorldView,
 
     for invoice_id in sorted(invoices):
         more, ext = _ar_invoice(account, invoice_id, books, world, world_invoices.get(invoice_id),
-                                sub, day, receipt_payer, receipts_on, set())
+                                sub, turn, receipt_payer, receipts_on, set())
         items += more
         external += ext
     return items, external
 
 
 def _ar_invoice(account: str, invoice_id: str, books: BooksView, world: WorldView,
-                w: CustomerInvoice | None, sub: Mapping[tuple[str, str], int], day: date | None,
+                w: CustomerInvoice | None, sub: Mapping[tuple[str, str], int], turn: date | None,
                 receipt_payer: Mapping[str, tuple[str | None, CustomerPayment | None, str]],
                 receipts_on: Callable[[str], list[str]],
                 deps: set[tuple[str, str]]) -> tuple[list[Item], int]:
@@ -785,7 +810,7 @@ def _ar_invoice(account: str, invoice_id: str, books: BooksView, world: WorldVie
     waiting = []
     for payment_id, amount in w.payments:
         p = world.payments[payment_id]
-        if p.in_transit or not world.unseen(p.line_id or "", day):
+        if p.in_transit or not world.unseen(p.line_id or "", turn):
             continue
         rids = receipts_on(p.line_id or "")
         if not any(books.receipts[r].applied.get(invoice_id) for r in rids):
@@ -794,11 +819,22 @@ def _ar_invoice(account: str, invoice_id: str, books: BooksView, world: WorldVie
     waiting = [(pid, a) for pid, a in waiting if a > 0]
     if waiting:
         amount = sum(a for _, a in waiting)
+        posted = ", ".join(sorted({str(world.payments[p].posted_on) for p, _ in waiting}))
         items.append(Item(account, "awaiting_application", party,
                           f"{invoice_id} ({', '.join(p for p, _ in waiting)})", amount, 0,
-                          amount, True, f"the bank posted the payment on {day} after the "
-                                        "clerk's turn (on no statement yet): not applied yet"))
+                          amount, True, f"the bank posted the payment on {posted}, after the "
+                                        "clerk's last turn (on no statement yet): not applied "
+                                        "yet"))
         comp_books += amount
+    returning = _returns_unseen(invoice_id, books, world, receipt_payer, turn, deps)
+    if returning:
+        amount = sum(a for _, a in returning)
+        items.append(Item(account, "return_awaiting_entry", party,
+                          f"{invoice_id} ({', '.join(r for r, _ in returning)})", 0, amount,
+                          -amount, True, "the bank returned the deposit unpaid after the "
+                                         "clerk's last turn: its return is to record at the "
+                                         "next"))
+        comp_ext += amount
     wo = books.written_off.get(invoice_id, 0)
     if wo:
         items.append(Item(account, "written_off", party, invoice_id, 0, wo, -wo, True,
@@ -811,6 +847,24 @@ def _ar_invoice(account: str, invoice_id: str, books: BooksView, world: WorldVie
         items.append(Item(account, kind, party, invoice_id, open_ - comp_books,
                           ext - comp_ext, residual, False, note))
     return items, ext
+
+
+def _returns_unseen(invoice_id: str, books: BooksView, world: WorldView,
+                    receipt_payer: Mapping[str, _Truth], turn: date | None,
+                    deps: set[tuple[str, str]]) -> list[tuple[str, int]]:
+    """The receipts applied to an invoice whose deposit the bank returned unpaid after the
+    clerk's last turn, each with the part of it the payment meant for the invoice (the
+    customer's records owe it again; the books learn of it at the next turn)."""
+    out: list[tuple[str, int]] = []
+    for rid, amount in sorted(books.applied_to.get(invoice_id, {}).items()):
+        _, carried, what = receipt_payer.get(rid, (None, None, "no_line"))
+        if what != "returned" or carried is None or carried.returned_line is None:
+            continue
+        deps.add(("wline", carried.returned_line))
+        meant = 0 if carried.duplicate_of else dict(carried.allocations).get(invoice_id, 0)
+        if amount > 0 and meant > 0 and world.unseen(carried.returned_line, turn):
+            out.append((rid, min(amount, meant)))
+    return out
 
 
 def _over_parts(w: CustomerInvoice) -> dict[str, int]:
@@ -899,13 +953,13 @@ def _ar_residual(books: BooksView, world: WorldView, inv: ev.InvoiceIssued, w: C
 
 def _unapplied_items(account: str, books: BooksView, world: WorldView,
                      sub: Mapping[tuple[str, str], int], default: bool,
-                     day: date | None) -> tuple[list[Item], int]:
+                     turn: date | None) -> tuple[list[Item], int]:
     """Unapplied cash: each receipt against the customer money on account behind it."""
     items: list[Item] = []
     left = {pid: p.on_account for pid, p in world.payments.items() if p.on_account}
     external = 0
     for rid in sorted(r for r, x in books.receipts.items() if x.account == account):
-        more, ext = _unapplied_receipt(account, rid, books, world, sub, day,
+        more, ext = _unapplied_receipt(account, rid, books, world, sub, turn,
                                        _receipt_truth(books, world, rid), left)
         items += more
         external += ext
@@ -914,7 +968,7 @@ def _unapplied_items(account: str, books: BooksView, world: WorldView,
 
 
 def _unapplied_receipt(account: str, rid: str, books: BooksView, world: WorldView,
-                       sub: Mapping[tuple[str, str], int], day: date | None, truth: _Truth,
+                       sub: Mapping[tuple[str, str], int], turn: date | None, truth: _Truth,
                        left: dict[str, int]) -> tuple[list[Item], int]:
     """One receipt's unapplied-cash items and the money on account it holds (taken from
     ``left``, each payment's money on account not held by an earlier receipt)."""
@@ -932,6 +986,14 @@ def _unapplied_receipt(account: str, rid: str, books: BooksView, world: WorldVie
             items.append(Item(account, "bank_error", party, ref, open_, 0, open_, True,
                               f"the bank posted line {original} twice; this receipt holds "
                               "no money (the bank is to reverse the copy)"))
+        elif (what == "returned" and p is not None and p.returned_line is not None
+              and world.unseen(p.returned_line, turn)
+              and (p.duplicate_of is not None or world.unseen(p.line_id or "", turn))):
+            items.append(Item(account, "return_awaiting_entry", p.customer_id, ref, open_, 0,
+                              open_, True, f"the bank returned the deposit unpaid (line "
+                                           f"{p.returned_line}) after the clerk's last turn, "
+                                           "which held it on account or had not seen it: "
+                                           "its return is to record at the next"))
         elif what == "returned" and p is not None:
             items.append(Item(account, "returned_item", p.customer_id, ref, open_, 0, open_,
                               False, f"the bank returned the deposit unpaid (line "
@@ -950,16 +1012,16 @@ def _unapplied_receipt(account: str, rid: str, books: BooksView, world: WorldVie
     meant = (f"a repeat of {p.duplicate_of}: on account, to refund or credit"
              if p.duplicate_of else
              "meant for " + ", ".join(f"{i} {display_cents(a)}" for i, a in p.allocations))
-    # Posted after the clerk's turn: money the clerk could not have seen awaits them, whether
+    # Posted after the clerk's last turn: money the clerk could not have seen awaits them, whether
     # it is to apply (more unapplied than the payment holds on account) or a receipt the feed
     # could not name (a payer name the bank cut), even when all of it is on account (a repeat).
     if ((open_ > ext or (r.customer_id is None and open_ == ext))
             and r.customer_id in (None, p.customer_id) and line is not None
-            and world.unseen(line, day)):
+            and world.unseen(line, turn)):
         items.append(Item(account, "awaiting_application", p.customer_id, ref, open_, ext,
                           open_ - ext, True, f"{p.payment_id} {meant}; the bank posted it "
-                                             f"on {day} after the clerk's turn (on no "
-                                             "statement yet)"))
+                                             f"on {world.lines[line].posted_on}, after the "
+                                             "clerk's last turn (on no statement yet)"))
         return items, ext
     if r.customer_id != p.customer_id:
         kind = "receipt_unidentified" if r.customer_id is None else "receipt_wrong_customer"
@@ -1004,7 +1066,7 @@ def _unrecorded_on_account(account: str, world: WorldView,
 
 
 def _ap_items(account: str, books: BooksView, world: WorldView, default: bool,
-              sub_by_party: Mapping[str, int]) -> tuple[list[Item], int]:
+              sub_by_party: Mapping[str, int], turn: date | None) -> tuple[list[Item], int]:
     """Payables: each vendor's documents in the books against its own books."""
     items: list[Item] = []
     external = 0
@@ -1015,7 +1077,8 @@ def _ap_items(account: str, books: BooksView, world: WorldView, default: bool,
     bills, credits = list(books.bills.values()), list(books.credits.values())
     payments = list(books.payments.values())
     for vid in vendors:
-        more, ext = _ap_vendor(account, vid, world, bills, credits, payments, sub_by_party)
+        more, ext = _ap_vendor(account, vid, world, bills, credits, payments, sub_by_party,
+                               turn)
         items += more
         external += ext
     return items, external
@@ -1023,9 +1086,10 @@ def _ap_items(account: str, books: BooksView, world: WorldView, default: bool,
 
 def _ap_vendor(account: str, vid: str, world: WorldView, bills: Iterable[_Bill],
                credits: Iterable[ev.VendorCreditRecorded], payments: Iterable[_Payment],
-               sub_by_party: Mapping[str, int]) -> tuple[list[Item], int]:
+               sub_by_party: Mapping[str, int], turn: date | None) -> tuple[list[Item], int]:
     """One vendor's payable items and its own books' balance (``bills``, ``credits`` and
-    ``payments``: the books' documents, the vendor's among them)."""
+    ``payments``: the books' documents, the vendor's among them; ``turn``: the clerk's last
+    turn, after which a delivered document awaits the next)."""
     items: list[Item] = []
     v = world.vendors.get(vid)
     w_bills = list(v.bills.values()) if v else []
@@ -1077,10 +1141,14 @@ def _ap_vendor(account: str, vid: str, world: WorldView, bills: Iterable[_Bill],
                               True, f"billed {display_cents(w.total)}, above the agreed "
                                     f"{display_cents(w.agreed_total or 0)}: held out of the "
                                     "books as an exception"))
-        elif w.delivered:
+        elif w.delivered and not _arrived_after(w.delivered_on, turn):
             items.append(Item(account, "bill_not_entered", vid, doc, 0, w.total, -w.total,
                               False, f"issued {w.issued_on}, delivered {w.delivered_on}; not "
                                      "in the books"))
+        elif w.delivered:
+            items.append(Item(account, "bill_awaiting_entry", vid, doc, 0, w.total, -w.total,
+                              True, f"issued {w.issued_on}, delivered {w.delivered_on}, after "
+                                    "the clerk's last turn: to enter at the next"))
         else:
             items.append(Item(account, "bill_not_delivered", vid, doc, 0, w.total, -w.total,
                               True, f"issued {w.issued_on}; not delivered to the company yet"))
@@ -1108,11 +1176,15 @@ def _ap_vendor(account: str, vid: str, world: WorldView, bills: Iterable[_Bill],
         ext_side -= wc.amount
         if n in taken:
             continue
-        delivered = wc.delivered_on is not None
-        items.append(Item(account, "credit_not_recorded" if delivered else
-                          "credit_not_delivered", vid, n, 0, -wc.amount, wc.amount,
-                          not delivered, "not in the books" if delivered else
-                          "not delivered to the company yet"))
+        if wc.delivered_on is None:
+            kind, note = "credit_not_delivered", "not delivered to the company yet"
+        elif _arrived_after(wc.delivered_on, turn):
+            kind, note = "credit_awaiting_entry", (f"delivered {wc.delivered_on}, after the "
+                                                   "clerk's last turn: to record at the next")
+        else:
+            kind, note = "credit_not_recorded", "not in the books"
+        items.append(Item(account, kind, vid, n, 0, -wc.amount, wc.amount,
+                          kind in EXPLAINED_KINDS, note))
     # payments
     w_pays = dict(v.payments) if v else {}
     for p in sorted((p for p in payments
@@ -1198,7 +1270,7 @@ _LINE_KIND = {"deposit": "unrecorded_deposit", "fee": "unrecorded_fee",
 
 def _bank_items(gl_account: str, books: BooksView, world: WorldView,
                 docs: Mapping[tuple[str, str], int], unapplied: _OpenOnAccount,
-                day: date | None) -> tuple[list[Item], int | None]:
+                turn: date | None) -> tuple[list[Item], int | None]:
     """A bank GL account against the bank's statement: each statement line and each book
     document on one side only, or on both with different amounts."""
     accounts = [a for a in books.bank_accounts.values() if a.gl_account == gl_account]
@@ -1220,7 +1292,7 @@ def _bank_items(gl_account: str, books: BooksView, world: WorldView,
                 by_world.setdefault(books.world_line(lid), []).append((lid, targets))
         statement += sum(x.amount for x in lines)
         items += _bank_account_items(gl_account, acct, opening, book_opening, lines, by_world,
-                                     left, books, world, unapplied, day)
+                                     left, books, world, unapplied, turn)
     items += _bank_docs_left(gl_account, books, world, left)
     return items, statement
 
@@ -1233,7 +1305,7 @@ def _bank_account_items(gl_account: str, acct: ev.BankAccountOpened, opening: in
                         book_opening: int, lines: list[BankLinePosted],
                         by_world: Mapping[str, list[tuple[str, tuple[ev.MatchTarget, ...]]]],
                         left: dict[tuple[str, str], int], books: BooksView, world: WorldView,
-                        unapplied: _OpenOnAccount, day: date | None) -> list[Item]:
+                        unapplied: _OpenOnAccount, turn: date | None) -> list[Item]:
     """One bank account's items: its opening balance, then its statement ``lines`` (in
     statement order) against the documents ``left`` (taking those it accounts for), first by
     the books' matches (``by_world``: the bank's line id -> the books' lines and their
@@ -1275,11 +1347,11 @@ def _bank_account_items(gl_account: str, acct: ev.BankAccountOpened, opening: in
                                   amount - x.amount, False, "recorded at another amount"))
             continue
         item = _statement_only(gl_account, x, world, books, unapplied)
-        if not item.explained and world.unseen(x.line_id, day):
+        if not item.explained and world.unseen(x.line_id, turn):
             item = Item(item.account, item.kind, item.party, item.document, item.books,
                         item.external, item.difference, True,
-                        f"{item.note}; posted on {day} after the clerk's turn (on no "
-                        "statement yet)")
+                        f"{item.note}; posted on {x.posted_on}, after the clerk's last "
+                        "turn (on no statement yet)")
         items.append(item)
     return items
 
@@ -1406,7 +1478,8 @@ class _Receivables:
     read: dict[str, set[Key]] = field(default_factory=dict)
     """An invoice -> the documents its last answer read (the other way round)."""
     dated: set[str] = field(default_factory=set)
-    """Invoices whose answer read a bank line posted on the day (it changes with the day)."""
+    """Invoices whose answer read a bank line the clerk's last turn did not see (it changes
+    at the next turn)."""
 
 
 @dataclass
@@ -1415,6 +1488,9 @@ class _Payables:
 
     generation: int = -1
     vendors: dict[str, tuple[list[Item], int]] = field(default_factory=dict)
+    dated: set[str] = field(default_factory=set)
+    """Vendors with a document delivered after the clerk's last turn (its items change at
+    the next turn)."""
 
 
 @dataclass
@@ -1470,6 +1546,7 @@ class _Bank:
 
 
 _VENDOR_DOC = {"bill": 0, "credit": 1, "vpayment": 2}
+_AWAITING_ENTRY = ("bill_awaiting_entry", "credit_awaiting_entry")
 
 
 class Itemizer:
@@ -1478,7 +1555,7 @@ class Itemizer:
     Each receipt's bank-line truth and unapplied-cash items, each receivable invoice's
     items and each vendor's payable items are kept with the documents they read; at the
     next date only those whose documents changed (by the folds' ``changes`` since the last
-    date) or that depend on the day are worked out
+    date) or that depend on the turn are worked out
     again, the settled ones' contributions kept. A fold started afresh starts it afresh.
     """
 
@@ -1486,8 +1563,8 @@ class Itemizer:
         self.folds: tuple[BooksFold, WorldFold, PostingsFold] = (books, world, postings)
         self._read = [0, 0, 0]
         self.generation = 0
-        self.day: date | None = None
-        self.day_changed = True
+        self.turn: date | None = None
+        self.turn_changed = True
         self.changed: set[Key] = set()
         self.truth: dict[str, _Truth] = {}
         self._truth_readers: dict[Key, set[str]] = {}
@@ -1505,7 +1582,7 @@ class Itemizer:
         """Whether the folds are the ones this itemizer followed (not started afresh)."""
         return all(a is b for a, b in zip(self.folds, (books, world, postings), strict=True))
 
-    def update(self, books: BooksView, world: WorldView, day: date | None) -> None:
+    def update(self, books: BooksView, world: WorldView, turn: date | None) -> None:
         """Read the folds' changes since the last date and work the receipts' truths out
         again where they changed."""
         changed: set[Key] = set()
@@ -1544,8 +1621,8 @@ class Itemizer:
                 if found is not None:
                     self._vendor_docs.setdefault(found.vendor_id, (set(), set(), set()))[n].add(doc)
         self.changed = changed
-        self.day_changed = day != self.day
-        self.day = day
+        self.turn_changed = turn != self.turn
+        self.turn = turn
         self.generation += 1
 
     @staticmethod
@@ -1569,7 +1646,7 @@ class Itemizer:
 
     def ar_items(self, account: str, books: BooksView, world: WorldView,
                  sub: Mapping[tuple[str, str], int], default: bool,
-                 day: date | None) -> tuple[list[Item], int]:
+                 turn: date | None) -> tuple[list[Item], int]:
         """:func:`_ar_items`, working out again only the invoices whose documents changed."""
         state = self._ar.get(account)
         if state is None or state.generation != self.generation - 1:
@@ -1582,7 +1659,7 @@ class Itemizer:
             todo = {d for k, d in self.changed if k == "invoice"}
             for key in self.changed:
                 todo.update(state.readers.get(key, ()))
-            if self.day_changed:
+            if self.turn_changed:
                 todo |= state.dated
         state.generation = self.generation
         for c in islice(world.customers, len(self._customer_rank), None):  # only added
@@ -1599,16 +1676,14 @@ class Itemizer:
                 continue
             deps: set[Key] = set()
             state.items[invoice_id] = _ar_invoice(account, invoice_id, books, world, w, sub,
-                                                  day, self.truth, self.receipts_on, deps)
+                                                  turn, self.truth, self.receipts_on, deps)
             readers = state.readers
             for key in state.read.get(invoice_id, set()) - deps:  # read no more
                 readers[key].discard(invoice_id)
             for key in deps:
                 readers.setdefault(key, set()).add(invoice_id)
             state.read[invoice_id] = deps
-            lines = world.lines
-            if any(k == "wline" and d in lines and lines[d].posted_on == day
-                   for k, d in deps):
+            if any(k == "wline" and world.unseen(d, turn) for k, d in deps):
                 state.dated.add(invoice_id)
             else:
                 state.dated.discard(invoice_id)
@@ -1616,7 +1691,7 @@ class Itemizer:
 
     def unapplied_items(self, account: str, books: BooksView, world: WorldView,
                         sub: Mapping[tuple[str, str], int], default: bool,
-                        day: date | None) -> tuple[list[Item], int]:
+                        turn: date | None) -> tuple[list[Item], int]:
         """:func:`_unapplied_items`, working out again only the receipts whose documents
         changed (with the others drawing on the same payment's money on account)."""
         state = self._unapplied.get(account)
@@ -1629,7 +1704,7 @@ class Itemizer:
             todo = {d for k, d in self.changed if k == "receipt"}
             for key in self.changed:
                 todo.update(state.readers.get(key, ()))
-            if self.day_changed:
+            if self.turn_changed:
                 todo |= state.dated
             paid = {d for k, d in self.changed if k == "payment" and d in payments}
         state.generation = self.generation
@@ -1660,20 +1735,21 @@ class Itemizer:
                 keys.append(("payment", p.payment_id))
             for key in keys:
                 state.readers.setdefault(key, set()).add(rid)
-            x = world.lines.get(line) if line is not None else None
-            if x is not None and x.posted_on == day:
+            back = p.returned_line if p is not None else None
+            if ((line is not None and world.unseen(line, turn))
+                    or (back is not None and world.unseen(back, turn))):
                 state.dated.add(rid)
             else:
                 state.dated.discard(rid)
         for rid in redo:
-            state.items[rid] = _unapplied_receipt(account, rid, books, world, sub, day,
+            state.items[rid] = _unapplied_receipt(account, rid, books, world, sub, turn,
                                                   self.truth[rid], {})
         for pid in paid:
             p = payments.get(pid)
             held = p.on_account if p is not None else 0
             left = {pid: held} if held else {}
             for rid in sorted(state.groups.get(pid, ())):
-                state.items[rid] = _unapplied_receipt(account, rid, books, world, sub, day,
+                state.items[rid] = _unapplied_receipt(account, rid, books, world, sub, turn,
                                                       self.truth[rid], left)
             if held:
                 state.left[pid] = left[pid]
@@ -1684,7 +1760,8 @@ class Itemizer:
         return items + more, external + ext
 
     def ap_items(self, account: str, books: BooksView, world: WorldView, default: bool,
-                 sub_by_party: Mapping[str, int]) -> tuple[list[Item], int]:
+                 sub_by_party: Mapping[str, int],
+                 turn: date | None) -> tuple[list[Item], int]:
         """:func:`_ap_items`, working out again only the vendors whose documents changed."""
         state = self._ap.get(account)
         if state is None or state.generation != self.generation - 1:
@@ -1692,6 +1769,8 @@ class Itemizer:
             todo = set(self._vendor_docs) | set(world.vendors)
         else:
             todo = {d for k, d in self.changed if k == "vendor"}
+            if self.turn_changed:
+                todo |= state.dated
         state.generation = self.generation
         for vid in todo:
             bill_ids, credit_ids, payment_ids = self._vendor_docs.get(vid, ((), (), ()))
@@ -1702,10 +1781,15 @@ class Itemizer:
                     or any(c.ap_account == account for c in credits)
                     or any(p.account == account for p in payments)
                     or (default and vid in world.vendors)):
-                state.vendors[vid] = _ap_vendor(account, vid, world, bills, credits, payments,
-                                                sub_by_party)
+                state.vendors[vid] = found = _ap_vendor(account, vid, world, bills, credits,
+                                                        payments, sub_by_party, turn)
+                if any(i.kind in _AWAITING_ENTRY for i in found[0]):
+                    state.dated.add(vid)
+                else:
+                    state.dated.discard(vid)
             else:
                 state.vendors.pop(vid, None)
+                state.dated.discard(vid)
         items: list[Item] = []
         external = 0
         for vid in sorted(state.vendors):
@@ -1716,13 +1800,13 @@ class Itemizer:
 
     def bank_items(self, code: str, books: BooksView, world: WorldView,
                    docs: Mapping[tuple[str, str], int], unapplied: _OpenOnAccount,
-                   day: date | None) -> tuple[list[Item], int | None]:
+                   turn: date | None) -> tuple[list[Item], int | None]:
         """:func:`_bank_items`, walking only the statement lines not settled (see
         :class:`_Bank`) and working their settling out again where documents, matches or
         lines changed. A GL account of several bank accounts takes the full walk."""
         accounts = [a for a in books.bank_accounts.values() if a.gl_account == code]
         if len(accounts) != 1:
-            return _bank_items(code, books, world, docs, unapplied, day)
+            return _bank_items(code, books, world, docs, unapplied, turn)
         acct = accounts[0]
         aid = acct.bank_account_id
         state = self._bank.get(code)
@@ -1735,13 +1819,13 @@ class Itemizer:
             dirty_lines = {d for k, d in self.changed if k == "wline"}
             dirty_docs = set(self.changed)  # any key may be a document of the bank's ledger
         if state.broken:
-            return _bank_items(code, books, world, docs, unapplied, day)
+            return _bank_items(code, books, world, docs, unapplied, turn)
         state.generation = self.generation
         bank = world.banks.get(aid)
         for x in bank.lines[state.seen:] if bank is not None else ():
             if x.line_id in state.lines:
                 state.broken = True
-                return _bank_items(code, books, world, docs, unapplied, day)
+                return _bank_items(code, books, world, docs, unapplied, turn)
             state.lines[x.line_id] = x
             state.order[x.line_id] = _line_order(x)
             state.total += x.amount
@@ -1810,7 +1894,7 @@ class Itemizer:
                 by_world[x.line_id] = [(lid, books.matches[lid])
                                        for lid in sorted(lids, key=place.__getitem__)]
         items = _bank_account_items(code, acct, opening, book_opening, lines, by_world, left,
-                                    books, world, unapplied, day)
+                                    books, world, unapplied, turn)
         items += _bank_docs_left(code, books, world, left)
         return items, opening + state.total
 
@@ -1839,14 +1923,18 @@ def reconcile(store: EventStore, *, as_of: date | None = None, position: int | N
               control_accounts: Mapping[str, str] | None = None,
               world: WorldView | None = None, books: BooksView | None = None,
               postings: PostingsFold | None = None,
-              itemizer: Itemizer | None = None) -> Reconciliation:
+              itemizer: Itemizer | None = None,
+              turn_dates: Iterable[date] = ()) -> Reconciliation:
     """Reconcile every control account as of a date and/or log position.
 
     ``control_accounts`` adds declared control accounts (``{account: subledger}``); those
     are compared with their subledger only. ``world``, ``books`` and ``postings`` reuse
     views folded already (as of the same moment); ``itemizer`` (per-date control, following
     the folds of ``books``, ``world`` and ``postings``) keeps the itemizing of the last date
-    and works out again only what changed since.
+    and works out again only what changed since. ``turn_dates``: the dates of the clerk's
+    turns; what reached the company after the last turn on or before the date (a bank line,
+    a bill, a credit note) is an explained timing item until the next turn (without them:
+    a turn every date).
     """
     if postings is None:
         postings = PostingsFold(as_of=as_of)
@@ -1856,6 +1944,7 @@ def reconcile(store: EventStore, *, as_of: date | None = None, position: int | N
     books = books if books is not None else fold_books(store, as_of=as_of, position=position)
     company = postings.company
     day = as_of if as_of is not None else _latest_business_date(store, position)
+    turn = last_turn(turn_dates, day)
     rows: list[AccountRow] = []
     # A declared account the chart already controls with the same subledger is the chart's.
     declared = {code: ledger for code, ledger in (control_accounts or {}).items()
@@ -1865,7 +1954,7 @@ def reconcile(store: EventStore, *, as_of: date | None = None, position: int | N
     order = {k: n for n, k in enumerate(("bank", "ar", "unapplied_cash", "ap"))}
     codes.sort(key=lambda c: (order.get(_control_of(chart, declared, c), 9), c))
     if itemizer is not None:
-        itemizer.update(books, world, day)
+        itemizer.update(books, world, turn)
     unapplied_open = _OpenOnAccount([postings.by_document.get(("unapplied_cash", a.code), {})
                                      for a in chart.values() if a.control == "unapplied_cash"])
     for code in codes:
@@ -1881,25 +1970,25 @@ def reconcile(store: EventStore, *, as_of: date | None = None, position: int | N
         if code in declared:
             pass
         elif control == "ar":
-            more, external = (itemizer.ar_items(code, books, world, sub, main, day)
+            more, external = (itemizer.ar_items(code, books, world, sub, main, turn)
                               if itemizer is not None
-                              else _ar_items(code, books, world, sub, main, day))
+                              else _ar_items(code, books, world, sub, main, turn))
             items += more
         elif control == "unapplied_cash":
-            more, external = (itemizer.unapplied_items(code, books, world, sub, main, day)
+            more, external = (itemizer.unapplied_items(code, books, world, sub, main, turn)
                               if itemizer is not None
-                              else _unapplied_items(code, books, world, sub, main, day))
+                              else _unapplied_items(code, books, world, sub, main, turn))
             items += more
         elif control == "ap":
             by_party = postings.by_party.get(("ap", code), {})
-            more, external = (itemizer.ap_items(code, books, world, main, by_party)
+            more, external = (itemizer.ap_items(code, books, world, main, by_party, turn)
                               if itemizer is not None
-                              else _ap_items(code, books, world, main, by_party))
+                              else _ap_items(code, books, world, main, by_party, turn))
             items += more
         elif control == "bank":
-            more, ext = (itemizer.bank_items(code, books, world, sub, unapplied_open, day)
+            more, ext = (itemizer.bank_items(code, books, world, sub, unapplied_open, turn)
                          if itemizer is not None
-                         else _bank_items(code, books, world, sub, unapplied_open, day))
+                         else _bank_items(code, books, world, sub, unapplied_open, turn))
             items += more
             external = ext
         rows.append(_finish(AccountRow(code, name, control, gl, subledger, external,
@@ -1974,7 +2063,8 @@ def reconciliation(ctx: CheckContext, as_of: date | None) -> Reconciliation:
         world = world_view(ctx, as_of)
         return reconcile(ctx.store, as_of=as_of, position=ctx.position,
                          control_accounts=ctx.control_accounts, world=world, books=books,
-                         postings=postings, itemizer=_itemizer(ctx, as_of))
+                         postings=postings, itemizer=_itemizer(ctx, as_of),
+                         turn_dates=ctx.turn_dates)
 
     return ctx.cached(key, make)
 
@@ -2035,6 +2125,7 @@ __all__ = [
     "Reconciliation",
     "fold_books",
     "gl_subledger_items",
+    "last_turn",
     "postings_as_of",
     "reconcile",
     "reconciliation",

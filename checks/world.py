@@ -356,13 +356,17 @@ class WorldView:
         p = self.payments.get(line.source or "")
         return p if p is not None and p.line_id == line_id else None
 
-    def unseen(self, line_id: str, day: date | None) -> bool:
-        """Whether a bank line was posted on ``day`` and is on no statement delivered by
-        then: the company could not know of it before the bank feed imported it at the
-        day's end, after the clerk's turn."""
+    def unseen(self, line_id: str, turn: date | None) -> bool:
+        """Whether the clerk has had no turn to work a bank line: the bank feed imports a
+        line posted on a date at that date's end, after the turn, so a line posted on or
+        after ``turn`` (the date of the clerk's last turn, ``date.min`` before the first)
+        and on no statement delivered by then awaits the next turn (None: every line was
+        seen)."""
         line = self.lines.get(line_id)
-        return (day is not None and line is not None and line.posted_on == day
-                and line_id not in self.stated)
+        if turn is None or line is None or line.posted_on < turn:
+            return False
+        stated = self.stated.get(line_id)
+        return stated is None or stated > turn
 
     def returned_by(self, line_id: str) -> BankLinePosted | None:
         """The returned-item line that sends a deposit line's money back, if any."""

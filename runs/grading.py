@@ -83,7 +83,7 @@ def context_for(store: EventStore, loaded: LoadedScenario, *,
                         as_of=as_of, position=position, agent_actors=agent_actors,
                         turn_roles=dict(turn_roles or {}),
                         control_accounts=dict(loaded.scenario.company.control_accounts),
-                        folds=folds)
+                        folds=folds, turn_dates=tuple(loaded.scenario.turns.dates_in(cal)))
 
 
 def final_specs(loaded: LoadedScenario) -> list[CheckSpec]:

@@ -157,7 +157,8 @@ def check_checkpoints(a: Attempt, data: st.DataObject,
         _same_world(world_view(live, day), fold_world(a.store, as_of=day, position=position))
         _same_books(_books(live, day), fold_books(a.store, as_of=day, position=position))
         assert reconciliation(live, day) == reconcile(
-            a.store, as_of=day, position=position, control_accounts=live.control_accounts)
+            a.store, as_of=day, position=position, control_accounts=live.control_accounts,
+            turn_dates=live.turn_dates)
         live = context_for(a.store, a.loaded, workspace=None, as_of=day, position=position,
                            folds=folds)
         assert _results(live, a.loaded) == _results(fresh, a.loaded)
@@ -182,7 +183,8 @@ def check_final_equality(a: Attempt, folds: Folds) -> int:
     _same_world(world_view(live, None), fold_world(a.store, position=head))
     _same_books(_books(live, None), fold_books(a.store))
     assert reconciliation(live, None) == reconcile(a.store,
-                                                   control_accounts=live.control_accounts)
+                                                   control_accounts=live.control_accounts,
+                                                   turn_dates=live.turn_dates)
     undated_fresh = folds.fresh - before
     live = context_for(a.store, a.loaded, workspace=None, folds=folds)
     assert _final_results(live, a.loaded) == _final_results(fresh, a.loaded)

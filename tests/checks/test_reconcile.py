@@ -17,7 +17,14 @@ from typing import Any
 
 import pytest
 
-from checks.reconcile import CSV_COLUMNS, Item, Reconciliation, fold_books, reconcile
+from checks.reconcile import (
+    CSV_COLUMNS,
+    Item,
+    Reconciliation,
+    fold_books,
+    last_turn,
+    reconcile,
+)
 from erp import commands as c
 from erp.events import BankDetails
 from erp.ledger import Ledger
@@ -494,3 +501,89 @@ def test_a_repeat_payment_posted_after_the_turn_from_an_unnamed_payer_awaits(
     later = reconcile(sqlite_ledger.store, as_of=LAST + timedelta(days=1))
     assert ("2150", "receipt_unidentified") in {
         (i.account, i.kind) for i in later.items(unexplained_only=True)}
+
+
+# --- what the clerk has had a turn to see -----------------------------------------------------
+
+
+def test_last_turn_is_the_latest_turn_on_or_before_the_date() -> None:
+    assert last_turn((D1, LAST), D3) == D1
+    assert last_turn((D1, LAST), LAST) == LAST
+    assert last_turn((LAST,), D3) == date.min  # no turn yet: nothing was seen
+    assert last_turn((), D3) == D3  # no turn dates: a turn every date
+    assert last_turn((D1,), None) is None
+
+
+def _late_credit(co: Company, day: date) -> None:
+    """Vendor V1 issues and delivers credit note CN-2 on ``day``; nobody records it."""
+    co.world(CreditNoteIssued(vendor_id="V1", number="CN-2", amount=2_500,
+                              for_bill_ref="V1-B4"), day, "counterparty:V1")
+    co.world(DocumentDelivered(doc_id="DOC-CN-2", filename="credit-note-CN-2.txt",
+                               kind="credit_note", sender="billing@initech.example",
+                               subject="Credit note CN-2", content="...",
+                               truth={"vendor_id": "V1", "credit_number": "CN-2",
+                                      "amount": 2_500}), day, "counterparty:V1")
+
+
+def test_with_weekly_turns_what_arrived_since_the_last_turn_awaits_the_next(
+        sqlite_ledger: Ledger) -> None:
+    """Turns on D1 and LAST: a bill delivered on D3, a deposit posted on D2, a bank fee
+    posted on D3 and a credit note of D3, none worked, are timing items until LAST's turn
+    (the clerk has had no turn to see them) and errors from it on."""
+    co = build(sqlite_ledger, "drop_bill", "skip_fee", "leave_unapplied")
+    _late_credit(co, D3)
+    weekly = (D1, LAST)
+    between = reconcile(sqlite_ledger.store, as_of=D3, turn_dates=weekly)
+    assert between.ties, [i.describe() for i in between.items(unexplained_only=True)]
+    waiting = {(i.account, i.kind, i.party, i.difference) for i in between.items() if i.explained}
+    assert waiting >= {("2000", "bill_awaiting_entry", "V1", -25_000),
+                       ("2000", "credit_awaiting_entry", "V1", 2_500),
+                       ("1000", "unrecorded_fee", None, 1_500),
+                       ("1200", "awaiting_application", "C1", 100_000)}
+    # the same date with a turn every date: each was the clerk's to work
+    daily = reconcile(sqlite_ledger.store, as_of=D3)
+    assert {(i.account, i.kind) for i in daily.items(unexplained_only=True)} == {
+        ("2000", "bill_not_entered"), ("2000", "credit_not_recorded"),
+        ("1200", "receipt_not_applied"), ("2150", "receipt_not_applied")}
+    # a turn on D3 saw the bill and the deposit (not the fee the feed imported that evening)
+    on_d3 = reconcile(sqlite_ledger.store, as_of=D3, turn_dates=(D1, D3, LAST))
+    assert {(i.account, i.kind) for i in on_d3.items(unexplained_only=True)} == {
+        ("2000", "bill_not_entered"), ("2000", "credit_not_recorded"),
+        ("1200", "receipt_not_applied"), ("2150", "receipt_not_applied")}
+    # after LAST's turn none of them is a timing item any more
+    after = reconcile(sqlite_ledger.store, as_of=LAST, turn_dates=weekly)
+    assert {(i.account, i.kind) for i in after.items(unexplained_only=True)} == {
+        ("2000", "bill_not_entered"), ("2000", "credit_not_recorded"),
+        ("1000", "unrecorded_fee"), ("1200", "receipt_not_applied"),
+        ("2150", "receipt_not_applied")}
+    # before the first turn nothing was seen
+    assert reconcile(sqlite_ledger.store, as_of=D3, turn_dates=(LAST,)).ties
+
+
+def test_a_deposit_returned_after_the_last_turn_awaits_its_recording(
+        sqlite_ledger: Ledger) -> None:
+    co = build(sqlite_ledger)
+    p = co.pay("PAY-C1-3", "C1", {"INV-3": 30_000}, D1)
+    rid = co.deposit("BL-9", p, D2)
+    co.apply(rid, "INV-3", 30_000, D2)
+    back = co.line("BL-9R", -30_000, D3, "returned", source="PAY-C1-3",
+                   description="RETURNED ITEM NSF")
+    co.feed(back, receipt=False)
+    weekly = (D2, LAST)
+    between = reconcile(sqlite_ledger.store, as_of=D3, turn_dates=weekly)
+    assert between.ties, [i.describe() for i in between.items(unexplained_only=True)]
+    [held] = by_kind(between, "return_awaiting_entry")
+    assert (held.account, held.party, held.document, held.difference) == (
+        "1200", "C1", f"INV-3 ({rid})", -30_000)
+    assert [i.explained for i in by_kind(between, "returned_item")] == [True]
+    # from the next turn the return is the clerk's to record
+    after = reconcile(sqlite_ledger.store, as_of=LAST, turn_dates=weekly)
+    assert {(i.account, i.kind) for i in after.items(unexplained_only=True)} == {
+        ("1000", "returned_item"), ("1200", "overapplied")}
+    # an application to an invoice the payment did not pay is no timing item
+    co.invoice("INV-6", "C1", 30_000)
+    co.clerk(c.ReverseApplication(receipt_id=rid, invoice_id="INV-3", amount=30_000), D3)
+    co.apply(rid, "INV-6", 30_000, D3)
+    wrong = reconcile(sqlite_ledger.store, as_of=D3, turn_dates=weekly)
+    assert ("1200", "overapplied") in {
+        (i.account, i.kind) for i in wrong.items(unexplained_only=True)}

@@ -257,3 +257,29 @@ def test_the_reconciliation_of_a_real_run_itemizes_every_cent(sim: Sim) -> None:
     # The clerk paid every bill delivered by PAY_DAY: the later ones are not entered.
     late = [i for i in rec.account("2000").unexplained if i.kind == "bill_not_entered"]
     assert late and all(i.party in ("V1", "V2") for i in late)
+
+
+def test_a_bank_line_is_unseen_until_a_turn_after_it_was_posted() -> None:
+    """The feed imports a line at its date's end, after that date's turn: the line is the
+    clerk's from the first turn after its date, or from a turn after a statement listing
+    it was delivered."""
+    from sim.world_events import BankLinePosted
+
+    monday, tuesday, friday = date(2026, 3, 2), date(2026, 3, 3), date(2026, 3, 6)
+
+    def line(line_id: str, day: date) -> BankLinePosted:
+        return BankLinePosted(bank_account_id=BANK_ACCOUNT, line_id=line_id, posted_on=day,
+                              amount=100, description="ACH CREDIT", reference="",
+                              counterparty="", kind="deposit")
+
+    view = WorldView(as_of=None, position=None,
+                     lines={"L1": line("L1", monday), "L2": line("L2", tuesday),
+                            "L3": line("L3", tuesday)},
+                     stated={"L3": tuesday})
+    assert [view.unseen(x, monday) for x in ("L1", "L2", "L3")] == [True, True, True]
+    # Tuesday's turn saw Monday's line and the statement of Tuesday morning, not the feed
+    # of Tuesday evening
+    assert [view.unseen(x, tuesday) for x in ("L1", "L2", "L3")] == [False, True, False]
+    assert [view.unseen(x, friday) for x in ("L1", "L2", "L3")] == [False, False, False]
+    assert view.unseen("L2", date.min)  # before the first turn
+    assert not view.unseen("L2", None) and not view.unseen("NOPE", monday)

@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
+from erp import commands as c
 from erp import queries as q
 from erp.money import parse_cents
 from erp.store import EventStore
-from runs.attempt import AttemptResult, run_attempt
+from runs.attempt import AttemptResult, Recording, run_attempt
+from runs.validate import Mutation, ReplayAgent
 from scenarios.agents import NullAgent, OracleAgent, ReferenceAgent, built_in_agent, load_solver
 from scenarios.loader import LoadedScenario, find_scenario, library_dir, load_scenario
 from sim.world_events import decode_world_event
@@ -302,3 +304,65 @@ def test_the_reference_reads_the_hard_tiers_messy_papers(tmp_path: Path) -> None
     late = [x for x in q.statement_lines(store) if x["entry_date"] == MONTH_END.isoformat()
             and x["line_id"] not in stated]
     assert late and "WIRE" in " ".join(x["description"] for x in late).upper()
+
+
+# --- per-date control between the weekly turns -------------------------------------------------
+
+DAILY = ("receivables-match-customers", "payables-match-vendors", "ar-ties-to-subledger",
+         "ap-ties-to-subledger", "unapplied-ties-to-subledger")
+
+
+@pytest.mark.parametrize("name", ["reference", "vendors-reference"])
+def test_the_reference_passes_every_per_date_control_on_every_date(
+        runs: dict[str, AttemptResult], name: str) -> None:
+    """Between the weekly turns the books lag the world by what arrived since the last turn
+    (bills, deposits, a returned deposit): grading knows the turn dates, so a perfect clerk
+    passes every per-date control on every business date."""
+    daily = runs[name].summary["daily_checks"]
+    assert set(daily) == set(DAILY)
+    days = len(load_scenario(find_scenario("month-end-close")).scenario.calendar.build()
+               .business_days())
+    assert {k: (v["first_failed"], v["dates_checked"]) for k, v in daily.items()} == {
+        k: (None, days) for k in DAILY}, daily
+
+
+def _arrived_between_turns(recording: Recording, store: EventStore, turns: list[date],
+                           kind: str) -> tuple[int, int, date]:
+    """The first ``EnterBill`` (``kind`` bill) or ``ApplyReceipt`` (receipt) of a turn after
+    the first whose document arrived after the turn before it (a bill issued, a deposit the
+    bank posted on or after that turn's date): ``(turn, index, the turn's date)``."""
+    for n, day in enumerate(turns[1:], start=2):
+        for i, cmd in enumerate(recording.commands.get(n, [])):
+            arrived: date | None
+            if kind == "bill" and isinstance(cmd, c.EnterBill):
+                arrived = cmd.entry_date
+            elif kind == "receipt" and isinstance(cmd, c.ApplyReceipt):
+                doc = q.document(store, "receipt", cmd.receipt_id)
+                arrived = date.fromisoformat(doc["doc_date"]) if doc else None
+            else:
+                continue
+            if arrived is not None and turns[n - 2] <= arrived < day:
+                return n, i, day
+    raise AssertionError(f"no {kind} arrived between two turns")
+
+
+@pytest.mark.parametrize(("kind", "check"), [("bill", "payables-match-vendors"),
+                                             ("receipt", "receivables-match-customers")])
+def test_a_document_not_worked_at_the_next_turn_fails_from_that_date_on(
+        tmp_path: Path, kind: str, check: str) -> None:
+    """The reference with one bill (or one receipt's application) of a document that arrived
+    between turns left undone: the per-date control passes until the turn that should have
+    worked it and fails on every date from that turn on."""
+    loaded = load_scenario(find_scenario("month-end-close"))
+    recording = Recording()
+    ref = run_attempt(loaded, SEED, "reference", tmp_path / "ref", record=recording)
+    turns = [date.fromisoformat(t["date"]) for t in ref.summary["turns"]]
+    n, index, day = _arrived_between_turns(recording, _store(ref), turns, kind)
+    command = type(recording.commands[n][index]).__name__
+    agent = ReplayAgent(recording, ref.out / "turns", Mutation("drop", n, index, command))
+    res = run_attempt(loaded, SEED, "replay", tmp_path / "dropped", agent=agent)
+    got = res.summary["daily_checks"][check]
+    days = loaded.scenario.calendar.build().business_days()
+    assert (got["first_failed"], got["failed_dates"]) == (
+        day.isoformat(), len([d for d in days if d >= day])), got
+    assert not res.summary["verdict"]["accepted"]
