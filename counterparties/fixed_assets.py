@@ -234,6 +234,8 @@ class _Plan:
                      f"{int(rng.integers(10_000, 99_999))}"
             self.register.append(RegisterAsset(f"FA-{n + 1:06d}", cid, what, serial, cost,
                                                in_service, life))
+        self.sold = self.register[int(rng.integers(0, len(self.register)))]
+        """The register asset sold in the last closed month (no work is billed on it)."""
         self.bills: list[PurchaseBill] = []
         seq = {v.vendor_id: int(rng.integers(100, 900)) for v in self.vendors}
         for period in self.months:
@@ -273,7 +275,8 @@ class _Plan:
 
     def _work(self, lines: list[PurchaseLine]) -> None:
         rng = self.rng
-        asset = self.register[int(rng.integers(0, len(self.register)))]
+        kept = [a for a in self.register if a is not self.sold] or self.register
+        asset = kept[int(rng.integers(0, len(kept)))]
         what = asset.description.split(",")[0].lower()
         if rng.random() < self.params.improvement_share:
             text = UPGRADES[int(rng.integers(0, len(UPGRADES)))]
@@ -336,7 +339,7 @@ class _Plan:
         rng = self.rng
         period = self.months[-1]
         first, last = date.fromisoformat(f"{period}-01"), _month_end(period)
-        asset = self.register[int(rng.integers(0, len(self.register)))]
+        asset = self.sold
         day = first + timedelta(days=int(rng.integers(3, (last - first).days - 6)))
         accumulated = accumulated_before(asset.cost, asset.life_months,
                                          period_of(asset.in_service), period)

@@ -30,8 +30,8 @@ GOLDEN: dict[tuple[str, int | None], str] = {
         "c27f22053778cb9506caecef3e15159960021bebcee59a72fc9f27343003f05f",
     ("three-way-match", 1): "c8f0c4d52a4b64e410b5959e6769ffd7841b1e782eae8bc068c4ee3fe092a2c3",
     ("three-way-match", 2): "704072d1430f634dcd60e066a69740621b2096ece91453874314ce0d7fbb9222",
-    ("fixed-assets", 1): "e8031a2af60517bd6f29d5e0981f4adfd3c71680462a2ab343b9b30d964e4808",
-    ("fixed-assets", 2): "8be8df0092412b10da8c0238c33b78aa3ca127027453b4deea2f04e0154c6ff7",
+    ("fixed-assets", 1): "6172e3e598a24061bfb876d5dd6c1bd2afc15b8c5e212a5ca889f1effb20bdf4",
+    ("fixed-assets", 2): "47e95aab59250d095133b732651c2e1898e6eba1e91253dca62a026aebc06bf1",
     # desk tasks run at their own seed
     ("ar-aging-workbook", None): "7c4953520f7764b575eaefc5ecbbc45300e8a927001a05c4ab39158391396c62",
     ("contractor-accrual", None):
