@@ -21,10 +21,10 @@ from erp import queries as q
 from erp.store import EventStore
 from runs.attempt import run_attempt
 from scenarios.agents import Agent, built_in_agent
-from scenarios.loader import LoadedScenario, find_scenario, library_dir, load_scenario
+from scenarios.loader import LoadedScenario, find_scenario, list_library, load_scenario
 from scenarios.turn import TurnContext
 
-LIBRARY = tuple(sorted(p.parent.name for p in library_dir().glob("*/scenario.yaml")))
+LIBRARY = tuple(list_library())
 """Every library scenario: one added to the library is checked without being named here."""
 
 
