@@ -16,6 +16,7 @@ from counterparties import accruals as _accruals  # noqa: F401  (registers its i
 from counterparties import collections as _collections  # noqa: F401  (registers its injection)
 from counterparties import fixed_assets as _fixed_assets  # noqa: F401  (registers its injection)
 from counterparties import purchasing as _purchasing  # noqa: F401  (registers its injection)
+from counterparties import tax_authority as _tax_authority  # noqa: F401  (registers its injection)
 from counterparties.bank import Bank
 from counterparties.customers import Customer, UnsentInvoices
 from counterparties.injections import INJECTIONS

@@ -328,11 +328,60 @@ class GoodsShipped(WorldEvent):
     lines: tuple[ShippedLine, ...]
 
 
+# --- payroll and sales tax: the tax authority's own records ---------------------------
+
+
+class TaxReturnReceived(WorldEvent):
+    """The tax authority received a sales-tax return (its record of the figures filed)."""
+
+    type: Literal["tax_return_received"] = "tax_return_received"
+    stream_kind: ClassVar[str] = "tax-authority"
+    stream_key: ClassVar[str] = "jurisdiction_id"
+    jurisdiction_id: str
+    return_id: str
+    period: str
+    filed_on: date
+    gross_sales: int
+    taxable_sales: int
+    tax_due: int
+
+
+class TaxPaymentReceived(WorldEvent):
+    """The tax authority received a sales-tax payment against a return."""
+
+    type: Literal["tax_payment_received"] = "tax_payment_received"
+    stream_kind: ClassVar[str] = "tax-authority"
+    stream_key: ClassVar[str] = "jurisdiction_id"
+    jurisdiction_id: str
+    payment_id: str
+    return_id: str
+    period: str
+    paid_on: date
+    amount: int
+
+
+class TaxNoticeSent(WorldEvent):
+    """The tax authority sent a notice for a month: a return not filed by its due date
+    (``late_filing``) or tax not paid in full by it (``underpayment``), with what it says
+    is owed (the unpaid tax and the penalty)."""
+
+    type: Literal["tax_notice_sent"] = "tax_notice_sent"
+    stream_kind: ClassVar[str] = "tax-authority"
+    stream_key: ClassVar[str] = "jurisdiction_id"
+    jurisdiction_id: str
+    period: str
+    kind: Literal["late_filing", "underpayment"]
+    due_on: date
+    unpaid: int
+    penalty: int
+
+
 AnyWorldEvent = Annotated[
     OrderPlaced | OrderShipped | StatementSent | InvoiceReceived | PaymentSent | LineDisputed
     | BillIssued | CreditNoteIssued
     | BankChangeAsked | PaymentReceived | PaymentDiverted | BankLinePosted | DocumentDelivered
-    | InjectionPlanted | PurchaseOrderReceived | GoodsShipped,
+    | InjectionPlanted | PurchaseOrderReceived | GoodsShipped
+    | TaxReturnReceived | TaxPaymentReceived | TaxNoticeSent,
     Field(discriminator="type"),
 ]
 
