@@ -352,3 +352,27 @@ def read_weights(text: str) -> str | dict[str, float]:
             raise BadInput(f"--weights {path}: {key}: {value!r} is not a weight (expected a "
                            "number >= 0)")
     return {str(k): float(v) for k, v in data.items()}
+
+
+# --- the per-month accuracy curve ------------------------------------------------------
+
+
+def monthly_accuracy(campaign: Campaign) -> dict[tuple[str, str], dict[str, tuple[int, int]]]:
+    """Per (scenario, system): per month, the per-date checks' results passed and in all,
+    pooled over its attempts (each attempt's ``summary.json`` ``daily_by_month``; an
+    attempt without one, or without a readable summary, adds nothing)."""
+    out: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}
+    for row in campaign.rows:
+        path = campaign.attempt_dir(row) / "summary.json"
+        try:
+            months = json.loads(path.read_text(encoding="utf-8")).get("daily_by_month")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if not isinstance(months, dict):
+            continue
+        series = out.setdefault((row.scenario, row.system), {})
+        for month, v in months.items():
+            if isinstance(v, dict) and isinstance(v.get("checks"), int) and v["checks"]:
+                passed, total = series.get(month, (0, 0))
+                series[month] = (passed + int(v.get("passed", 0)), total + v["checks"])
+    return {k: v for k, v in out.items() if v}

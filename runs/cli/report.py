@@ -63,6 +63,7 @@ from runs.campaigns.reading import (
     attempt_usage,
     categories,
     latest_receipts,
+    monthly_accuracy,
     needs_receipt,
     open_campaign,
     prices,
@@ -249,6 +250,22 @@ def repetition_table(rows: Sequence[AttemptLike], k: int, systems: Sequence[str]
     return t
 
 
+def monthly_table(series: dict[tuple[str, str], dict[str, tuple[int, int]]]) -> Any:
+    """Per scenario and system whose attempts span two months or more: each month's share
+    of the per-date checks' results that passed (the accuracy curve of a year of closes);
+    ``None`` when no scenario spans two months."""
+    long = {k: v for k, v in series.items() if len(v) >= 2}
+    if not long:
+        return None
+    months = sorted({m for v in long.values() for m in v})
+    t = _table("Per month: accuracy of the per-date checks (passed / results, pooled over "
+               "attempts)", ["Scenario", "System", *months], left=2)
+    for (scenario, system), v in sorted(long.items()):
+        t.add_row(scenario, system, *(pct(v[m][0] / v[m][1], 0) if m in v else "-"
+                                      for m in months))
+    return t
+
+
 def _tokens(n: int | None) -> str:
     """A token count with thousands separators (``-`` when unknown)."""
     return "-" if n is None else f"{n:,}"
@@ -425,6 +442,9 @@ def report(label: str, results_dir: Path, fmt: str | None, out: Path | None, sco
     con.print(repeatability_table(c.rows, k))
     con.print(variation_table(c.rows))
     con.print(seed_table(c.rows, k, list(systems)))
+    monthly = monthly_table(monthly_accuracy(c))
+    if monthly is not None:
+        con.print(monthly)
     if fmt is not None and out is not None:
         try:
             paths = export(original, fmt, out, scorer=scorer_name(original, scorer))

@@ -193,3 +193,33 @@ def durations_figure(points: Sequence[Mapping[str, Any]]) -> go.Figure | None:
                              boxpoints="all", jitter=0.4))
     fig.update_layout(height=340, title="Attempt durations (s)", showlegend=False, **_LAYOUT)
     return fig
+
+
+# --- the per-month accuracy curve (summary.json daily_by_month) ------------------------------
+
+
+def monthly_accuracy_figure(by_month: Mapping[str, Any] | None) -> go.Figure | None:
+    """Per month: the share of the per-date checks' (date, check) results that passed (a
+    year of closes shows whether mistakes compound); the hover names the failing checks."""
+    if not isinstance(by_month, Mapping):
+        return None
+    months = sorted(m for m, v in by_month.items()
+                    if isinstance(v, Mapping) and v.get("accuracy") is not None)
+    if not months:
+        return None
+    ys = [float(by_month[m]["accuracy"]) for m in months]
+    text = []
+    for m in months:
+        v = by_month[m]
+        failed = v.get("failed") or {}
+        worst = ", ".join(f"{k} ({n})" for k, n in sorted(failed.items(),
+                                                           key=lambda kv: (-kv[1], kv[0])))
+        text.append(f"{v.get('passed')}/{v.get('checks')} passed over {v.get('dates')} dates"
+                    + (f"<br>failing: {worst}" if worst else ""))
+    fig = go.Figure(go.Scatter(x=months, y=ys, mode="lines+markers", name="accuracy",
+                               text=text, line={"color": "#1565c0"},
+                               hovertemplate="%{x}: %{y:.1%}<br>%{text}<extra></extra>"))
+    fig.update_layout(height=320, title="Per-month accuracy of the per-date checks",
+                      yaxis={"range": [0, 1.05], "tickformat": ".0%", "title": "passed"},
+                      xaxis={"type": "category", "title": "month"}, **_LAYOUT)
+    return fig

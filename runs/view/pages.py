@@ -90,7 +90,8 @@ def render_attempt(data: AttemptData, *, plotly_src: str | None = None,
                                                data.turns),
             "control": charts.control_figure(data.control_by_date),
             "daily": charts.daily_checks_figure(data.daily_checks, data.dates),
-            "diff": charts.diff_figure((data.diff or {}).get("per_date") or [])}
+            "diff": charts.diff_figure((data.diff or {}).get("per_date") or []),
+            "monthly": charts.monthly_accuracy_figure((s or {}).get("daily_by_month"))}
     v = data.verdict
     status = (v or {}).get("status") or ((s or {}).get("verdict") or {}).get("status")
     title = (f"{s.get('scenario')} seed {s.get('seed')} · {s.get('agent')}"
