@@ -85,11 +85,11 @@ ITEMS: dict[str, tuple[str, ...]] = {
 REGISTER_ITEMS = (("CE", "Server, Dell PowerEdge R740"), ("EQ", "Copier, Ricoh MP 4055"),
                   ("FF", "Conference table, oak, 10-seat"), ("CE", "Network switch, HP 2930F"),
                   ("EQ", "Generator, Generac 13 kW"), ("FF", "Reception desk, laminate"))
-REPAIRS = ("Repair of {what}, asset {aid}", "Service call: {what} ({aid}) fixed",
-           "Maintenance visit, {what} {aid}", "Repair, replaced worn parts: {aid}")
-UPGRADES = ("Upgrade of {what} {aid}: adds capacity",
-            "Improvement to {aid}, extends its useful life",
-            "Retrofit of {aid} ({what}), extends life")
+REPAIRS = ("Repair of {what}, asset {aid}", "Service call, {aid} ({what})",
+           "Maintenance, {what} {aid}", "Repair, replaced worn parts: {aid}")
+UPGRADES = ("Upgrade of {aid}: adds capacity", "Improvement to {aid}: longer life",
+            "Retrofit of {aid}, extends its life")
+"""Work on a register asset, as the vendors word it (each fits the bill's 44 columns)."""
 BUYERS = ("Second Life Office Equipment", "Midwest Asset Recovery", "Reuse Depot LLC",
           "Brightline Liquidators")
 

@@ -28,6 +28,9 @@ from pydantic import ValidationError
 from counterparties.fixed_assets import (
     CLASSES,
     ITEMS,
+    REGISTER_ITEMS,
+    REPAIRS,
+    UPGRADES,
     accumulated_before,
     depreciation_due,
 )
@@ -56,6 +59,13 @@ def test_every_item_names_exactly_its_class(class_id: str) -> None:
         named = {k for k, (_, _, _, _, words) in CLASSES.items()
                  if any(re.search(rf"\b{w}\b", item.casefold()) for w in words)}
         assert named == {class_id}, item
+
+
+def test_every_line_fits_the_bills_description_column() -> None:
+    work = [t.format(what=what.split(",")[0].lower(), aid="FA-000006")
+            for t in (*REPAIRS, *UPGRADES) for _, what in REGISTER_ITEMS]
+    longest = max([*work, *(x for items in ITEMS.values() for x in items)], key=len)
+    assert len(longest) <= 44, longest  # render_bill prints 44 columns of it
 
 
 def _attempt(tmp: Path, tier: str, seed: int = 4) -> tuple[dict[str, Any], Ledger, str]:

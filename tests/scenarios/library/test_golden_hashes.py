@@ -30,12 +30,8 @@ GOLDEN: dict[tuple[str, int | None], str] = {
         "c27f22053778cb9506caecef3e15159960021bebcee59a72fc9f27343003f05f",
     ("three-way-match", 1): "c8f0c4d52a4b64e410b5959e6769ffd7841b1e782eae8bc068c4ee3fe092a2c3",
     ("three-way-match", 2): "704072d1430f634dcd60e066a69740621b2096ece91453874314ce0d7fbb9222",
-    ("fixed-assets", 1): "6172e3e598a24061bfb876d5dd6c1bd2afc15b8c5e212a5ca889f1effb20bdf4",
-    ("fixed-assets", 2): "47e95aab59250d095133b732651c2e1898e6eba1e91253dca62a026aebc06bf1",
-    ("payroll-and-sales-tax", 1):
-        "c1d36a99e0f29b3a0c3d7a67735a406190baec791e169851fff7a58355434274",
-    ("payroll-and-sales-tax", 2):
-        "cb6a1a1b4816b3e03b24eb34aedea807748c4ea95813ff8ea47ef45bd87c0e96",
+    ("fixed-assets", 1): "39d347b7d0ad1c01d19cd72239e522caac6949b4537a4773a11e6b73f3d85033",
+    ("fixed-assets", 2): "b6212bffa5e631b9691bccb7755b5b2bd919c7d02ead711ac25d4c634146c9d7",
     # desk tasks run at their own seed
     ("ar-aging-workbook", None): "7c4953520f7764b575eaefc5ecbbc45300e8a927001a05c4ab39158391396c62",
     ("contractor-accrual", None):
