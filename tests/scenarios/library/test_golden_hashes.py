@@ -32,6 +32,10 @@ GOLDEN: dict[tuple[str, int | None], str] = {
     ("three-way-match", 2): "704072d1430f634dcd60e066a69740621b2096ece91453874314ce0d7fbb9222",
     ("fixed-assets", 1): "39d347b7d0ad1c01d19cd72239e522caac6949b4537a4773a11e6b73f3d85033",
     ("fixed-assets", 2): "b6212bffa5e631b9691bccb7755b5b2bd919c7d02ead711ac25d4c634146c9d7",
+    ("payroll-and-sales-tax", 1):
+        "c1d36a99e0f29b3a0c3d7a67735a406190baec791e169851fff7a58355434274",
+    ("payroll-and-sales-tax", 2):
+        "cb6a1a1b4816b3e03b24eb34aedea807748c4ea95813ff8ea47ef45bd87c0e96",
     # desk tasks run at their own seed
     ("ar-aging-workbook", None): "7c4953520f7764b575eaefc5ecbbc45300e8a927001a05c4ab39158391396c62",
     ("contractor-accrual", None):
