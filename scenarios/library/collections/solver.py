@@ -63,9 +63,9 @@ def _work(desk: TurnContext, plan: _Plan) -> None:
         for iid, amount in allocs:
             if amount > 0:
                 desk.execute(c.ApplyReceipt(receipt_id=rid, invoice_id=iid, amount=amount))
-    for iid, amount, reason in plan.disputes:
+    for iid, disputed, reason in plan.disputes:
         desk.execute(c.RecordDispute(invoice_id=iid, reason=reason[:500] or "disputed",
-                                     amount=amount))
+                                     amount=disputed))
     coll = books.collections
     for iid, outcome, amount in plan.rulings:
         did = coll.open_disputes.get(iid)

@@ -1,0 +1,210 @@
+"""collections: the world's reactions, the reference's reading, and the checks.
+
+- The world (:mod:`counterparties.collections`): the injection records the runs' days,
+  which are the scenario's turn dates; every customer of the book has invoices; the
+  customers' emails carry what they mean in their truth.
+- The reference's reading: every way a customer writes a date and an invoice reference.
+- The checks (:mod:`checks.collections`) on real attempts of the easy tier: the reference
+  is accepted (and the book holds letters, disputes, promises and holds to grade); the
+  null agent fails every collections check; a clerk who sends no level 2 letters, one who
+  dunns a disputed invoice (by recording no disputes), one who records promises a cent
+  short, one who never releases a hold and one who puts another customer on hold are each
+  refused by the check that owns the rule, with the message naming what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import date
+from types import ModuleType
+from typing import Any
+
+import orjson
+import pytest
+
+from checks.collections import Email, Facts, expected_runs, level_for
+from counterparties.collections import date_text
+from erp import commands as c
+from erp.store import EventStore
+from runs.attempt import AttemptResult, run_attempt
+from scenarios.agents import load_solver
+from scenarios.loader import find_scenario, library_dir, load_scenario
+from scenarios.turn import TurnContext
+
+NAME = "collections"
+
+
+def _solver() -> ModuleType:
+    return load_solver(library_dir() / NAME / "solver.py")
+
+
+# --- the reading ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("style", range(4))
+def test_every_way_a_customer_writes_a_date_reads_back(style: int) -> None:
+    day = date(2026, 6, 12)
+    assert _solver()._when(f"by {date_text(day, style)}", 2026) == day
+
+
+@pytest.mark.parametrize(("reference", "expected"), [
+    ("INV-000012", ["INV-000012"]), ("INV 12", ["INV-000012"]), ("Inv#000012", ["INV-000012"]),
+    ("/INV/12", ["INV-000012"]), ("Payment for invoice 12", ["INV-000012"]),
+    ("inv-12 INV.7", ["INV-000012", "INV-000007"]), ("Invoice No. 99", []),
+])
+def test_a_reference_names_the_invoices_it_quotes(reference: str, expected: list[str]) -> None:
+    known = {"INV-000012", "INV-000007"}
+    assert _solver()._invoice_refs(reference, known) == expected
+
+
+# --- the policy worked from the facts ---------------------------------------------------------
+
+
+def test_the_policy_escalates_skips_disputes_and_holds() -> None:
+    runs = (date(2026, 6, 1), date(2026, 6, 8), date(2026, 6, 15))
+    facts = Facts(invoices={"I1": ("C1", date(2026, 5, 1), 1000),   # 31 days: level 2
+                            "I2": ("C2", date(2026, 5, 28), 500),   # 4 days: level 1
+                            "I3": ("C3", date(2026, 3, 30), 700),   # 63 days: level 3, hold
+                            "I4": ("C1", date(2026, 6, 20), 100)},  # not due
+                  emails=[Email("dispute", date(2026, 6, 2), "C2", "I2", 500),
+                          Email("resolution", date(2026, 6, 9), "C2", "I2", 200,
+                                "credited")],
+                  deposits=[(date(2026, 6, 3), "L1", "C3", (("I3", 700),))], runs=runs)
+    first, second, third = expected_runs(facts, runs)
+    assert first.letters == {("I1", 2), ("I2", 1), ("I3", 3)} and first.holds == {"C3"}
+    assert second.disputes == {("I2", 500)} and second.releases == {"C3"}
+    assert second.letters == set()
+    assert third.rulings == {("I2", "credited", 200)} and third.letters == set()
+    assert [level_for(d) for d in (0, 1, 30, 31, 60, 61)] == [0, 1, 1, 2, 2, 3]
+
+
+def test_a_running_promise_stops_a_letter_and_a_broken_one_holds() -> None:
+    runs = (date(2026, 6, 1), date(2026, 6, 8), date(2026, 6, 15))
+    facts = Facts(invoices={"I1": ("C1", date(2026, 5, 20), 1000)},
+                  emails=[Email("promise", date(2026, 6, 2), "C1", "I1", 400,
+                                pay_by=date(2026, 6, 10))], runs=runs)
+    first, second, third = expected_runs(facts, runs)
+    assert first.letters == {("I1", 1)}
+    assert second.promises == {("I1", 400, date(2026, 6, 10))} and not second.letters
+    assert third.holds == {"C1"} and third.letters == set()  # level 1 already sent
+
+
+# --- real attempts ---------------------------------------------------------------------------
+
+
+class _Twist:
+    """The reference with one mistake."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def run_turn(self, desk: TurnContext) -> None:
+        real = desk.execute
+
+        def twisted(cmd: c.Command) -> Any:
+            if self.name == "no-level-2" and isinstance(cmd, c.SendDunningLetter) \
+                    and cmd.level == 2:
+                return None
+            if self.name == "no-disputes" and isinstance(cmd, c.RecordDispute):
+                return None
+            if self.name == "short-promise" and isinstance(cmd, c.RecordPromiseToPay):
+                cmd = cmd.model_copy(update={"amount": cmd.amount - 1})
+            if self.name == "never-release" and isinstance(cmd, c.ReleaseCreditHold):
+                return None
+            if self.name == "wrong-hold" and isinstance(cmd, c.PlaceCreditHold):
+                books = desk.ledger.books
+                others = sorted(x for x in books.customers if x != cmd.customer_id
+                                and x not in books.collections.on_hold)
+                cmd = cmd.model_copy(update={"customer_id": others[0]})
+            return real(cmd)
+        desk.execute = twisted  # type: ignore[method-assign]
+        try:
+            _solver().reference(desk)
+        finally:
+            desk.execute = real  # type: ignore[method-assign]
+
+
+TWISTS = ("no-level-2", "no-disputes", "short-promise", "never-release", "wrong-hold")
+
+
+@pytest.fixture(scope="module")
+def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, AttemptResult]]:
+    loaded = load_scenario(find_scenario(NAME), tier="medium")
+    root = tmp_path_factory.mktemp(NAME)
+    agents: dict[str, Any] = {"reference": None, "null": None}
+    agents.update({n: _Twist(n) for n in TWISTS})
+    yield {name: run_attempt(loaded, 1, name, root / name, agent=agent)
+           for name, agent in agents.items()}
+
+
+def _results(res: AttemptResult) -> dict[str, dict[str, Any]]:
+    verdict = json.loads((res.out / "verdict.json").read_text())
+    return {r["name"]: r for r in verdict["results"]}
+
+
+def _failed(res: AttemptResult) -> set[str]:
+    return {n for n, r in _results(res).items() if not r["passed"]}
+
+
+def test_the_reference_is_accepted_with_every_kind_of_record(
+        attempts: dict[str, AttemptResult]) -> None:
+    r = _results(attempts["reference"])
+    assert all(x["passed"] for x in r.values()), [x for x in r.values() if not x["passed"]]
+    for name, key in (("letters-as-policy", "letters"), ("disputes-recorded", "disputes"),
+                      ("disputes-resolved-as-ruled", "rulings"),
+                      ("promises-recorded", "promises"), ("holds-as-policy", "holds"),
+                      ("holds-as-policy", "releases"), ("receipts-applied-as-paid",
+                                                        "deposits")):
+        assert r[name]["metrics"][key] > 0, (name, key)
+
+
+def test_the_runs_recorded_are_the_scenarios_turns(attempts: dict[str, AttemptResult]) -> None:
+    loaded = load_scenario(find_scenario(NAME), tier="medium")
+    turns = [d.isoformat() for d in loaded.scenario.turns.dates]
+    store = EventStore.open(attempts["reference"].out / "books.db")
+    try:
+        planted = [orjson.loads(e.payload) for e in store.read(realm="world",
+                                                               types=["injection_planted"])]
+    finally:
+        store.close()
+    (book,) = [x for x in planted if x["kind"] == "collections_book"]
+    assert book["detail"]["runs"] == turns
+
+
+def test_the_null_agent_fails_the_collections_rules(
+        attempts: dict[str, AttemptResult]) -> None:
+    failed = _failed(attempts["null"])
+    assert {"letters-as-policy", "disputes-recorded", "holds-as-policy",
+            "receipts-applied-as-paid"} <= failed
+    assert "missing letter level" in _results(attempts["null"])["letters-as-policy"]["detail"]
+
+
+def test_skipping_level_2_letters_is_refused(attempts: dict[str, AttemptResult]) -> None:
+    res = attempts["no-level-2"]
+    assert "letters-as-policy" in _failed(res)
+    assert "missing letter level 2 for INV-" in _results(res)["letters-as-policy"]["detail"]
+
+
+def test_recording_no_disputes_is_refused(attempts: dict[str, AttemptResult]) -> None:
+    res = attempts["no-disputes"]
+    assert {"disputes-recorded", "letters-as-policy"} <= _failed(res)
+    assert "missing dispute of INV-" in _results(res)["disputes-recorded"]["detail"]
+
+
+def test_a_promise_a_cent_short_is_refused(attempts: dict[str, AttemptResult]) -> None:
+    res = attempts["short-promise"]
+    assert "promises-recorded" in _failed(res)
+    assert "not called for" in _results(res)["promises-recorded"]["detail"]
+
+
+def test_a_hold_never_released_is_refused(attempts: dict[str, AttemptResult]) -> None:
+    res = attempts["never-release"]
+    assert _failed(res) == {"holds-as-policy"}
+    assert "missing hold release C" in _results(res)["holds-as-policy"]["detail"]
+
+
+def test_a_hold_on_the_wrong_customer_is_refused(attempts: dict[str, AttemptResult]) -> None:
+    res = attempts["wrong-hold"]
+    assert "holds-as-policy" in _failed(res)
+    assert "not called for" in _results(res)["holds-as-policy"]["detail"]
