@@ -32,6 +32,7 @@ from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
 from sim.world_events import DocumentDelivered, InjectionPlanted, decode_world_event
+from tests.conftest import PG_URL, drop_pg_schema, pg_schema, require_postgres
 
 NAME = "fixed-assets"
 SEED = 3
@@ -261,3 +262,23 @@ def test_the_scenario_declares_its_tiers() -> None:
         sizes.append((s.population.vendors.count, inj.params["bills_per_month"],
                       inj.params["below_share"], s.documents.pdf_bills))
     assert sizes == sorted(sizes) and len(set(sizes)) == 3
+
+
+@pytest.mark.postgres
+def test_on_postgresql_the_checks_grade_as_on_sqlite(
+        attempts: dict[str, AttemptResult], tmp_path: Path) -> None:
+    """The checks read the books through SQL (the class accounts, the subledger): the
+    reference and a one-mistake clerk get the same verdicts and log on PostgreSQL."""
+    require_postgres()
+    loaded = load_scenario(find_scenario(NAME))
+    for name, agent in (("reference", None), ("journal-to-class", _Twist("journal-to-class"))):
+        schema = pg_schema(f"fixed-assets/{name}")
+        drop_pg_schema(schema)
+        try:
+            res = run_attempt(loaded, SEED, name, tmp_path / name, agent=agent,
+                              store_url=PG_URL, schema=schema)
+            assert res.final_hash == attempts[name].final_hash
+            assert {n: r["passed"] for n, r in _results(res).items()} == {
+                n: r["passed"] for n, r in _results(attempts[name]).items()}
+        finally:
+            drop_pg_schema(schema)
