@@ -475,3 +475,67 @@ def test_a_bad_register_row_is_refused_by_the_client() -> None:
 
     with pytest.raises(Exception, match="EMPLOYEE:GROSS:WITHHELD"):
         payroll_row("E1:3000.00")
+
+
+# --- over the API's real socket --------------------------------------------------------
+
+
+def test_the_commands_and_listings_over_the_api(tmp_path: Path) -> None:
+    import json
+    import os
+    import shutil
+
+    from erp.api.server import ApiServer, TokenRegistry, create_app
+    from tests.erp.api.test_api import request, short_dir
+
+    work = short_dir()
+    ledger = Ledger.open(os.path.join(work, "books.db"), create=True)
+    try:
+        set_up_company(ledger)
+        ledger.execute_batch([Submission(x, **SYS) for x in (
+            *[x for x in chart_commands("services-with-payroll")
+              if x.code in ("2300", "2310", "6400", "6410")],
+            c.RegisterTaxJurisdiction(jurisdiction_id="ST", name="S", rate_bp=725))])
+        run(ledger, invoice("C1", "1000.00", 725, date(2026, 3, 10)), day=date(2026, 3, 10))
+        tokens = TokenRegistry()
+        server = ApiServer(create_app(ledger, tokens), uds=Path(work) / "api.sock").start()
+        try:
+            clerk = tokens.issue("agent:turn-1", "clerk", APR10, 3600.0)
+
+            def call(method: str, path: str, body: Any = None) -> tuple[int, Any]:
+                status, _, data = request(server.url, method, path, token=clerk, body=body)
+                return status, json.loads(data)
+
+            status, _ = call("POST", "/v1/commands/post-payroll", {
+                "register_id": "PR-1", "entry_date": "2026-03-15", "period_start": "2026-03-01",
+                "period_end": "2026-03-15", "bank_account_id": BANK,
+                "lines": [{"employee_id": "E1", "gross": "3000.00", "withheld": "612.50",
+                           "employer_taxes": "229.50", "net": "2387.50"}]})
+            assert status == 200
+            status, err = call("POST", "/v1/commands/file-sales-tax-return", {
+                "jurisdiction_id": "ST", "period": "2026-03", "entry_date": "2026-04-10",
+                "gross_sales": "1000.00", "taxable_sales": "1000.00", "tax_due": "72.00"})
+            assert status == 422 and err["error"] == "return_does_not_tie", err
+            assert "tax_due 72.00 (the books: 72.50)" in err["message"]
+            status, _ = call("POST", "/v1/commands/file-sales-tax-return", {
+                "jurisdiction_id": "ST", "period": "2026-03", "entry_date": "2026-04-10",
+                "gross_sales": "1000.00", "taxable_sales": "1000.00", "tax_due": "72.50"})
+            assert status == 200
+            status, _ = call("POST", "/v1/commands/remit-sales-tax", {
+                "return_id": "STR-000001", "bank_account_id": BANK, "entry_date": "2026-04-10",
+                "amount": "72.50"})
+            assert status == 200
+            _, regs = call("GET", "/v1/payroll-registers")
+            _, rets = call("GET", "/v1/tax-returns")
+            _, pays = call("GET", "/v1/tax-payments")
+            assert [(x["id"], x["total"], x["reference"]) for x in regs["items"]] == [
+                ("PR-1", "3000.00", "2026-03-01..2026-03-15")]
+            assert [(x["id"], x["open_amount"], x["status"]) for x in rets["items"]] == [
+                ("STR-000001", "0.00", "paid")]
+            assert [(x["total"], x["reference"]) for x in pays["items"]] == [
+                ("72.50", "STR-000001")]
+        finally:
+            server.stop()
+    finally:
+        ledger.close()
+        shutil.rmtree(work, ignore_errors=True)
