@@ -366,3 +366,52 @@ def test_a_document_not_worked_at_the_next_turn_fails_from_that_date_on(
     assert (got["first_failed"], got["failed_dates"]) == (
         day.isoformat(), len([d for d in days if d >= day])), got
     assert not res.summary["verdict"]["accepted"]
+
+
+def _later_undone(recording: Recording, kind: str) -> tuple[int, int]:
+    """``(turn, index)`` of the reference's command whose omission a later turn's work
+    covers up by the month's end: the ``ApproveBill`` of a bill a vendor credit is applied
+    to (``approval``: a credited bill is partially paid, approved or not), or the
+    ``ApplyReceipt`` of a receipt whose deposit is later returned (``receipt``: the
+    return's reversal leaves the invoice open either way)."""
+    later: set[str] = set()
+    for cmds in recording.commands.values():
+        for cmd in cmds:
+            if kind == "approval" and isinstance(cmd, c.ApplyVendorCredit):
+                later.add(cmd.bill_id)
+            if kind == "receipt" and isinstance(cmd, c.RecordReturnedDeposit):
+                later.add(cmd.receipt_id)
+    for n, cmds in sorted(recording.commands.items()):
+        for i, cmd in enumerate(cmds):
+            if (kind == "approval" and isinstance(cmd, c.ApproveBill)
+                    and cmd.bill_id in later) or (
+                    kind == "receipt" and isinstance(cmd, c.ApplyReceipt)
+                    and cmd.receipt_id in later):
+                return n, i
+    raise AssertionError(f"the reference gives no {kind} a later turn covers up")
+
+
+@pytest.mark.parametrize(("kind", "seed", "failing"), [
+    ("approval", VENDORS_SEED, "every-bill-approved"),
+    ("receipt", SEED, "receivables-matched-at-the-may-")])
+def test_work_left_undone_that_the_month_end_covers_up_is_caught(
+        tmp_path: Path, kind: str, seed: int, failing: str) -> None:
+    """A bill never approved but credited (partially paid, so bills-approved passes), and a
+    receipt not applied at its turn whose deposit bounced later (the month's end is as the
+    reference leaves it): each fails a check of its own."""
+    loaded = load_scenario(find_scenario("month-end-close"))
+    if kind == "approval":
+        loaded = _vendors_misbehave(loaded)
+    recording = Recording()
+    ref = run_attempt(loaded, seed, "reference", tmp_path / "ref", record=recording)
+    n, index = _later_undone(recording, kind)
+    command = type(recording.commands[n][index]).__name__
+    op = "skip_approval" if kind == "approval" else "drop"
+    agent = ReplayAgent(recording, ref.out / "turns", Mutation(op, n, index, command))
+    res = run_attempt(loaded, seed, "replay", tmp_path / "mutant", agent=agent)
+    assert ref.summary["verdict"]["accepted"]
+    failed = res.summary["verdict"]["failed"]
+    assert [f for f in failed if f.startswith(failing)], res.summary["verdict"]
+    # ... which the checks of the month's end alone let through
+    assert not {"bills-approved", "receivables-match-customers", "receipts-applied"} & set(
+        failed), failed
