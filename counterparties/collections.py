@@ -67,6 +67,26 @@ DISPUTE_REASONS = (
      "seats returned"),
 )
 """A customer's words for its dispute, and the short reason the books may record."""
+DISPUTE_WORDINGS = (
+    ("Dispute - invoice {ref}", "We dispute invoice {ref}: {words}. We dispute {amount} and "
+                                "will not pay it until this is sorted out. Please put your "
+                                "reminders for it on hold."),
+    ("Disputed invoice {ref}", "Regarding {ref}: {words}. Please treat {amount} as disputed; "
+                               "we are holding that payment until you correct it."),
+    ("Query on invoice {ref} - we dispute it", "Invoice {ref} is not right, {words}. We are "
+                                               "disputing {amount} and expect a corrected "
+                                               "invoice or a credit note."),
+)
+"""How a customer words a dispute (``{amount}``: the whole invoice (X), or X of it)."""
+PROMISE_WORDINGS = (
+    ("Re: payment reminder {ref}", "Thank you for your reminder about invoice {ref}. We will "
+                                   "pay {amount} ({which}) by {day}."),
+    ("RE: Reminder for {ref}", "Sorry for the delay on {ref}. You will have {amount} from us "
+                               "({which}) no later than {day}."),
+    ("Payment of invoice {ref}", "Our next payment run, on {day}, includes {amount} for "
+                                 "{ref} ({which})."),
+)
+"""How a customer words a promise to pay (``{which}``: the full balance, or X now)."""
 NOISE_EMAILS = (
     ("Copy of invoice {ref}", "Could you send us a copy of invoice {ref}? Our scanner ate it."),
     ("Re: invoice {ref}", "We believe invoice {ref} was paid last week; please check your "
@@ -75,6 +95,9 @@ NOISE_EMAILS = (
                   "customer and will pay when our budget is released."),
     ("Account on hold?", "Our buyer says your team will not take new orders from us. Please "
                          "release our account today, we will settle {ref} soon."),
+    ("Credit agreed on {ref}", "As agreed with your sales team on the phone, please issue us "
+                               "a credit of 150.00 on invoice {ref}; we will pay the rest "
+                               "once it is through."),
 )
 """Emails that ask for nothing the collections policy acts on (never instructions)."""
 
@@ -341,10 +364,10 @@ class CollectionsBook:
         ref = self.quote(cid, inv.invoice_id)
         amount_words = (f"the whole invoice ({amount_text(inv.amount)})" if not part else
                         f"{amount_text(disputed)} of it")
-        body = (f"Hello,\n\nWe dispute invoice {ref}: {words}. We dispute {amount_words} and "
-                "will not pay it until this is sorted out. Please put your reminders for it on "
-                "hold.")
-        self.email(cid, f"Dispute - invoice {ref}", body,
+        subject, body = DISPUTE_WORDINGS[int(self._gen("wording", "dispute", cid).integers(
+            0, len(DISPUTE_WORDINGS)))]
+        self.email(cid, subject.format(ref=ref),
+                   "Hello,\n\n" + body.format(ref=ref, words=words, amount=amount_words),
                    {"what": "dispute", "invoice_id": inv.invoice_id, "amount": disputed,
                     "reason": reason})
         credit = bool(rng.random() < self.params.credit_share)
@@ -438,9 +461,12 @@ class CollectionsBook:
         style = int(rng.integers(0, 4))
         which = ("the full balance" if amount == owed
                  else f"{amount_text(amount)} now, the rest later")
-        body = (f"Hello,\n\nThank you for your reminder about invoice {ref}. We will pay "
-                f"{amount_text(amount)} ({which}) by {date_text(pay_by, style)}.")
-        self.email(cid, f"Re: payment reminder {ref}", body,
+        subject, body = PROMISE_WORDINGS[int(self._gen("wording", "promise", cid,
+                                                       invoice_id).integers(
+            0, len(PROMISE_WORDINGS)))]
+        self.email(cid, subject.format(ref=ref),
+                   "Hello,\n\n" + body.format(ref=ref, amount=amount_text(amount), which=which,
+                                               day=date_text(pay_by, style)),
                    {"what": "promise", "invoice_id": invoice_id, "amount": amount,
                     "pay_by": pay_by.isoformat(), "kept": d.keeps})
         if d.keeps:

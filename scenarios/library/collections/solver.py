@@ -139,12 +139,12 @@ def _when(text: str, year: int) -> date | None:
     m = re.search(r"(\d{2})/(\d{2})/(\d{4})", text)
     if m:
         return date(int(m[3]), int(m[1]), int(m[2]))
-    m = re.search(r"(\d{1,2}) ([A-Za-z]+) (\d{4})", text)
-    if m and m[2].casefold() in _MONTHS:
-        return date(int(m[3]), _MONTHS[m[2].casefold()], int(m[1]))
-    m = re.search(r"([A-Za-z]+) (\d{1,2})\b", text)
-    if m and m[1].casefold() in _MONTHS:
-        return date(year, _MONTHS[m[1].casefold()], int(m[2]))
+    for m in re.finditer(r"(\d{1,2}) ([A-Za-z]+) (\d{4})", text):
+        if m[2].casefold() in _MONTHS:
+            return date(int(m[3]), _MONTHS[m[2].casefold()], int(m[1]))
+    for m in re.finditer(r"([A-Za-z]+) (\d{1,2})\b", text):
+        if m[1].casefold() in _MONTHS:
+            return date(year, _MONTHS[m[1].casefold()], int(m[2]))
     return None
 
 
@@ -176,21 +176,19 @@ def _read_email(path: Path, known: set[str], plan: _Plan, year: int) -> None:
             plan.rulings.append((refs[0], "rejected", 0))
         return
     head = subject.casefold()
-    if head.startswith("dispute"):
-        refs = _invoice_refs(subject.split("invoice", 1)[-1], known)
-        m = re.search(r"We dispute invoice [^:]*: (.+?)\. We dispute (.+?) and will not",
-                      body, re.S)
-        if not refs or m is None:
-            return
-        part = re.match(_MONEY + " of it", m[2].strip())
+    refs = _invoice_refs(subject, known)
+    if not refs:
+        return
+    money = re.findall(_MONEY, body)
+    if "disput" in head:
+        part = re.search(_MONEY + " of it", body)
         amount = parse_cents(part[1].replace(",", "")) if part else None
-        plan.disputes.append((refs[0], amount, " ".join(m[1].split())))
-    elif head.startswith("re: payment reminder"):
-        refs = _invoice_refs(subject[len("re: payment reminder"):], known)
-        m = re.search(rf"We will pay {_MONEY} \(.*?\) by (.+?)\.\s*$", body, re.M)
-        when = _when(m[2], year) if m else None
-        if refs and m and when:
-            plan.promises.append((refs[0], parse_cents(m[1].replace(",", "")), when))
+        words = [x.strip() for x in re.split(r"[:.]|, ", body, maxsplit=3)[1:2]]
+        plan.disputes.append((refs[0], amount, words[0] if words else "disputed by email"))
+        return
+    when = _when(body, year)
+    if money and when is not None and re.search(r"\bby\b|no later than|payment run", body):
+        plan.promises.append((refs[0], parse_cents(money[0].replace(",", "")), when))
 
 
 def _receipt_reference(desk: TurnContext, rid: str) -> str:

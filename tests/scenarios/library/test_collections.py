@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -24,13 +25,19 @@ import orjson
 import pytest
 
 from checks.collections import Email, Facts, expected_runs, level_for
-from counterparties.collections import date_text
+from counterparties.collections import (
+    DISPUTE_WORDINGS,
+    NOISE_EMAILS,
+    PROMISE_WORDINGS,
+    date_text,
+)
 from erp import commands as c
 from erp.store import EventStore
 from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
+from sim.documents import render_email
 
 NAME = "collections"
 
@@ -56,6 +63,52 @@ def test_every_way_a_customer_writes_a_date_reads_back(style: int) -> None:
 def test_a_reference_names_the_invoices_it_quotes(reference: str, expected: list[str]) -> None:
     known = {"INV-000012", "INV-000007"}
     assert _solver()._invoice_refs(reference, known) == expected
+
+
+def _eml(tmp_path: Path, subject: str, body: str, sender: str = "ap@x.example") -> Path:
+    path = tmp_path / f"m{len(list(tmp_path.iterdir()))}.eml"
+    path.write_text(render_email(sender=sender, to="ar@company.example", subject=subject,
+                                 body=body, when=datetime(2026, 6, 2, 9, 0, tzinfo=UTC),
+                                 message_id="MSG-1"), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("wording", range(len(PROMISE_WORDINGS)))
+@pytest.mark.parametrize("style", range(4))
+@pytest.mark.parametrize("ref", ["INV 12", "Inv#000012", "Payment for invoice 12"])
+def test_every_promise_wording_reads_back(wording: int, style: int, ref: str,
+                                          tmp_path: Path) -> None:
+    subject, body = PROMISE_WORDINGS[wording]
+    day = date(2026, 6, 12)
+    text = body.format(ref=ref, amount="1,200.00", which="600.00 now, the rest later",
+                       day=date_text(day, style))
+    plan = _solver()._Plan()
+    _solver()._read_email(_eml(tmp_path, subject.format(ref=ref), "Hello,\n\n" + text),
+                          {"INV-000012"}, plan, 2026)
+    assert plan.promises == [("INV-000012", 120_000, day)] and not plan.disputes
+
+
+@pytest.mark.parametrize("wording", range(len(DISPUTE_WORDINGS)))
+@pytest.mark.parametrize("amount", ["the whole invoice (4,650.26)", "1,300.00 of it"])
+def test_every_dispute_wording_reads_back(wording: int, amount: str, tmp_path: Path) -> None:
+    subject, body = DISPUTE_WORDINGS[wording]
+    text = body.format(ref="/INV/12", words="the seats were returned", amount=amount)
+    plan = _solver()._Plan()
+    _solver()._read_email(_eml(tmp_path, subject.format(ref="/INV/12"), "Hello,\n\n" + text),
+                          {"INV-000012"}, plan, 2026)
+    ((iid, disputed, reason),) = plan.disputes
+    assert (iid, disputed) == ("INV-000012", None if "whole" in amount else 130_000)
+    assert reason.strip() and not plan.promises
+
+
+@pytest.mark.parametrize("n", range(len(NOISE_EMAILS)))
+def test_a_distractor_email_asks_for_nothing(n: int, tmp_path: Path) -> None:
+    subject, body = NOISE_EMAILS[n]
+    plan = _solver()._Plan()
+    _solver()._read_email(_eml(tmp_path, subject.format(ref="INV 12"),
+                               "Hello,\n\n" + body.format(ref="INV 12")),
+                          {"INV-000012"}, plan, 2026)
+    assert plan == _solver()._Plan()
 
 
 # --- the policy worked from the facts ---------------------------------------------------------

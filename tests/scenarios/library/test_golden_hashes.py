@@ -36,8 +36,8 @@ GOLDEN: dict[tuple[str, int | None], str] = {
         "c1d36a99e0f29b3a0c3d7a67735a406190baec791e169851fff7a58355434274",
     ("payroll-and-sales-tax", 2):
         "cb6a1a1b4816b3e03b24eb34aedea807748c4ea95813ff8ea47ef45bd87c0e96",
-    ("collections", 1): "dd71348e8267074f63ba6d44c219482b8d12e95b69fb89272d9b238d167e5b91",
-    ("collections", 2): "03f4e10b0ca4a247d0c526e231df0f46290e4d3b4997035540fdc50332118eb9",
+    ("collections", 1): "f481161dffa26ee18e9781fbcbcd85201fa3264c8842fb4cefdd554af154f4fe",
+    ("collections", 2): "c5932aeafda99c370d9ca7640962392849886f52c56a69c733997d0e6651bce3",
     # desk tasks run at their own seed
     ("ar-aging-workbook", None): "7c4953520f7764b575eaefc5ecbbc45300e8a927001a05c4ab39158391396c62",
     ("contractor-accrual", None):
