@@ -106,7 +106,8 @@ _ADAPTER: list[tuple[tuple[tuple[str, int], ...], TypeAdapter[Any]]] = []
 BUILTIN_MODULES = ("checks.files", "checks.state", "checks.control", "checks.audit",
                    "checks.workbook", "checks.outcomes", "checks.policy", "checks.optimality",
                    "checks.accruals", "checks.purchasing", "checks.fixed_assets",
-                   "checks.collections", "checks.tax")
+                   "checks.collections", "checks.tax",
+                   "checks.bank_multi")
 
 
 def check_type(model: type[CheckSpec]) -> Callable[[CheckFn], CheckFn]:

@@ -69,6 +69,9 @@ class Deposit:
 class Bank:
     """The bank of the company's account ``population.bank_account_id``."""
 
+    statement_name = "bank-statement"
+    """The statement file's name before its period (another account's bank names its own)."""
+
     def __init__(self, engine: Engine, population: PopulationView, *, statements: bool = True,
                  monthly_fee: int = 1_500, item_fee: int = 25, interest_bp: int = 50) -> None:
         self.engine = engine
@@ -314,7 +317,7 @@ class Bank:
                               "amount", "balance"], rows)
         number = self._account_number()
         deliver(self.engine, actor=self.actor, kind="statement",
-                filename=f"bank-statement-{period}.csv", sender=STATEMENTS_FROM,
+                filename=f"{self.statement_name}-{period}.csv", sender=STATEMENTS_FROM,
                 subject=f"{BANK_NAME} statement {period}, account ending {number[-4:]}",
                 content=content,
                 truth={"bank_account_id": self.account_id, "period": period,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from counterparties import accruals as _accruals  # noqa: F401  (registers its injection)
+from counterparties import bank_multi as _bank_multi  # noqa: F401  (registers its injection)
 from counterparties import collections as _collections  # noqa: F401  (registers its injection)
 from counterparties import fixed_assets as _fixed_assets  # noqa: F401  (registers its injection)
 from counterparties import purchasing as _purchasing  # noqa: F401  (registers its injection)

@@ -1603,6 +1603,35 @@ def _bank_multi_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument("line", metavar="LINE", help="statement line id")
     p.add_argument("--description", required=True, help="what the bank got wrong")
     p.add_argument("--id", dest="new_id", help="error id (default: the next free one)")
+    v = _resource(sub, "statements", "bank statements: import a statement file",
+                  "Import a bank's statement file (CSV: date, line_id, description, reference, "
+                  "counterparty, amount, balance; the opening and closing balance rows are "
+                  "skipped) as statement lines of one bank account, each under the bank's "
+                  "own line id.")
+    p = _leaf(v, "import", "import a statement CSV as one account's statement lines",
+              "Import FILE's lines on bank account --bank (the bank's line ids are kept).",
+              ["erp statements import inbox/DOC-000002-savings-statement-2026-05.csv "
+               "--bank B-SAVE"],
+              lambda a: _cmd("import-statement-lines", bank_account_id=a.bank,
+                             lines=statement_file_lines(a.file)))
+    p.add_argument("file", metavar="FILE", help="the statement CSV")
+    p.add_argument("--bank", required=True, help="the bank account id it is the statement of")
+
+
+def statement_file_lines(path: str) -> list[dict[str, str]]:
+    """The lines of a bank's statement CSV as ``ImportStatementLines`` takes them."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        raise Failure("invalid_parameter", f"cannot read {path}: {e}", "file") from None
+    need = {"date", "line_id", "description", "reference", "counterparty", "amount"}
+    if not rows or not need <= set(rows[0]):
+        raise Failure("invalid_parameter", f"{path}: expected a statement CSV with columns "
+                      f"{', '.join(sorted(need))}", "file")
+    return [{"line_id": r["line_id"], "entry_date": r["date"], "amount": r["amount"],
+             "description": r["description"], "reference": r["reference"],
+             "counterparty": r["counterparty"]} for r in rows if r["line_id"]]
 
 
 # --- fixed assets ----------------------------------------------------------------

@@ -3,10 +3,12 @@ commands of several bank accounts."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from erp import commands as c
-from erp.api.client import Failure, build_parser
+from erp.api.client import Failure, build_parser, statement_file_lines
 
 
 @pytest.mark.parametrize(("args", "route", "model", "expected"), [
@@ -49,3 +51,29 @@ def test_a_transfer_needs_both_accounts() -> None:
     with pytest.raises(Failure, match="the following arguments are required: --to"):
         build_parser().parse_args(["transfers", "send", "--from", "B-SAVE", "--amount", "1.00",
                                    "--date", "2026-05-28"])
+
+
+def test_statements_import_reads_a_statement_file(tmp_path: Path) -> None:
+    path = tmp_path / "savings-statement-2026-05.csv"
+    path.write_text("date,line_id,description,reference,counterparty,amount,balance\n"
+                    "2026-05-01,,OPENING BALANCE,,,,100.00\n"
+                    "2026-05-07,BL-000004,ONLINE TRANSFER TO ...6789,TRX-1,NORTHWIND,-80.00,"
+                    "20.00\n"
+                    "2026-05-31,,CLOSING BALANCE,,,,20.00\n", encoding="utf-8")
+    ns = build_parser().parse_args(["statements", "import", str(path), "--bank", "B-SAVE"])
+    method, route, _params, body, *_ = ns.handler(ns)
+    assert (method, route) == ("POST", "/v1/commands/import-statement-lines")
+    assert body == {"bank_account_id": "B-SAVE", "lines": [
+        {"line_id": "BL-000004", "entry_date": "2026-05-07", "amount": "-80.00",
+         "description": "ONLINE TRANSFER TO ...6789", "reference": "TRX-1",
+         "counterparty": "NORTHWIND"}]}
+    c.ImportStatementLines.model_validate(body)
+
+
+def test_statements_import_refuses_what_is_no_statement(tmp_path: Path) -> None:
+    other = tmp_path / "notes.csv"
+    other.write_text("a,b\n1,2\n", encoding="utf-8")
+    with pytest.raises(Failure, match="expected a statement CSV with columns"):
+        statement_file_lines(str(other))
+    with pytest.raises(Failure, match="cannot read"):
+        statement_file_lines(str(tmp_path / "missing.csv"))

@@ -1,0 +1,178 @@
+"""bank-reconciliation-multi: the reference and oracle run as attempts and agree with the
+world's truth; the null agent and an agent that books the bank's errors are rejected by
+the checks that say why."""
+
+from __future__ import annotations
+
+import csv
+import json
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from erp import commands as c
+from erp import queries as q
+from erp.errors import CommandRejected
+from erp.ledger import StoredEvent
+from erp.money import parse_cents
+from runs.attempt import run_attempt
+from scenarios.agents import load_solver
+from scenarios.loader import LoadedScenario, find_scenario, library_dir, load_scenario
+from scenarios.turn import TurnContext
+from sim.world_events import BankLinePosted, InjectionPlanted
+from tests.scenarios.library.attempts import LibraryAttempt, attempt_fixtures, run_library_attempt
+
+NAME = "bank-reconciliation-multi"
+SEED = 3
+solver = load_solver(library_dir() / NAME / "solver.py")
+
+
+class Attempt(LibraryAttempt):
+    """A finished attempt with its truth and output files."""
+
+    @property
+    def month(self) -> dict[str, Any]:
+        """The injection's record of the month."""
+        (planted,) = [x for x in self.truth(InjectionPlanted) if x.kind == "multi_bank_month"]
+        return dict(planted.detail)
+
+    def rows(self, name: str) -> list[dict[str, str]]:
+        """An output file's rows."""
+        path = self.result.out / "outputs" / name
+        with path.open(encoding="utf-8", newline="") as f:
+            return list(csv.DictReader(f))
+
+    def failed(self) -> set[str]:
+        """The checks that failed."""
+        return failed(self.result.out)
+
+
+def verdict(out: Path) -> dict[str, Any]:
+    """An attempt folder's verdict.json."""
+    data: dict[str, Any] = json.loads((out / "verdict.json").read_text())
+    return data
+
+
+def failed(out: Path) -> set[str]:
+    """The names of an attempt's failed checks."""
+    return {r["name"] for r in verdict(out)["results"] if not r["passed"]}
+
+
+scenario, reference, oracle = attempt_fixtures(NAME, SEED, Attempt)
+
+
+def test_reference_and_oracle_are_accepted(reference: Attempt, oracle: Attempt) -> None:
+    assert verdict(reference.result.out)["accepted"], reference.failed()
+    assert verdict(oracle.result.out)["accepted"], oracle.failed()
+
+
+def test_each_account_reconciles_to_its_statement(reference: Attempt) -> None:
+    lines = reference.truth(BankLinePosted)
+    rows = reference.rows("bank_reconciliation.csv")
+    for account, gl in (("B-OPER", "1000"), ("B-SAVE", "1010"), ("B-CARD", "2060")):
+        mine = [r for r in rows if r["account"] == account]
+        items = {r["item"] for r in mine}
+        assert {"statement_balance", "book_balance"} <= items
+        statement = sum(parse_cents(r["amount"]) for r in mine
+                        if r["item"] == "statement_balance")
+        opening = sum(x.amount for x in lines if x.bank_account_id == account
+                      and x.posted_on.isoformat() <= reference.month["statement_day"])
+        opened = {b.bank_account_id: b for b in reference.ledger.books.bank_accounts.values()}
+        assert opened[account].gl_account == gl
+        assert statement == opening + _opening(reference, account)
+
+
+def _may31() -> date:
+    return date(2026, 5, 31)
+
+
+def _opening(attempt: Attempt, account: str) -> int:
+    for e in attempt.ledger.store.read(types=["bank_account_opened"]):
+        if e.event.bank_account_id == account:
+            return int(e.event.opening_balance)
+    return 0
+
+
+def test_transfers_in_transit_and_errors_as_the_truth_says(reference: Attempt) -> None:
+    month = reference.month
+    day = month["statement_day"]
+    transit = {t["confirmation"] for t in month["transfers"] if t["arrives_on"] > day}
+    assert transit, "every tier leaves a transfer in transit"
+    assert {r["confirmation"] for r in reference.rows("transfers_in_transit.csv")} == transit
+    assert q.account_balance(reference.ledger.store, "1090", as_of=_may31()) == sum(
+        t["amount"] for t in month["transfers"] if t["arrives_on"] > day)
+    errors = [x for x in reference.truth(BankLinePosted)
+              if (x.source or "").startswith("error:")]
+    assert len(errors) == 2  # medium: the fee posted twice, another client's deposit
+    reported = {d["reference"] for d in reference.docs("bank_error")}
+    assert reported == {x.line_id for x in errors}
+    corrections = [x for x in reference.truth(BankLinePosted)
+                   if (x.source or "").startswith("correction:")]
+    assert sorted(x.amount for x in corrections) == sorted(-x.amount for x in errors)
+    returned = [d for d in month["deposits"] if d["returned_on"]]
+    for d in returned:
+        inv = q.document(reference.ledger.store, "invoice", d["invoice_id"])
+        assert inv is not None and inv["open_amount"] == d["amount"]
+
+
+def test_the_card_statement_is_entered_and_paid(reference: Attempt) -> None:
+    month = reference.month
+    charges = reference.docs("card_charge")
+    assert sorted((d["account"], d["total"]) for d in charges) == sorted(
+        (x["account"], x["amount"]) for x in month["card_charges"])
+    (paid,) = [d for d in reference.docs("transfer_out") if d["party"] == "B-CARD"]
+    assert paid["total"] == sum(x["amount"] for x in month["card_charges"])
+    assert paid["reference"] == "B-OPER"
+
+
+def test_null_is_rejected_naming_the_work_left(scenario: LoadedScenario,
+                                               tmp_path: Path) -> None:
+    null = run_library_attempt(scenario, "null", tmp_path / "null", SEED, Attempt)
+    try:
+        assert not verdict(null.result.out)["accepted"]
+        assert {"statements-imported", "bank-errors-reported-not-booked", "transfers-recorded",
+                "card-statement-entered-and-paid", "returned-items-reopened",
+                "reconciliation-of-each-account"} <= null.failed()
+    finally:
+        null.ledger.close()
+
+
+class _BooksTheErrors:
+    """The reference, except that it books the bank's errors as its own entries."""
+
+    name = "books-the-errors"
+
+    def run_turn(self, turn: TurnContext) -> None:
+        real = turn.execute
+
+        def execute(cmd: c.Command) -> list[StoredEvent] | CommandRejected:
+            if isinstance(cmd, c.ReportBankError):
+                line = turn.ledger.books.statement_lines[cmd.line_id]
+                account = line.bank_account_id
+                day = turn.day - timedelta(days=3)
+                if line.amount < 0:
+                    return real(c.RecordBankFee(bank_account_id=account, amount=-line.amount,
+                                                entry_date=day, line_id=cmd.line_id))
+                return real(c.RecordInterest(bank_account_id=account, amount=line.amount,
+                                             entry_date=day, line_id=cmd.line_id))
+            return real(cmd)
+
+        turn.execute = execute  # type: ignore[method-assign]
+        solver.reference(turn)
+
+
+def test_an_agent_booking_the_banks_errors_is_rejected(scenario: LoadedScenario,
+                                                      tmp_path: Path) -> None:
+    res = run_attempt(scenario, SEED, "books-the-errors", tmp_path / "a",
+                      agent=_BooksTheErrors())
+    assert not verdict(res.out)["accepted"]
+    assert {"bank-errors-reported-not-booked", "book-balances-as-bank"} <= failed(res.out)
+
+
+@pytest.mark.parametrize("tier", ["easy", "hard"])
+def test_every_tier_is_solved_by_the_reference(tier: str, tmp_path: Path) -> None:
+    loaded = load_scenario(find_scenario(NAME), tier=tier)
+    res = run_attempt(loaded, SEED, "reference", tmp_path / tier)
+    assert verdict(res.out)["accepted"], failed(res.out)
