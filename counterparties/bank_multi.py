@@ -92,7 +92,7 @@ class MultiBankParams(Params):
 
 
 @dataclass(frozen=True)
-class Deposit:
+class ChequeDeposit:
     """A customer's cheque: recorded by the clerk, credited (and perhaps returned) by the bank."""
 
     receipt_id: str
@@ -176,23 +176,23 @@ class _Plan:
                               OTHER_CLIENTS[int(rng.integers(0, len(OTHER_CLIENTS)))],
                               f"{int(rng.integers(1000, 10000))}")
 
-    def _deposits(self, rng: np.random.Generator, month: list[date]) -> list[Deposit]:
+    def _deposits(self, rng: np.random.Generator, month: list[date]) -> list[ChequeDeposit]:
         cal = self.engine.calendar
         p = self.params
         n_transit = min(p.deposits_in_transit, p.deposits - 1)
         early = month[1:-4]
-        out: list[Deposit] = []
+        out: list[ChequeDeposit] = []
         for n in range(p.deposits):
             cid = self.customers[n % len(self.customers)][0]
             transit = n >= p.deposits - n_transit
             recorded = self.statement_day if transit else _day_in(rng, early)
             posted = cal.add_business_days(recorded, 1)
-            out.append(Deposit(f"RCP-{n + 1:04d}", cid, f"INV-{4101 + n}",
+            out.append(ChequeDeposit(f"RCP-{n + 1:04d}", cid, f"INV-{4101 + n}",
                                _cents(rng, 600, 9_500) * 100 + _cents(rng, 0, 99),
                                f"{int(rng.integers(1000, 9999))}", recorded, posted, None))
         for k in range(min(p.returned, p.deposits - n_transit)):
             d = out[k]
-            out[k] = Deposit(d.receipt_id, d.customer_id, d.invoice_id, d.amount,
+            out[k] = ChequeDeposit(d.receipt_id, d.customer_id, d.invoice_id, d.amount,
                              d.check_number, d.recorded_on, d.posted_on,
                              cal.add_business_days(d.posted_on, 2))
         return sorted(out, key=lambda d: (d.recorded_on, d.receipt_id))
@@ -324,7 +324,7 @@ class _Month:
             yield self.engine.until(day, phase)
             getattr(self, f"_{what}")(item)
 
-    def _record(self, d: Deposit) -> None:
+    def _record(self, d: ChequeDeposit) -> None:
         result = self.engine.world.execute_batch([
             c.RecordReceipt(receipt_id=d.receipt_id, customer_id=d.customer_id,
                             bank_account_id=OPERATING, entry_date=d.recorded_on,
@@ -338,13 +338,13 @@ class _Month:
     def _name(self, customer_id: str) -> str:
         return dict(self.plan.customers)[customer_id].upper()
 
-    def _credit(self, d: Deposit) -> None:
+    def _credit(self, d: ChequeDeposit) -> None:
         self.banks[OPERATING].post(amount=d.amount, description="CHECK DEPOSIT",
                                    reference=f"CHK {d.check_number}",
                                    counterparty=self._name(d.customer_id), kind="deposit",
                                    source=d.receipt_id)
 
-    def _return(self, d: Deposit) -> None:
+    def _return(self, d: ChequeDeposit) -> None:
         self.banks[OPERATING].post(amount=-d.amount, description="RETURNED ITEM NSF",
                                    reference=f"CHK {d.check_number}",
                                    counterparty=self._name(d.customer_id), kind="returned",
