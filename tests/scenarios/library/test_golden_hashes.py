@@ -38,6 +38,10 @@ GOLDEN: dict[tuple[str, int | None], str] = {
         "cb6a1a1b4816b3e03b24eb34aedea807748c4ea95813ff8ea47ef45bd87c0e96",
     ("collections", 1): "f481161dffa26ee18e9781fbcbcd85201fa3264c8842fb4cefdd554af154f4fe",
     ("collections", 2): "c5932aeafda99c370d9ca7640962392849886f52c56a69c733997d0e6651bce3",
+    ("bank-reconciliation-multi", 1):
+        "94dbc94aa9536da435cf219dd3f7a8483bd474d1f0b47e2808510e2b0f9056a4",
+    ("bank-reconciliation-multi", 2):
+        "3dc17a3fd18ad5bb90342623d2207e05a8937ad0b8caace1ab3d863bcb8a3fb7",
     # desk tasks run at their own seed
     ("ar-aging-workbook", None): "7c4953520f7764b575eaefc5ecbbc45300e8a927001a05c4ab39158391396c62",
     ("contractor-accrual", None):
