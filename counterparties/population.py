@@ -22,7 +22,7 @@ from counterparties.bank import Bank
 from counterparties.customers import Customer, UnsentInvoices
 from counterparties.injections import INJECTIONS
 from counterparties.noise import CLEAN, DocumentNoise
-from counterparties.specs import CustomerSpec, PlannedInjection, VendorSpec
+from counterparties.specs import CustomerSpec, InjectionFailed, PlannedInjection, VendorSpec
 from counterparties.vendors import Vendor
 from sim.engine import Engine
 
@@ -67,4 +67,10 @@ class Population:
         kind = INJECTIONS[inj.kind]
         if kind.plant is None:
             raise NotImplementedError(f"injection kind {inj.kind!r} has no implementation")
-        kind.plant(self, inj)
+        try:
+            kind.plant(self, inj)
+        except ValueError as e:  # the scenario asks what the injection cannot do
+            if isinstance(e, InjectionFailed):
+                raise
+            raise InjectionFailed(f"the injection {inj.kind} on {inj.on.isoformat()} cannot "
+                                  f"be planted: {e}") from e

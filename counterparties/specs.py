@@ -55,6 +55,11 @@ class PlannedInjection:
     index: int
 
 
+class InjectionFailed(ValueError):
+    """An injection that cannot be planted with the scenario's settings (too few vendors
+    for it, a calendar too short): the message names the injection and what it needs."""
+
+
 class PopulationView(Protocol):
     """What an actor sees of its population: the engine, the company, the other actors.
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from checks.context import Folds
 from checks.verdict import evaluate, write_verdict
+from counterparties.specs import InjectionFailed
 from erp import queries as q
 from erp.api.wire import status_for
 from erp.commands import Command
@@ -279,6 +280,11 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
             write_text_atomic(out / ERROR_FILE, f"{e}\n" + "".join(
                 f"log: {rel} (in the attempt folder)\n" for rel in logs))
             raise
+        except InjectionFailed as e:  # the scenario's settings, not the agent: bad input
+            message = (f"{loaded.scenario.id} seed {seed}: {e} (change the scenario's "
+                       "injection or what it needs); the attempt stopped, nothing was graded")
+            write_text_atomic(out / ERROR_FILE, message + "\n")
+            raise AttemptError(message) from e
         finally:
             stop = getattr(agent, "stop", None)
             if stop is not None:

@@ -397,3 +397,31 @@ def test_check_with_other_scenario_marks_the_verdict(attempt: Path) -> None:
     assert res.exit_code == 0 and "other-scenario" not in res.output
     res = CliRunner().invoke(main, ["check", str(attempt), "--other-scenario"])
     assert res.exit_code == 2 and "--other-scenario needs --scenario" in flat(res.output)
+
+
+def test_an_injection_the_population_cannot_hold_is_a_clear_error(tmp_path: Path) -> None:
+    """An injection that needs more than the scenario gives it (accrual_materials with too
+    few vendors) stops the run with one line naming it and what it needs: exit 2, no
+    traceback, the folder marked stopped (error.txt) so --replace can reuse it."""
+    from scenarios.loader import find_scenario
+
+    folder = tmp_path / "sc"
+    shutil.copytree(find_scenario("accruals-and-prepaids").parent, folder)
+    spec = folder / "scenario.yaml"
+    text = spec.read_text()
+    assert "  vendors:\n    count: 9\n" in text
+    spec.write_text(text.replace("  vendors:\n    count: 9\n", "  vendors:\n    count: 2\n"))
+    out = tmp_path / "a"
+    res = CliRunner().invoke(main, ["run", str(folder / "scenario.yaml"), "--out", str(out),
+                                    "--quiet"])
+    assert res.exit_code == 2, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    line = " ".join(res.output.split())
+    assert line.startswith("error: accruals-and-prepaids seed 1: the injection "
+                           "accrual_materials on 2026-05-01 cannot be planted: "), line
+    assert "needs 9 vendors" in line and "the population has 2" in line
+    assert "nothing was graded" in line and "Traceback" not in res.output
+    assert (out / "error.txt").is_file() and not (out / "summary.json").exists()
+    again = CliRunner().invoke(main, ["run", str(folder / "scenario.yaml"), "--out", str(out),
+                                      "--quiet", "--replace"])
+    assert again.exit_code == 2 and "cannot be planted" in again.output
