@@ -34,11 +34,11 @@ from pydantic import Field
 from checks.context import CheckContext
 from checks.registry import CheckResult, CheckSpec, check_type
 from checks.state import listing, plural
-from counterparties.fixed_assets import depreciation_due
 from erp import events as ev
 from erp import queries as q
 from erp.books import document_number_key
 from erp.events import decode_event
+from erp.handlers import depreciation_due
 from erp.money import display_cents
 
 _KIND = "fixed_asset_materials"

@@ -40,7 +40,7 @@ from counterparties.noise import bill_format, email_request
 from counterparties.planting import ACTOR, injection_rng, mark_planted
 from counterparties.specs import PlannedInjection, PopulationView
 from erp import commands as c
-from erp.handlers import amortization_amount
+from erp.handlers import depreciation_due
 from erp.money import display_cents
 from sim.documents import deliver, deliver_binary, deliver_email
 from sim.engine import Phase
@@ -183,13 +183,6 @@ def month_name(index: int) -> str:
 def _month_end(period: str) -> date:
     """The last day of a ``YYYY-MM`` month."""
     return month_days(period)[1]
-
-
-def depreciation_due(cost: int, life: int, in_service: str, period: str) -> int:
-    """One asset's straight-line depreciation in ``period`` (no salvage; the last month the
-    remainder; nothing outside its life)."""
-    n = month_index(period) - month_index(in_service) + 1
-    return amortization_amount(cost, life, n) if 1 <= n <= life else 0
 
 
 def accumulated_before(cost: int, life: int, in_service: str, period: str) -> int:

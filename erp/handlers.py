@@ -1825,6 +1825,14 @@ def amortization_amount(amount: int, months: int, month: int) -> int:
     return amount - base * (months - 1) if month == months else base
 
 
+def depreciation_due(cost: int, life: int, in_service: str, period: str) -> int:
+    """One asset's straight-line depreciation in ``period`` (``YYYY-MM``), as RunDepreciation
+    posts it from its in-service month: no salvage, the last month the remainder, nothing
+    outside its life."""
+    n = _month_index(period) - _month_index(in_service) + 1
+    return amortization_amount(cost, life, n) if 1 <= n <= life else 0
+
+
 def _schedule_month(s: PrepaidState, period: str, index: int, field: str) -> int | None:
     """The schedule's month number in ``period``, refusing a month it cannot post (None: the
     period is outside the schedule and the run did not name it)."""
