@@ -119,16 +119,19 @@ def payroll_posted(spec: PayrollPostedSpec, ctx: CheckContext) -> CheckResult:
         return _no_truth()
     due = {r["register_id"]: r for r in truth["registers"]}
     posted: dict[str, list[ev.PayrollPosted]] = {}
-    for e in _erp(ctx, "payroll_posted"):
-        assert isinstance(e, ev.PayrollPosted)
-        posted.setdefault(e.register_id, []).append(e)
+    for e in _erp(ctx, "payroll_posted", "payroll_reversed"):
+        if isinstance(e, ev.PayrollPosted):
+            posted.setdefault(e.register_id, []).append(e)
+        elif isinstance(e, ev.PayrollReversed):  # a reversed posting no longer stands
+            posted[e.register_id].pop()
+    posted = {k: v for k, v in posted.items() if v}
     problems: list[str] = []
     for rid, want in sorted(due.items()):
         found = posted.get(rid, [])
         if not found:
             problems.append(f"register {rid} ({display_cents(want['gross'])} gross) not posted")
             continue
-        problems += _register_problems(want, found[0])
+        problems += _register_problems(want, found[-1])
     problems += [f"register {rid} posted, but the provider sent no such register"
                  for rid in sorted(set(posted) - set(due))]
     return _result(f"{plural(len(due), 'register')} posted once each, as they stand",

@@ -462,6 +462,9 @@ class Books:
                 self.bank_accounts[e.bank_account_id].balance -= e.net
             case ev.TaxJurisdictionRegistered() | ev.SalesTaxReturnFiled():
                 self.payroll_tax.apply(e)
+            case ev.PayrollReversed():
+                self.payroll_tax.apply(e)
+                self.bank_accounts[e.bank_account_id].balance += e.net
             case ev.SalesTaxRemitted():
                 self.payroll_tax.apply(e)
                 self.bank_accounts[e.bank_account_id].balance -= e.amount
@@ -913,6 +916,7 @@ class PayrollTaxBooks(BooksPart):
 
     def __init__(self) -> None:
         self.registers: dict[str, ev.PayrollPosted] = {}
+        self.reversed_registers: list[ev.PayrollPosted] = []
         self.jurisdictions: dict[str, ev.TaxJurisdictionRegistered] = {}
         self.returns: dict[str, TaxReturnState] = {}
         self.payments: dict[str, ev.SalesTaxRemitted] = {}
@@ -937,6 +941,8 @@ class PayrollTaxBooks(BooksPart):
         match e:
             case ev.PayrollPosted():
                 self.registers[e.register_id] = e
+            case ev.PayrollReversed():
+                self.reversed_registers.append(self.registers.pop(e.register_id))
             case ev.TaxJurisdictionRegistered():
                 self.jurisdictions[e.jurisdiction_id] = e
             case ev.SalesTaxReturnFiled():

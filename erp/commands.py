@@ -871,3 +871,15 @@ class RemitSalesTax(Command):
 
 COMMANDS.update({cls.__name__: cls for cls in (PostPayroll, RegisterTaxJurisdiction,
                                                FileSalesTaxReturn, RemitSalesTax)})
+
+
+class ReversePayroll(Command):
+    """Reverse a posted payroll register (every line of its journal negated), so that a
+    corrected register can be posted under its id."""
+
+    register_id: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    entry_date: date
+    memo: Text = ""
+
+
+COMMANDS[ReversePayroll.__name__] = ReversePayroll

@@ -1286,6 +1286,28 @@ class BankErrorReported(Event):
     description: str
 
 
+class PayrollReversed(Event):
+    """A posted payroll register was reversed: every line of its journal negated (the
+    register may then be posted again, as corrected)."""
+
+    type: Literal["payroll_reversed"] = "payroll_reversed"
+    stream_kind: ClassVar[str] = "payroll"
+    stream_key: ClassVar[str] = "register_id"
+    register_id: str
+    entry_date: date
+    bank_account_id: str
+    gross: int
+    withheld: int
+    employer_taxes: int
+    net: int
+    wage_account: str
+    employer_tax_account: str
+    withholding_account: str
+    employer_tax_payable_account: str
+    bank_gl_account: str
+    memo: str
+
+
 ErpEvent = Annotated[
     CompanySetUp
     | PoliciesChanged
@@ -1351,7 +1373,8 @@ ErpEvent = Annotated[
     | PayrollPosted
     | TaxJurisdictionRegistered
     | SalesTaxReturnFiled
-    | SalesTaxRemitted,
+    | SalesTaxRemitted
+    | PayrollReversed,
     Field(discriminator="type"),
 ]
 

@@ -2502,5 +2502,27 @@ def report_bank_error(cmd: c.ReportBankError, books: Books, ctx: Context) -> lis
                                  description=cmd.description)]
 
 
+@handles(c.ReversePayroll)
+def reverse_payroll(cmd: c.ReversePayroll, books: Books, ctx: Context) -> list[ev.Event]:
+    """Reverse a posted register's journal, dated on or after its pay date."""
+    books.require_company()
+    r = books.payroll_tax.registers.get(cmd.register_id)
+    if r is None:
+        raise UnknownEntity("payroll_register", cmd.register_id, "register_id")
+    require_open_period(books, cmd.entry_date)
+    if cmd.entry_date < r.entry_date:
+        raise CommandRejected("before_posting", f"register {cmd.register_id} was paid on "
+                              f"{r.entry_date.isoformat()}; its reversal cannot be dated "
+                              f"{cmd.entry_date.isoformat()}", "entry_date")
+    return [ev.PayrollReversed(
+        register_id=r.register_id, entry_date=cmd.entry_date, bank_account_id=r.bank_account_id,
+        gross=r.gross, withheld=r.withheld, employer_taxes=r.employer_taxes, net=r.net,
+        wage_account=r.wage_account, employer_tax_account=r.employer_tax_account,
+        withholding_account=r.withholding_account,
+        employer_tax_payable_account=r.employer_tax_payable_account,
+        bank_gl_account=r.bank_gl_account,
+        memo=cmd.memo or f"reversal of payroll register {r.register_id}")]
+
+
 missing = set(c.COMMANDS.values()) - set(HANDLERS)
 assert not missing, f"commands without a handler: {sorted(x.__name__ for x in missing)}"

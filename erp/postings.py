@@ -219,7 +219,8 @@ def _fiscal_year_closed(e: ev.FiscalYearClosed) -> tuple[Posting, ...]:
 
 
 @_rule(ev.PayrollPosted)
-def _payroll_posted(e: ev.PayrollPosted) -> tuple[Posting, ...]:
+def _payroll_posted(e: ev.PayrollPosted | ev.PayrollReversed,
+                    ) -> tuple[Posting, ...]:
     lines = [Posting(e.wage_account, e.gross, None, e.register_id),
              Posting(e.employer_tax_account, e.employer_taxes, None, e.register_id),
              Posting(e.withholding_account, -e.withheld, None, e.register_id),
@@ -253,6 +254,12 @@ def _funds_transfer_received(e: ev.FundsTransferReceived) -> tuple[Posting, ...]
 def _card_charge_recorded(e: ev.CardChargeRecorded) -> tuple[Posting, ...]:
     return (Posting(e.account, e.amount, None, e.charge_id),
             Posting(e.bank_gl_account, -e.amount, None, e.charge_id))
+
+
+@_rule(ev.PayrollReversed)
+def _payroll_reversed(e: ev.PayrollReversed) -> tuple[Posting, ...]:
+    return tuple(Posting(x.account, -x.amount, x.party, x.doc_id)
+                 for x in _payroll_posted(e))  # the same fields, negated
 
 
 POSTING_TYPES: frozenset[type[ev.Event]] = frozenset(_RULES)

@@ -286,6 +286,12 @@ class Subledgers(Projector):
             self.rows.append((p, 0, "bank", e.bank_gl_account, None, "payroll", e.register_id,
                               day, -e.net))
 
+    @folds(ev.PayrollReversed)
+    def _payroll_reversed(self, p: int, day: str, e: ev.PayrollReversed) -> None:
+        if e.net:
+            self.rows.append((p, 0, "bank", e.bank_gl_account, None, "payroll", e.register_id,
+                              day, e.net))
+
     @folds(ev.SalesTaxRemitted)
     def _sales_tax_remitted(self, p: int, day: str, e: ev.SalesTaxRemitted) -> None:
         self.rows.append((p, 0, "bank", e.bank_gl_account, None, "tax_payment", e.payment_id,
@@ -636,9 +642,21 @@ class DocumentStates(Projector):
 
     @folds(ev.PayrollPosted)
     def _payroll_posted(self, p: int, day: str, e: ev.PayrollPosted) -> None:
+        # open amount: the gross that stands (a register posted again after its reversal
+        # changes the row; its total stays the first posting's)
+        row = self.docs.get(("payroll", e.register_id))
+        if row is not None:
+            self._change(p, "payroll", e.register_id, day, delta=row[OPEN] - e.gross,
+                         status="posted")
+            return
         self._new(p, "payroll", e.register_id, None, e.wage_account, day,
-                  e.period_end.isoformat(), e.gross, 0, "posted",
+                  e.period_end.isoformat(), e.gross, e.gross, "posted",
                   f"{e.period_start.isoformat()}..{e.period_end.isoformat()}")
+
+    @folds(ev.PayrollReversed)
+    def _payroll_reversed(self, p: int, day: str, e: ev.PayrollReversed) -> None:
+        self._change(p, "payroll", e.register_id, day,
+                     delta=self.docs[("payroll", e.register_id)][OPEN], status="reversed")
 
     @folds(ev.SalesTaxReturnFiled)
     def _sales_tax_return_filed(self, p: int, day: str, e: ev.SalesTaxReturnFiled) -> None:

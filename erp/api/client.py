@@ -1778,6 +1778,15 @@ def _payroll_tax_commands(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument("--employer-tax-payable-account",
                    help="employer taxes payable (default 2310)")
     p.add_argument("--memo", help="memo")
+    p = _leaf(v, "reverse", "reverse a posted payroll register",
+              "Reverse REGISTER's journal on --date (every line negated); the corrected "
+              "register can then be posted under the same id.",
+              ["erp payroll reverse PR-2026-05-15 --date 2026-05-18"],
+              lambda a: _cmd("reverse-payroll", register_id=a.register_id, entry_date=a.date,
+                             memo=a.memo))
+    p.add_argument("register_id", metavar="REGISTER", help="the posted register's id")
+    p.add_argument("--date", type=day, required=True, help="reversal date")
+    p.add_argument("--memo", help="why")
     t = _resource(sub, "sales-tax", "sales tax: returns, payments, file, remit",
                   "Sales tax: invoices carry tax at the jurisdiction's rate on 2200. A month's "
                   "return states its gross sales, taxable sales (invoices that carry tax) and "

@@ -163,6 +163,39 @@ def test_net_pay_respects_the_cash_policy(ledger: Ledger) -> None:
     assert_rejected(ledger, big, "cash_policy", field="bank_account_id")
 
 
+def test_a_register_reversed_may_be_posted_again_as_corrected(company: Ledger) -> None:
+    run(company, register(), day=MAR15)
+    (e,) = run(company, c.ReversePayroll(register_id="PR-0315", entry_date=date(2026, 3, 16)),
+               day=date(2026, 3, 16))
+    assert isinstance(e, ev.PayrollReversed) and e.net == 440725
+    store = company.store
+    for account in ("2300", "2310", "6400", "6410"):
+        assert q.account_balance(store, account) == 0
+    assert company.books.bank_accounts[BANK].balance == 1_000_000
+    assert not [t for t in q.control_ties(store) if t.difference]
+    (doc,) = q.documents(store, kind="payroll")
+    assert (doc["status"], doc["open_amount"]) == ("reversed", 0)
+    run(company, register("PR-0315", row("E1", "3100.00", "612.50", "229.50", "2487.50"),
+                          day=date(2026, 3, 16)), day=date(2026, 3, 16))
+    assert q.account_balance(store, "6400") == 310000
+    (doc,) = q.documents(store, kind="payroll")
+    assert (doc["status"], doc["open_amount"]) == ("posted", 310000)  # the gross standing
+    live = q.table_snapshot(store)
+    company.rebuild()
+    assert q.table_snapshot(store) == live
+
+
+def test_a_bad_payroll_reversal_is_refused(company: Ledger) -> None:
+    rev = c.ReversePayroll(register_id="PR-0315", entry_date=date(2026, 3, 16))
+    assert_rejected(company, rev, "unknown_payroll_register", field="register_id")
+    run(company, register(), day=MAR15)
+    assert_rejected(company, changed(rev, {"entry_date": date(2026, 3, 14)}), "before_posting",
+                    field="entry_date")
+    assert_rejected(company, changed(rev, {"entry_date": date(2026, 5, 4)}), "no_open_period")
+    run(company, rev, day=date(2026, 3, 16))
+    assert_rejected(company, rev, "unknown_payroll_register")
+
+
 # --- sales tax: the return -----------------------------------------------------------
 
 
@@ -374,6 +407,15 @@ STRATEGIES: dict[type[ev.Event], st.SearchStrategy[ev.Event]] = {
         bank_account_id=_ids, wage_account=_codes, employer_tax_account=_codes,
         withholding_account=_codes, employer_tax_payable_account=_codes,
         bank_gl_account=_codes, memo=st.text(max_size=10)),
+    ev.PayrollReversed: st.builds(
+        lambda p: ev.PayrollReversed(**{k: getattr(p, k) for k in ev.PayrollReversed.model_fields
+                                       if k not in ("type",)}),
+        st.builds(_payroll, st.lists(st.tuples(_cents.map(lambda x: x + 1), _cents, _cents),
+                                     min_size=1, max_size=3),
+                  register_id=_ids, entry_date=_days, period_start=_days, period_end=_days,
+                  bank_account_id=_ids, wage_account=_codes, employer_tax_account=_codes,
+                  withholding_account=_codes, employer_tax_payable_account=_codes,
+                  bank_gl_account=_codes, memo=st.text(max_size=10))),
     ev.TaxJurisdictionRegistered: st.builds(
         ev.TaxJurisdictionRegistered, jurisdiction_id=_ids, name=st.text(max_size=10),
         rate_bp=st.integers(1, 5000), account=_codes, due_day=st.integers(1, 28)),
@@ -389,7 +431,8 @@ STRATEGIES: dict[type[ev.Event], st.SearchStrategy[ev.Event]] = {
 }
 """A strategy per payroll and sales-tax event class."""
 
-MOVES_MONEY: frozenset[type[ev.Event]] = frozenset({ev.PayrollPosted, ev.SalesTaxRemitted})
+MOVES_MONEY: frozenset[type[ev.Event]] = frozenset({ev.PayrollPosted, ev.PayrollReversed,
+                                                    ev.SalesTaxRemitted})
 POSTS_NOTHING: frozenset[type[ev.Event]] = frozenset({
     ev.TaxJurisdictionRegistered,  # a rate and an account
     ev.SalesTaxReturnFiled,  # the invoices put the tax on the account
@@ -411,6 +454,15 @@ EXACT: dict[type[ev.Event], list[tuple[str, ev.Event, tuple[Posting, ...]]]] = {
         ("a register without employer taxes or withholdings leaves their lines out",
          _payroll([(100000, 0, 0)], **_KW),
          (Posting("6400", 100000, None, "PR-0531"), Posting("1000", -100000, None, "PR-0531"))),
+    ],
+    ev.PayrollReversed: [
+        ("every line of the register's journal negated: net pay back in the bank",
+         ev.PayrollReversed(**{k: v for k, v in _payroll([(200000, 45000, 18000)], **_KW)
+                               .model_dump().items() if k in ev.PayrollReversed.model_fields
+                               and k != "type"}),
+         (Posting("6400", -245000, None, "PR-0531"), Posting("6410", -18000, None, "PR-0531"),
+          Posting("2300", 45000, None, "PR-0531"), Posting("2310", 18000, None, "PR-0531"),
+          Posting("1000", 200000, None, "PR-0531"))),
     ],
     ev.SalesTaxRemitted: [
         ("the tax account debited, the bank credited",
@@ -441,6 +493,8 @@ def test_the_exact_cases_are_of_posting_rules() -> None:
                  "employer_taxes": "229.50", "net": "2387.50", "name": "Dana Lee"},
                 {"employee_id": "E2", "gross": "10.00", "withheld": "0",
                  "employer_taxes": "0", "net": "10.00"}]}),
+    (["payroll", "reverse", "PR-1", "--date", "2026-03-16"], "reverse-payroll",
+     c.ReversePayroll, {"register_id": "PR-1", "entry_date": "2026-03-16"}),
     (["sales-tax", "file", "ST", "2026-03", "--date", "2026-04-10", "--gross-sales", "1500.00",
       "--taxable-sales", "1000.00", "--tax-due", "72.50"], "file-sales-tax-return",
      c.FileSalesTaxReturn, {"jurisdiction_id": "ST", "period": "2026-03", "tax_due": "72.50"}),
