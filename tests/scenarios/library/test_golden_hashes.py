@@ -30,6 +30,8 @@ GOLDEN: dict[tuple[str, int | None], str] = {
         "c27f22053778cb9506caecef3e15159960021bebcee59a72fc9f27343003f05f",
     ("three-way-match", 1): "c8f0c4d52a4b64e410b5959e6769ffd7841b1e782eae8bc068c4ee3fe092a2c3",
     ("three-way-match", 2): "704072d1430f634dcd60e066a69740621b2096ece91453874314ce0d7fbb9222",
+    ("fiscal-year", 1): "a44f94320729c744a0b7ce0ad6617e3a0e8e8a727cd9cb8f9d56a114c789201e",
+    ("fiscal-year", 2): "0de6147012fae0c8869a2c00612e41af2190a6ce41c2dfa48e20449e76309949",
     ("fixed-assets", 1): "39d347b7d0ad1c01d19cd72239e522caac6949b4537a4773a11e6b73f3d85033",
     ("fixed-assets", 2): "b6212bffa5e631b9691bccb7755b5b2bd919c7d02ead711ac25d4c634146c9d7",
     ("payroll-and-sales-tax", 1):

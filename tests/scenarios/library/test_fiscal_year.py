@@ -1,0 +1,180 @@
+"""fiscal-year: a year of closes, the year-end close, the per-month accuracy curve, and a
+mistake that carries.
+
+On real attempts of the easy tier (seed 0): the reference is accepted, every month of its
+curve counted and both years closed into retained earnings; the null agent is
+rejected; a controller who never closes the year fails the checks that own that rule; a
+clerk who applies one February receipt to another open invoice of the same payer breaks
+``receivables-match-customers`` on every date from March on, still in November (each
+later month scores below the reference's; January, before the mistake, is the
+reference's); ``erpsim report`` of a
+sweep prints the per-month accuracy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from erp import commands as c
+from erp import queries as q
+from erp.store import EventStore
+from runs.attempt import AttemptResult, run_attempt
+from scenarios.agents import load_solver
+from scenarios.loader import find_scenario, library_dir, load_scenario
+from scenarios.turn import TurnContext
+
+NAME = "fiscal-year"
+MONTHS = [f"2026-{m:02d}" for m in range(1, 13)]
+
+
+def _solver() -> ModuleType:
+    return load_solver(library_dir() / NAME / "solver.py")
+
+
+class _Twist:
+    """The reference with one mistake."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.misapplied: tuple[str, str, str] | None = None
+        """(receipt, the invoice it was meant for, the invoice it went to)."""
+
+    def run_turn(self, desk: TurnContext) -> None:
+        real = desk.execute
+
+        def twisted(cmd: c.Command) -> Any:
+            if self.name == "no-year-close" and isinstance(cmd, c.CloseFiscalYear):
+                return None
+            if (self.name == "misapplies-in-february" and self.misapplied is None
+                    and desk.day.month == 2 and isinstance(cmd, c.ApplyReceipt)):
+                other = _other_open_invoice(desk.store, cmd.invoice_id, cmd.amount)
+                if other is not None:
+                    self.misapplied = (cmd.receipt_id, cmd.invoice_id, other)
+                    cmd = cmd.model_copy(update={"invoice_id": other})
+            return real(cmd)
+        desk.execute = twisted  # type: ignore[method-assign]
+        try:
+            _solver().reference(desk)
+        finally:
+            desk.execute = real  # type: ignore[method-assign]
+
+
+def _other_open_invoice(store: EventStore, invoice_id: str, amount: int) -> str | None:
+    """Another open invoice of the same customer that can take ``amount``."""
+    invoices = q.documents(store, "invoice")
+    party = next((d["party"] for d in invoices if d["doc_id"] == invoice_id), None)
+    return next((d["doc_id"] for d in invoices
+                 if d["party"] == party and d["doc_id"] != invoice_id
+                 and int(d["open_amount"]) >= amount), None)
+
+
+@pytest.fixture(scope="module")
+def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, AttemptResult]]:
+    loaded = load_scenario(find_scenario(NAME), tier="easy")
+    root = tmp_path_factory.mktemp(NAME)
+    agents: dict[str, Any] = {"reference": None, "null": None}
+    agents.update({n: _Twist(n) for n in ("no-year-close", "misapplies-in-february")})
+    out = {name: run_attempt(loaded, 0, name, root / name, agent=agent)
+           for name, agent in agents.items()}
+    twist = agents["misapplies-in-february"]
+    assert twist.misapplied is not None, "no February receipt could be misapplied"
+    yield out
+
+
+def _results(res: AttemptResult) -> dict[str, dict[str, Any]]:
+    verdict = json.loads((res.out / "verdict.json").read_text())
+    return {r["name"]: r for r in verdict["results"]}
+
+
+def _failed(res: AttemptResult) -> set[str]:
+    return {n for n, r in _results(res).items() if not r["passed"]}
+
+
+def _monthly(res: AttemptResult) -> dict[str, dict[str, Any]]:
+    by_month: dict[str, dict[str, Any]] = res.summary["daily_by_month"]
+    return by_month
+
+
+def test_the_reference_closes_every_month_and_both_years(
+        attempts: dict[str, AttemptResult]) -> None:
+    res = attempts["reference"]
+    assert not _failed(res)
+    store = EventStore.open(str(res.out / "books.db"))
+    try:
+        periods = {d["doc_id"]: d["status"] for d in q.documents(store, "period")}
+        assert all(periods[m] == "closed" for m in MONTHS), periods
+        closings = [d for d in q.documents(store, "journal")
+                    if d["reference"] == "year_end_close"]
+        assert sorted(d["doc_id"] for d in closings) == ["YE-2025", "YE-2026"]
+        for code in ("4000", "4900", "6000", "6800", "6810"):
+            assert q.account_balance(store, code, as_of=date(2026, 12, 31)) == 0, code
+        assert q.account_balance(store, "3100") < 0  # the two years' net income, credited
+    finally:
+        store.close()
+    curve = _monthly(res)
+    assert set(MONTHS) <= set(curve)
+    assert all(curve[m]["dates"] > 0 and curve[m]["checks"] == 5 * curve[m]["dates"]
+               for m in MONTHS), curve
+
+
+def test_the_null_agent_is_rejected(attempts: dict[str, AttemptResult]) -> None:
+    failed = _failed(attempts["null"])
+    assert {"every-month-closed", "years-closed-into-retained-earnings",
+            "income-accounts-closed-at-year-end", "payables-match-vendors"} <= failed
+    assert all(_monthly(attempts["null"])[m]["accuracy"] < 1.0 for m in MONTHS[1:])
+
+
+def test_a_year_left_open_is_refused(attempts: dict[str, AttemptResult]) -> None:
+    res = attempts["no-year-close"]
+    assert _failed(res) == {"years-closed-into-retained-earnings",
+                            "income-accounts-closed-at-year-end"}
+    assert "4000" in _results(res)["income-accounts-closed-at-year-end"]["detail"]
+
+
+def test_a_february_mistake_still_breaks_a_control_in_november(
+        attempts: dict[str, AttemptResult]) -> None:
+    """The same attempt as the reference's up to the February turn: January's curve is the
+    reference's; from then on the misapplied receipt fails ``receivables-match-customers``
+    on every date (the reference's own failing dates are receipts that wait for the next
+    turn), so every later month scores below the reference's, November included."""
+    res, ref = attempts["misapplies-in-february"], attempts["reference"]
+    curve, ref_curve = _monthly(res), _monthly(ref)
+    assert curve["2026-01"] == ref_curve["2026-01"]
+    check = "receivables-match-customers"
+    for month in MONTHS[2:]:  # March to December: every month still pays for it
+        assert curve[month]["failed"].get(check) == curve[month]["dates"], month
+        assert curve[month]["failed"].get(check) > ref_curve[month]["failed"].get(check, 0)
+        assert curve[month]["accuracy"] < ref_curve[month]["accuracy"], month
+    november = curve["2026-11"]
+    assert november["failed"][check] == november["dates"] > 0
+    assert check in _failed(res) and check not in _failed(ref)
+
+
+def test_the_report_prints_the_per_month_accuracy(tmp_path: Path) -> None:
+    from runs.cli import main
+
+    runner = CliRunner()
+    swept = runner.invoke(main, ["sweep", NAME, "--seeds", "0", "--systems", "reference,null",
+                                 "--runs", "1", "--label", "fy", "--tier", "easy",
+                                 "--results-dir", str(tmp_path)], catch_exceptions=False)
+    assert (tmp_path / "fy" / "results.db").is_file(), swept.output
+    out = runner.invoke(main, ["report", "fy", "--results-dir", str(tmp_path)],
+                        catch_exceptions=False, terminal_width=400).output
+    assert "Per month: accuracy of the per-date checks" in out
+    rows = {line.split("│")[2].strip(): line for line in out.splitlines()
+            if line.count("│") > 10 and NAME in line}
+    summaries = [json.loads(p.read_text()) for p in (tmp_path / "fy").rglob("summary.json")]
+    assert sorted(x["agent"] for x in summaries) == ["null", "reference"]
+    for x in summaries:
+        cells = [c.strip() for c in rows[x["agent"]].split("│")[3:-1]]
+        months = x["daily_by_month"]
+        assert cells == [f"{100 * months[m]['passed'] / months[m]['checks']:.0f}%"
+                         for m in sorted(months)], x["agent"]
