@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from checks.context import ForwardFold, change_keys
 from erp import events as ev
 from erp.events import Record
-from erp.store import EventStore, StoredEvent
+from erp.store import EventStore, StoredEvent, decoded
 from sim.automation import SETUP
 from sim.world_events import (
     BankChangeAsked,
@@ -420,6 +420,10 @@ def _type_name(cls: type[Record]) -> str:
     return str(cls.model_fields["type"].default)
 
 
+def _decode_world(type_: str, version: int, payload: str | bytes) -> Any:
+    return decode_world_event(type_, payload)
+
+
 Handler = Callable[[StoredEvent, Any, date], None]
 """A fold's method: ``(envelope, decoded event, business date)``."""
 
@@ -502,7 +506,8 @@ class WorldFold(ForwardFold):
         if by_date and not _counts(day, self.as_of):
             self.defer(day)
             return
-        x = e.event if e.realm == "erp" else decode_world_event(e.type, e.payload)
+        x = e.event if e.realm == "erp" else decoded("world", e.type, e.schema_version,
+                                                      e.payload, _decode_world)
         handler(e, x, day)
         changes = self.changes
         for name, kind in change_keys(type(x), _CHANGE_KEYS):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -155,13 +155,37 @@ class StoredEvent:
 
     @property
     def event(self) -> Any:
-        """The payload decoded into its event class (erp realm only)."""
+        """The payload decoded into its event class (erp realm only; kept, see
+        :func:`decoded`)."""
         from erp.events import decode_event
 
         if self.realm != "erp":
             raise TypeError(f"event {self.position} is in realm {self.realm!r}; decode it with "
                             "that realm's event registry")
-        return decode_event(self.type, self.schema_version, self.payload)
+        return decoded("erp", self.type, self.schema_version, self.payload, decode_event)
+
+
+DECODED_KEEP = 100_000
+"""How many decoded payloads :func:`decoded` keeps before it starts again empty."""
+
+_DECODED: dict[tuple[str, str, int, str | bytes], Any] = {}
+
+
+def decoded(realm: str, type_: str, version: int, payload: str | bytes,
+            decode: Callable[[str, int, Any], Any]) -> Any:
+    """``decode(type_, version, payload)``, kept by ``(realm, type, schema_version,
+    payload)``: an attempt's per-date folds, its final evaluation's, a look back to an
+    earlier date and the books' verification each decode the same stored payloads again.
+    The key is the payload's own text, so what comes back is exactly what decoding it
+    gives; events are frozen, so one object serves every fold. At most
+    :data:`DECODED_KEEP` are kept (then the store empties and starts again)."""
+    key = (realm, type_, version, payload)
+    found = _DECODED.get(key)
+    if found is None:
+        if len(_DECODED) >= DECODED_KEEP:
+            _DECODED.clear()
+        found = _DECODED[key] = decode(type_, version, payload)
+    return found
 
 
 @dataclass(frozen=True, slots=True)

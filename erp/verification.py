@@ -186,10 +186,10 @@ def _fold(store: EventStore, until: int) -> dict[str, tuple[list[str], list[Sequ
     with store.engine.connect() as reader:
         for page in store.scan_pages(reader, realm="erp"):
             if page[-1][0] > until:  # the log grew after it was verified: fold what was
-                projections.fold([r for r in page if r[0] <= until])
+                projections.fold([r for r in page if r[0] <= until], keep_decoded=True)
                 keep(projections.take_rows())
                 break
-            projections.fold(page)
+            projections.fold(page, keep_decoded=True)
             keep(projections.take_rows())
     keep(projections.take_states())
     return out

@@ -535,3 +535,32 @@ def test_an_unsupported_store_url_is_refused(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as info:
         EventStore.open(url, create=True)
     assert str(info.value).startswith(f"{url}: unsupported store URL")
+
+
+def test_decoded_payloads_are_kept_by_their_text_and_equal_a_fresh_decode(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``StoredEvent.event`` decodes a payload once and hands the same (frozen) object to
+    every later read of that text; another text is decoded on its own; the store of
+    decoded payloads starts again empty once it holds ``DECODED_KEEP`` of them."""
+    import erp.store as store_module
+    from erp.events import decode_event
+
+    led = Ledger.open(tmp_path / "books.db", create=True)
+    set_up_company(led)
+    events = list(led.store.read(realm="erp"))
+    first = [e.event for e in events]
+    again = [e.event for e in led.store.read(realm="erp")]
+    assert all(a is b for a, b in zip(first, again, strict=True))
+    assert first == [decode_event(e.type, e.schema_version, e.payload) for e in events]
+    e = events[0]
+    other = orjson.dumps({**orjson.loads(e.payload)}, option=orjson.OPT_INDENT_2).decode()
+    assert other != e.payload
+    x = store_module.decoded("erp", e.type, e.schema_version, other, decode_event)
+    assert x == first[0] and x is not first[0]
+    monkeypatch.setattr(store_module, "DECODED_KEEP", 1)
+    store_module.decoded("erp", e.type, e.schema_version, e.payload + " ", decode_event)
+    assert len(store_module._DECODED) == 1  # a new text found it full: emptied first
+    y = store_module.decoded("erp", e.type, e.schema_version, e.payload, decode_event)
+    assert y == first[0] and y is not first[0]  # emptied: decoded afresh
+    assert len(store_module._DECODED) == 1
+    led.close()
