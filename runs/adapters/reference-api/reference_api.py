@@ -37,12 +37,19 @@ from typing import Any
 
 from erp.api.client import Client, find_connection
 from erp.api.naming import PARTY_NAME, REFERENCE_NAME, kebab, money_fields
-from erp.books import BillState
+from erp.books import (
+    BankAccountState,
+    BillState,
+    HoldState,
+    PurchaseOrderLineState,
+    PurchaseOrderState,
+    document_number_key,
+)
 from erp.commands import COMMANDS, Command
 from erp.errors import CommandRejected
-from erp.events import EVENT_CLASSES, Role
+from erp.events import EVENT_CLASSES, HoldReason, Policies, Role
 from erp.money import format_cents, parse_cents
-from erp.queries import AGING_BUCKETS, AgingRow
+from erp.queries import AGING_BUCKETS, AgingRow, PurchaseOrderLineRow
 from scenarios.solvers import load_solver
 from scenarios.turn import WorkspaceTurn
 
@@ -244,6 +251,19 @@ class ApiQueries:
                              for t in r["matched_to"]], separators=(",", ":"))},
                        f"statement line {r['line_id']}") for r in rows]
 
+    def purchase_order_lines(self, store: Any, *, po_id: str | None = None,
+                             vendor_id: str | None = None,
+                             position: int | None = None) -> list[PurchaseOrderLineRow]:
+        """``GET /v1/purchase-orders/lines``."""
+        if position is not None:
+            raise NotOverTheApi("q.purchase_order_lines(position=): not served by the API")
+        return [PurchaseOrderLineRow(r["po"], r["vendor"], int(r["line"]), r["item"],
+                                     r["description"], int(r["ordered"]),
+                                     _cents(r["unit_price"]) or 0, r["account"],
+                                     int(r["received"]), int(r["billed"]))
+                for r in self.api.items("/v1/purchase-orders/lines", po=po_id,
+                                        vendor=vendor_id)]
+
     def account_balance(self, store: Any, account: str, *, as_of: date | None = None,
                         position: int | None = None) -> int:
         """``GET /v1/gl/ACCOUNT``: its closing balance."""
@@ -344,6 +364,73 @@ class VendorView:
     name: str
     terms_days: int
     bank: str | None
+    invoice_numbers: set[str] = field(default_factory=set)
+    """The vendor's invoice numbers entered as bills (``document_number_key``)."""
+
+
+class ApiPurchasing:
+    """``books.purchasing``: orders, goods receipts and bill holds, from the API's documents
+    (``GET /v1/purchase-orders/lines``, ``/v1/documents``, a hold's ``details``)."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    def __getattr__(self, name: str) -> Any:
+        raise NotOverTheApi(f"books.purchasing.{name} is not answered over the API by the "
+                            "reference-api adapter")
+
+    @property
+    def orders(self) -> dict[str, PurchaseOrderState]:
+        """Purchase orders with their lines (ordered, received, billed)."""
+        out: dict[str, PurchaseOrderState] = {}
+        for d in self.api.items("/v1/documents", kind="purchase_order"):
+            out[d["id"]] = PurchaseOrderState(d["id"], d["party"],
+                                              date.fromisoformat(d["date"]), {})
+        for r in self.api.items("/v1/purchase-orders/lines"):
+            out[r["po"]].lines[int(r["line"])] = PurchaseOrderLineState(
+                int(r["line"]), r["item"], int(r["ordered"]), _cents(r["unit_price"]) or 0,
+                r["account"], int(r["received"]), int(r["billed"]))
+        return out
+
+    @property
+    def receipts(self) -> set[str]:
+        """Goods receipts' ids."""
+        return {d["id"] for d in self.api.items("/v1/documents", kind="goods_receipt")}
+
+    def _hold(self, bill_id: str) -> tuple[str, HoldState] | None:
+        found = self.api.get(f"/v1/documents/bill_hold/{bill_id}")
+        if found is None:
+            return None
+        reasons = tuple(HoldReason(code=r["code"], line=int(r["line"]), detail=r["detail"])
+                        for r in found.get("reasons", []))
+        return (str(found["details"]["po_id"]),
+                HoldState(bill_id, reasons, released=found["status"] == "released"))
+
+    @property
+    def holds(self) -> dict[str, HoldState]:
+        """Bills put on hold by the match, with why (each hold document's ``reasons``)."""
+        out = {}
+        for d in self.api.items("/v1/documents", kind="bill_hold"):
+            found = self._hold(d["id"])
+            if found is not None:
+                out[d["id"]] = found[1]
+        return out
+
+    def on_hold(self, bill_id: str) -> HoldState | None:
+        """The bill's hold while it stands, else None."""
+        found = self._hold(bill_id)
+        return found[1] if found is not None and not found[1].released else None
+
+    @property
+    def bill_orders(self) -> _Known:
+        """Held bill -> its purchase order (a hold names it; a bill that matched without a
+        hold does not show its PO over the API)."""
+        out = {}
+        for d in self.api.items("/v1/documents", kind="bill_hold"):
+            found = self._hold(d["id"])
+            if found is not None:
+                out[d["id"]] = found[0]
+        return _Known(out, "books.purchasing.bill_orders (held bills only)")
 
 
 class ApiBooks:
@@ -370,9 +457,34 @@ class ApiBooks:
         return out
 
     @property
+    def policies(self) -> Policies:
+        """``GET /v1/company``: the policies the books enforce."""
+        found = self.api.get("/v1/company")
+        if found is None:
+            raise ApiFailure("GET /v1/company: HTTP 404 (the company is not set up)")
+        return Policies.model_validate(found["policies"])
+
+    @property
+    def bank_accounts(self) -> dict[str, BankAccountState]:
+        """``GET /v1/bank/accounts``: each with its GL balance (every posting to it)."""
+        return {r["id"]: BankAccountState(bank_account_id=r["id"], gl_account=r["gl_account"],
+                                          number=r["number"],
+                                          balance=_cents(r["gl_balance"]) or 0)
+                for r in self.api.items("/v1/bank/accounts", as_of=FAR_FUTURE)}
+
+    @property
+    def purchasing(self) -> ApiPurchasing:
+        """Purchase orders, goods receipts, bill holds."""
+        return ApiPurchasing(self.api)
+
+    @property
     def vendors(self) -> dict[str, VendorView]:
-        """``GET /v1/vendors``."""
-        return {r["id"]: VendorView(r["id"], r["name"], int(r["terms_days"]), r["bank"])
+        """``GET /v1/vendors``; each vendor's invoice numbers from its bills' references."""
+        numbers: dict[str, set[str]] = {}
+        for b in self.api.items("/v1/documents", kind="bill"):
+            numbers.setdefault(b["party"], set()).add(document_number_key(b["reference"]))
+        return {r["id"]: VendorView(r["id"], r["name"], int(r["terms_days"]), r["bank"],
+                                    numbers.get(r["id"], set()))
                 for r in self.api.items("/v1/vendors")}
 
 

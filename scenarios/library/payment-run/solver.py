@@ -25,6 +25,7 @@ from pathlib import Path
 
 from checks.payment_run import RunBill, RunInstance, payment_run_bills, solve
 from erp import commands as c
+from erp import queries as q
 from erp.books import document_number_key
 from erp.errors import CommandRejected
 from erp.events import BillEntered
@@ -84,8 +85,6 @@ def enter(desk: TurnContext, inv: Invoice, entered: dict[tuple[str, str], str]) 
 
 def books_bills(desk: TurnContext) -> dict[tuple[str, str], str]:
     """The books' bills by ``(vendor, number key)``."""
-    from erp import queries as q
-
     return {(d["party"], document_number_key(d["reference"])): d["doc_id"]
             for d in q.documents(desk.store, kind="bill")}
 
@@ -100,8 +99,6 @@ def available_cash(desk: TurnContext) -> int:
 def pay_plan(desk: TurnContext, invoices: Sequence[Invoice],
              entered: dict[tuple[str, str], str]) -> None:
     """Solve the run over the invoices and pay the optimum (once a day)."""
-    from erp import queries as q
-
     if any(d["doc_date"] == desk.day.isoformat() and d["status"] == "paid"
            for d in q.documents(desk.store, kind="payment")):
         return
