@@ -144,11 +144,20 @@ def test_every_subcommand_has_help_with_examples() -> None:
             assert "--format" in out, path
 
 
-def test_every_example_in_the_help_parses_into_a_valid_request() -> None:
+STATEMENT_CSV = ("date,line_id,description,reference,counterparty,amount,balance\n"
+                 "2026-05-04,BL-1,ACH DEPOSIT,INV-000123,Acme Corp,100.00,100.00\n")
+"""A statement file as a bank exports it, for the examples that import one."""
+
+
+def test_every_example_in_the_help_parses_into_a_valid_request(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each 'examples:' line of every subcommand parses, and a command's body is valid for
-    the command's own model (field names, money strings, line syntax)."""
+    the command's own model (field names, money strings, line syntax). An example that
+    names a CSV file in the workspace runs where that file is a bank's statement."""
     from erp.api.naming import kebab
     from erp.commands import COMMANDS
+
+    monkeypatch.chdir(tmp_path)
 
     by_route = {kebab(n): cls for n, cls in COMMANDS.items()}
     parser = build_parser()
@@ -162,6 +171,10 @@ def test_every_example_in_the_help_parses_into_a_valid_request() -> None:
             args = shlex.split(line.strip())[1:]
             if "@entry.json" in args:
                 continue
+            for arg in args:
+                if arg.endswith(".csv") and not arg.startswith("-"):
+                    (tmp_path / arg).parent.mkdir(parents=True, exist_ok=True)
+                    (tmp_path / arg).write_text(STATEMENT_CSV, encoding="utf-8")
             examples += 1
             ns = parser.parse_args(args)
             method, route, _params, body, *_ = ns.handler(ns)
