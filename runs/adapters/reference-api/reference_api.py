@@ -37,17 +37,31 @@ from typing import Any
 
 from erp.api.client import Client, find_connection
 from erp.api.naming import PARTY_NAME, REFERENCE_NAME, kebab, money_fields
+from erp.api.wire import MONEY_KEYS
 from erp.books import (
+    AccrualState,
+    AssetState,
     BankAccountState,
     BillState,
     HoldState,
+    JournalState,
+    PrepaidState,
     PurchaseOrderLineState,
     PurchaseOrderState,
+    TaxReturnState,
     document_number_key,
 )
 from erp.commands import COMMANDS, Command
 from erp.errors import CommandRejected
-from erp.events import EVENT_CLASSES, HoldReason, Policies, Role
+from erp.events import (
+    EVENT_CLASSES,
+    AssetCapitalized,
+    HoldReason,
+    JournalLine,
+    Policies,
+    Role,
+    SalesTaxReturnFiled,
+)
 from erp.money import format_cents, parse_cents
 from erp.queries import AGING_BUCKETS, AgingRow, PurchaseOrderLineRow
 from scenarios.solvers import load_solver
@@ -187,6 +201,13 @@ class ReadEvent:
     data: dict[str, Any]
     position: int = 0
     """For registrations read with ``after=``: the order the adapter first saw them in."""
+    event: Any = None
+    """The event, where the API shows all of it (an asset's capitalization)."""
+
+    @property
+    def payload(self) -> bytes:
+        """The payload as JSON (money in cents)."""
+        return json.dumps(dict(self.data), separators=(",", ":")).encode()
 
 
 REGISTRATIONS = ("bank_account_opened", "customer_registered", "vendor_registered")
@@ -288,6 +309,42 @@ class ApiQueries:
         return out
 
 
+CREATED_AS = {"invoice_issued": "invoice", "journal_entry_posted": "journal",
+              "journal_entry_reversed": "journal"}
+"""Event types ``store.read`` answers from the documents they create: the document's
+``details`` (and tables) are that event's payload."""
+
+
+def _unrender(value: Any, key: str = "") -> Any:
+    """A payload as the API renders it with cents back as integers under money keys."""
+    if isinstance(value, dict):
+        return {k: _unrender(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unrender(v, key) for v in value]
+    if key in MONEY_KEYS and isinstance(value, str):
+        return parse_cents(value)
+    return value
+
+
+def created_events(api: Api, wanted: Sequence[str]) -> list[ReadEvent]:
+    """The events of the wanted types that created documents, in log order, each with its
+    payload (``payload``: JSON bytes, money in cents) rebuilt from the document."""
+    out = []
+    for kind in sorted({CREATED_AS[t] for t in wanted}):
+        for d in api.items("/v1/documents", kind=kind):
+            found = api.get(f"/v1/documents/{kind}/{d['id']}")
+            if found is None or not found["history"]:
+                continue
+            t = found["details"].get("event")
+            if t not in wanted:
+                continue
+            names = EVENT_CLASSES[t].model_fields
+            data = _unrender({k: found["details"][k] if k in found["details"] else found[k]
+                              for k in names if k in found["details"] or k in found})
+            out.append(ReadEvent(t, _Known(data, t), int(found["history"][0]["position"])))
+    return sorted(out, key=lambda e: e.position)
+
+
 class ApiStore:
     """``desk.store``: the few ``read`` forms the solvers use, answered by the API."""
 
@@ -342,6 +399,13 @@ class ApiStore:
                      "gl_account": a["gl_account"], "entry_date": a["opened_on"],
                      "opening_balance": _cents(a["opening_balance"]),
                      "equity_account": a["equity_account"]}, "bank_account_opened"))
+        elif stream is None and wanted and set(wanted) <= set(CREATED_AS):
+            yield from created_events(self.api, wanted)
+        elif stream is None and wanted == ("asset_capitalized",):
+            for position, found in _assets(self.api):
+                e = capitalized_event(found)
+                yield ReadEvent("asset_capitalized", _Known(e.model_dump(mode="json"),
+                                                            "asset_capitalized"), position, e)
         elif (stream is not None and stream.startswith("receipt:")
               and set(wanted) <= {"receipt_applied", "application_reversed"}):
             receipt = stream.removeprefix("receipt:")
@@ -433,6 +497,159 @@ class ApiPurchasing:
         return _Known(out, "books.purchasing.bill_orders (held bills only)")
 
 
+class ApiAccrualBooks:
+    """``books.accrual_books``: accruals and prepaid schedules, from the API's documents
+    (``accrual``: reference the period; ``prepaid``: its ``details`` and ``history``)."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    def __getattr__(self, name: str) -> Any:
+        raise NotOverTheApi(f"books.accrual_books.{name} is not answered over the API by "
+                            "the reference-api adapter")
+
+    @property
+    def accruals(self) -> dict[str, AccrualState]:
+        """Flagged accruals by journal entry."""
+        return {d["id"]: AccrualState(d["id"], d["reference"], date.fromisoformat(d["due_on"]),
+                                      _cents(d["total"]) or 0)
+                for d in self.api.items("/v1/documents", kind="accrual")}
+
+    @property
+    def schedules(self) -> dict[str, PrepaidState]:
+        """Prepaid schedules with the months posted (a month's amortization is dated its
+        period's last day: the period is that date's month)."""
+        out = {}
+        for d in self.api.items("/v1/documents", kind="prepaid"):
+            found = self.api.get(f"/v1/documents/prepaid/{d['id']}")
+            if found is None:
+                raise ApiFailure(f"GET /v1/documents/prepaid/{d['id']}: HTTP 404")
+            x = found["details"]
+            posted: dict[str, int] = {}
+            before = _cents(found["history"][0]["open_amount"]) or 0
+            for h in found["history"][1:]:
+                now = _cents(h["open_amount"]) or 0
+                if h["event"] == "prepaid_amortized":
+                    posted[h["date"][:7]] = posted.get(h["date"][:7], 0) + before - now
+                before = now
+            out[d["id"]] = PrepaidState(d["id"], x["bill_id"], x["vendor_id"], x["account"],
+                                        x["expense_account"], _cents(x["amount"]) or 0,
+                                        x["start_period"], int(x["months"]), posted)
+        return out
+
+
+def _assets(api: Api) -> list[tuple[int, dict[str, Any]]]:
+    """Each fixed asset's document (details, history), in the order capitalized."""
+    out = []
+    for d in api.items("/v1/documents", kind="fixed_asset"):
+        found = api.get(f"/v1/documents/fixed_asset/{d['id']}")
+        if found is None:
+            raise ApiFailure(f"GET /v1/documents/fixed_asset/{d['id']}: HTTP 404")
+        out.append((int(found["history"][0]["position"]), found))
+    return sorted(out, key=lambda x: x[0])
+
+
+def capitalized_event(found: dict[str, Any]) -> AssetCapitalized:
+    """The ``asset_capitalized`` event a fixed asset's document was created with."""
+    x = {k: v for k, v in found["details"].items() if k != "event"}
+    x["amount"], x["salvage"] = _cents(x["amount"]) or 0, _cents(x["salvage"]) or 0
+    return AssetCapitalized.model_validate(x)
+
+
+class ApiFixedAssets:
+    """``books.fixed_assets``: the register from the ``fixed_asset`` documents (what each
+    was capitalized with; its history: the months depreciated, dated each period's last
+    day, and the disposal)."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    def __getattr__(self, name: str) -> Any:
+        raise NotOverTheApi(f"books.fixed_assets.{name} is not answered over the API by "
+                            "the reference-api adapter")
+
+    @property
+    def assets(self) -> dict[str, AssetState]:
+        """Assets with the months posted and whether disposed."""
+        out = {}
+        for _, found in _assets(self.api):
+            e = capitalized_event(found)
+            a = AssetState(e.asset_id, e.class_id, e.amount, e.salvage, e.life_months,
+                           f"{e.in_service_date.year:04d}-{e.in_service_date.month:02d}",
+                           e.cost_account, e.accumulated_account, e.expense_account)
+            before = _cents(found["history"][0]["open_amount"]) or 0
+            for h in found["history"][1:]:
+                now = _cents(h["open_amount"]) or 0
+                if h["event"] == "asset_depreciated":
+                    a.posted[h["date"][:7]] = before - now
+                elif h["event"] == "asset_disposed":
+                    a.disposed = True
+                before = now
+            out[a.asset_id] = a
+        return out
+
+    @property
+    def capitalized(self) -> dict[tuple[str, str, str], int]:
+        """(source kind, source id, account) -> the amount capitalized from it."""
+        out: dict[tuple[str, str, str], int] = {}
+        for _, found in _assets(self.api):
+            e = capitalized_event(found)
+            key = (e.source_kind, e.source_id, e.source_account)
+            out[key] = out.get(key, 0) + e.amount
+        return out
+
+
+class ApiJournal:
+    """``books.journal[entry_id]``: a journal entry's lines and whether it was reversed
+    (``GET /v1/documents/journal/ID``; its reversal is the entry "reversal of ID")."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    def __getitem__(self, entry_id: str) -> JournalState:
+        found = self.api.get(f"/v1/documents/journal/{entry_id}")
+        if found is None:
+            raise KeyError(entry_id)
+        lines = tuple(JournalLine(account=x["account"], amount=_cents(x["amount"]) or 0,
+                                  party=x.get("party"), memo=x.get("memo") or "")
+                      for x in found.get("lines", []))
+        reversed_by = None
+        if found["status"] == "reversed":
+            reversed_by = next((d["id"] for d in self.api.items("/v1/documents", kind="journal")
+                                if d["reference"] == f"reversal of {entry_id}"), None)
+        return JournalState(entry_id, lines, reversed_by=reversed_by)
+
+
+class ApiPayrollTax:
+    """``books.payroll_tax``: registers (``GET /v1/payroll-registers``, reversed ones left
+    out) and returns (``GET /v1/tax-returns``: jurisdiction, period, tax due, unpaid)."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    def __getattr__(self, name: str) -> Any:
+        raise NotOverTheApi(f"books.payroll_tax.{name} is not answered over the API by "
+                            "the reference-api adapter")
+
+    @property
+    def registers(self) -> dict[str, dict[str, Any]]:
+        """The registers that stand, by id (their listing rows)."""
+        return {r["id"]: r for r in self.api.items("/v1/documents", kind="payroll")
+                if r["status"] != "reversed"}
+
+    @property
+    def returns(self) -> dict[str, TaxReturnState]:
+        """Filed returns: only return_id, jurisdiction_id, period and tax_due are set."""
+        out = {}
+        for r in self.api.items("/v1/documents", kind="tax_return"):
+            due = _cents(r["total"]) or 0
+            filed = SalesTaxReturnFiled.model_construct(
+                None, return_id=r["id"], jurisdiction_id=r["party"], period=r["reference"],
+                tax_due=due)
+            out[r["id"]] = TaxReturnState(filed, due - (_cents(r["open_amount"]) or 0))
+        return out
+
+
 class ApiBooks:
     """``desk.ledger.books``: the bills and vendors, read fresh at each access."""
 
@@ -471,6 +688,26 @@ class ApiBooks:
                                           number=r["number"],
                                           balance=_cents(r["gl_balance"]) or 0)
                 for r in self.api.items("/v1/bank/accounts", as_of=FAR_FUTURE)}
+
+    @property
+    def accrual_books(self) -> ApiAccrualBooks:
+        """Accruals and prepaid schedules."""
+        return ApiAccrualBooks(self.api)
+
+    @property
+    def fixed_assets(self) -> ApiFixedAssets:
+        """The fixed-asset register."""
+        return ApiFixedAssets(self.api)
+
+    @property
+    def journal(self) -> ApiJournal:
+        """Journal entries, one at a time."""
+        return ApiJournal(self.api)
+
+    @property
+    def payroll_tax(self) -> ApiPayrollTax:
+        """Posted payroll registers and filed sales-tax returns."""
+        return ApiPayrollTax(self.api)
 
     @property
     def purchasing(self) -> ApiPurchasing:

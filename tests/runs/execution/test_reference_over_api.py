@@ -324,7 +324,7 @@ def _final_hash(out: Path, *agent: str, name: str, seed: int) -> str:
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # a whole attempt twice, one adapter process per turn (22 turns)
 @pytest.mark.parametrize("name", ["cash-application", "procure-to-pay", "month-end-close",
-                                  "payment-run"])
+                                  "payment-run", "three-way-match"])
 def test_the_reference_over_the_api_ends_with_the_in_process_final_hash(
         name: str, tmp_path: Path) -> None:
     seed = 3
