@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 
 from erp import events as ev
 from erp.postings import NO_LINES, POSTING_TYPES, Posting, post
+from tests.erp import test_payroll_tax as payroll_tax
 from tests.erp import test_postings_accruals as accruals
 from tests.erp import test_postings_collections as collections
 from tests.erp import test_postings_fixed_assets as fixed_assets
+from tests.erp import test_postings_purchasing as purchasing
 from tests.erp import test_postings_year_end as year_end
 from tests.erp import test_transfers as transfers
-from tests.erp import test_postings_purchasing as purchasing
-from tests.erp import test_payroll_tax as payroll_tax
 from tests.erp.test_postings_discounts import EXACT as DISCOUNT_EXACT
 
 # --- field strategies ------------------------------------------------------------
