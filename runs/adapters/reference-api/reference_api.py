@@ -13,6 +13,15 @@ the server with the token's actor, role, business date and turn moment. There is
 ledger, store or world in this process. A read the adapter does not answer raises
 :class:`NotOverTheApi` naming it (the turn crashes, saying what is missing).
 
+The parts of the books the library's solvers read are rebuilt from existing routes:
+policies (``/v1/company``), bank accounts, purchasing (purchase orders and their lines,
+goods receipts, bill holds), accruals and prepaid schedules, journal entries, the
+fixed-asset register, payroll registers and tax returns. A document's ``details`` are the
+event that created it, so ``store.read`` of ``asset_capitalized``, ``invoice_issued``,
+``journal_entry_posted`` and ``journal_entry_reversed`` is answered from the documents
+those events create (money back in cents). Months posted (a prepaid's amortization, an
+asset's depreciation) are read from the document's history, dated each period's last day.
+
 The solver module's global ``q`` (``from erp import queries as q``) is rebound to
 :class:`ApiQueries` in this process; the module itself is loaded unchanged. While the
 solver runs, importing ``sim``, ``counterparties``, ``checks``, ``desk`` or ``runs`` is
@@ -339,8 +348,9 @@ def created_events(api: Api, wanted: Sequence[str]) -> list[ReadEvent]:
             if t not in wanted:
                 continue
             names = EVENT_CLASSES[t].model_fields
-            data = _unrender({k: found["details"][k] if k in found["details"] else found[k]
-                              for k in names if k in found["details"] or k in found})
+            data = {"type": t, **_unrender(
+                {k: found["details"][k] if k in found["details"] else found[k]
+                 for k in names if k in found["details"] or k in found})}
             out.append(ReadEvent(t, _Known(data, t), int(found["history"][0]["position"])))
     return sorted(out, key=lambda e: e.position)
 

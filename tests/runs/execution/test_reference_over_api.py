@@ -246,8 +246,15 @@ def test_store_reads_and_books_agree_with_the_log(served: Served) -> None:
         got_r = [(e.type, e.data["invoice_id"], e.data["amount"])
                  for e in over.read(stream=f"receipt:{rid}", types=types)]
         assert got_r == want_r, rid
+    for t in ("invoice_issued", "journal_entry_posted"):
+        want_p = [json.loads(e.payload) for e in store.read(realm="erp", types=[t])]
+        got_p = [json.loads(e.payload) for e in over.read(realm="erp", types=[t])]
+        assert [{k: v for k, v in d.items() if v is not None} for d in got_p] == [
+            {k: v for k, v in d.items() if v is not None} for d in want_p], t
     books = ra.ApiBooks(served.api)
     assert books.bills == served.ledger.books.bills
+    assert books.policies == served.ledger.books.policies
+    assert books.bank_accounts == served.ledger.books.bank_accounts
     assert {v: x.name for v, x in books.vendors.items()} == {
         v: x.name for v, x in served.ledger.books.vendors.items()}
 
@@ -257,8 +264,8 @@ def test_what_the_adapter_does_not_answer_is_named(served: Served) -> None:
         ra.ApiQueries(served.api).trial_balance(None)
     with pytest.raises(ra.NotOverTheApi, match="world"):
         list(ra.ApiStore(served.api).read(realm="world"))
-    with pytest.raises(ra.NotOverTheApi, match="invoice_issued"):
-        list(ra.ApiStore(served.api).read(types=["invoice_issued"]))
+    with pytest.raises(ra.NotOverTheApi, match="receipt_recorded"):
+        list(ra.ApiStore(served.api).read(types=["receipt_recorded"]))
     with pytest.raises(ra.NotOverTheApi, match="no ledger"):
         _ = ra.ApiLedger(served.api).store
     with pytest.raises(ImportError, match="may not import sim"):
@@ -324,7 +331,8 @@ def _final_hash(out: Path, *agent: str, name: str, seed: int) -> str:
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # a whole attempt twice, one adapter process per turn (22 turns)
 @pytest.mark.parametrize("name", ["cash-application", "procure-to-pay", "month-end-close",
-                                  "payment-run", "three-way-match"])
+                                  "payment-run", "three-way-match", "accruals-and-prepaids",
+                                  "fixed-assets", "payroll-and-sales-tax"])
 def test_the_reference_over_the_api_ends_with_the_in_process_final_hash(
         name: str, tmp_path: Path) -> None:
     seed = 3
