@@ -86,6 +86,19 @@ def context_for(store: EventStore, loaded: LoadedScenario, *,
                         folds=folds, turn_dates=tuple(loaded.scenario.turns.dates_in(cal)))
 
 
+def attempt_turn_dates(summary: dict[str, Any]) -> tuple[date, ...]:
+    """The dates of the attempt's turns, as its ``summary.json`` records them (for a
+    reconciliation after the run: what reached the company after a turn is a timing item
+    until the next one). A turn without a readable date is left out."""
+    out: list[date] = []
+    for t in summary.get("turns") or ():
+        try:
+            out.append(date.fromisoformat(str(t["date"])))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return tuple(sorted(set(out)))
+
+
 def final_specs(loaded: LoadedScenario) -> list[CheckSpec]:
     """The scenario's checks, as evaluated when the attempt ends."""
     return list(loaded.checks)

@@ -395,7 +395,13 @@ def reconcile_command(attempt: Path, as_of: date | None, csv_out: Path | None, a
     from checks.reconcile import CSV_COLUMNS
     from checks.reconcile import reconcile as do_reconcile
     from runs.cli.display import console, reconciliation_tables
-    from runs.grading import GradingError, open_attempt_store, read_summary, verify_attempt_books
+    from runs.grading import (
+        GradingError,
+        attempt_turn_dates,
+        open_attempt_store,
+        read_summary,
+        verify_attempt_books,
+    )
 
     con = console(170)
     try:
@@ -423,7 +429,8 @@ def reconcile_command(attempt: Path, as_of: date | None, csv_out: Path | None, a
             fail(e)
         try:
             verify_attempt_books(attempt, store, summary)
-            rec = do_reconcile(store, as_of=as_of, control_accounts=declared or None)
+            rec = do_reconcile(store, as_of=as_of, control_accounts=declared or None,
+                               turn_dates=attempt_turn_dates(summary))
         finally:
             store.close()
     for table in reconciliation_tables(rec, max_items=10**9 if all_items else 25):

@@ -204,7 +204,7 @@ def _is_refusal(call: dict[str, Any]) -> bool:
 
 
 def _store_data(data: AttemptData, store: EventStore, declared: dict[str, str] | None,
-                with_log: bool) -> dict[str, dict[str, int]]:
+                with_log: bool, turn_dates: tuple[date, ...] = ()) -> dict[str, dict[str, int]]:
     """The parts read from the books; returns event counts per actor and type."""
     from erp import queries as q
 
@@ -252,7 +252,7 @@ def _store_data(data: AttemptData, store: EventStore, declared: dict[str, str] |
     try:
         from checks.reconcile import reconcile
 
-        rec = reconcile(store, control_accounts=declared or None)
+        rec = reconcile(store, control_accounts=declared or None, turn_dates=turn_dates)
         data.reconciliation_ties = rec.ties
         data.reconciliation = [
             {"account": a.account, "name": a.name, "control": a.control,
@@ -323,7 +323,10 @@ def read_attempt_view(folder: Path, *, with_log: bool = True, store_url: str | N
         data.gap("books", folder / "books.db", str(e))
     if store is not None:
         try:
-            counts = _store_data(data, store, _declared_accounts(data.summary), with_log)
+            from runs.grading import attempt_turn_dates
+
+            counts = _store_data(data, store, _declared_accounts(data.summary), with_log,
+                                 attempt_turn_dates(summary))
         except Exception as e:
             data.gap("books", folder / "books.db", f"unreadable: {type(e).__name__}: {e}")
         finally:
