@@ -25,10 +25,9 @@ from collections import defaultdict
 from datetime import date, timedelta
 from typing import Any, ClassVar, Literal
 
-import orjson
 from pydantic import Field
 
-from checks.context import CheckContext
+from checks.context import CheckContext, planted_truth
 from checks.registry import CheckResult, CheckSpec, check_type
 from checks.state import listing, plural
 from erp import events as ev
@@ -45,14 +44,7 @@ _Period = str
 
 def accrual_truth(ctx: CheckContext) -> dict[str, Any]:
     """The recorded truth of the instance's month-end papers (empty when none was planted)."""
-    def load() -> dict[str, Any]:
-        for e in ctx.store.read(realm="world", types=["injection_planted"]):
-            data = orjson.loads(e.payload)
-            if data.get("kind") == _KIND:
-                detail: dict[str, Any] = data["detail"]
-                return detail
-        return {}
-    return ctx.cached(("accruals.truth",), load)
+    return planted_truth(ctx, _KIND)
 
 
 def _erp_events(ctx: CheckContext, *types: str) -> list[tuple[str, ev.Event]]:

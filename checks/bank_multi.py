@@ -38,7 +38,7 @@ from typing import Any, ClassVar, Literal
 
 import orjson
 
-from checks.context import CheckContext
+from checks.context import CheckContext, planted_truth
 from checks.registry import CheckResult, CheckSpec, FileCheckSpec, check_type
 from checks.state import listing, plural
 from erp import events as ev
@@ -53,14 +53,7 @@ _DATED_KINDS = ("fee", "interest", "card_charge", "transfer_out", "transfer_in",
 
 def multi_bank_truth(ctx: CheckContext) -> dict[str, Any]:
     """The recorded truth of the month (empty when none was planted)."""
-    def load() -> dict[str, Any]:
-        for e in ctx.store.read(realm="world", types=["injection_planted"]):
-            data = orjson.loads(e.payload)
-            if data.get("kind") == _KIND:
-                detail: dict[str, Any] = data["detail"]
-                return detail
-        return {}
-    return ctx.cached(("bank_multi.truth",), load)
+    return planted_truth(ctx, _KIND)
 
 
 def bank_lines(ctx: CheckContext) -> list[dict[str, Any]]:

@@ -12,6 +12,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
+import orjson
+
 from erp.store import EventStore, StoredEvent
 
 T = TypeVar("T")
@@ -213,3 +215,17 @@ class CheckContext:
             self.cache[key] = make()
         value: T = self.cache[key]
         return value
+
+
+def planted_truth(ctx: CheckContext, kind: str) -> dict[str, Any]:
+    """The truth an injection of ``kind`` recorded when it was planted (its
+    ``InjectionPlanted`` detail: what the papers mean), or ``{}`` when none was planted;
+    read once per context."""
+    def load() -> dict[str, Any]:
+        for e in ctx.store.read(realm="world", types=["injection_planted"]):
+            data = orjson.loads(e.payload)
+            if data.get("kind") == kind:
+                detail: dict[str, Any] = data["detail"]
+                return detail
+        return {}
+    return ctx.cached(("planted_truth", kind), load)

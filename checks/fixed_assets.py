@@ -28,10 +28,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any, ClassVar, Literal
 
-import orjson
 from pydantic import Field
 
-from checks.context import CheckContext
+from checks.context import CheckContext, planted_truth
 from checks.registry import CheckResult, CheckSpec, check_type
 from checks.state import listing, plural
 from erp import events as ev
@@ -48,14 +47,7 @@ _Key = tuple[str, str, int]
 
 def fixed_asset_truth(ctx: CheckContext) -> dict[str, Any]:
     """The recorded truth of the instance's register and papers (empty when none)."""
-    def load() -> dict[str, Any]:
-        for e in ctx.store.read(realm="world", types=["injection_planted"]):
-            data = orjson.loads(e.payload)
-            if data.get("kind") == _KIND:
-                detail: dict[str, Any] = data["detail"]
-                return detail
-        return {}
-    return ctx.cached(("fixed_assets.truth",), load)
+    return planted_truth(ctx, _KIND)
 
 
 def _events(ctx: CheckContext, *types: str) -> list[tuple[str, ev.Event]]:

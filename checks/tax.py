@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Literal
 import orjson
 from pydantic import Field
 
-from checks.context import CheckContext
+from checks.context import CheckContext, planted_truth
 from checks.registry import CheckResult, CheckSpec, check_type
 from checks.state import listing, plural
 from erp import events as ev
@@ -43,14 +43,7 @@ _ACCOUNTS = {"wage_account": "6400", "employer_tax_account": "6410",
 
 def tax_truth(ctx: CheckContext) -> dict[str, Any]:
     """The recorded truth of the instance's payroll and sales tax (empty when none)."""
-    def load() -> dict[str, Any]:
-        for e in ctx.store.read(realm="world", types=["injection_planted"]):
-            data = orjson.loads(e.payload)
-            if data.get("kind") == _KIND:
-                detail: dict[str, Any] = data["detail"]
-                return detail
-        return {}
-    return ctx.cached(("tax.truth",), load)
+    return planted_truth(ctx, _KIND)
 
 
 def _erp(ctx: CheckContext, *types: str) -> list[ev.Event]:
