@@ -1,14 +1,23 @@
 """Fuzzing the scenario loader with mutated library YAMLs (hypothesis).
 
 Every outcome must be a valid scenario or one clean ``ScenarioError`` with a message
-naming the file; never another exception, never a hang (each load is timed) and never
-a memory blow-up (the process's address space is capped for the test). Bounded: a fixed
+naming the file; never another exception, never a hang (each load's CPU time on its
+own thread is bounded) and never a memory blow-up (the process's address space is capped
+for the test at what it already holds plus ``MEMORY_HEADROOM``). Bounded: a fixed
 number of examples, derandomized under CI.
+
+The bounds are relative to the process, not absolute: in the suite this test shares an
+xdist worker with hundreds of others, whose threads' malloc arenas and caches already hold
+gigabytes of address space, and with another worker for the two cores. Under an absolute
+4 GiB cap a load failed there inside the YAML composer and its replay did not (an
+allocation refused under the cap is the likely cause), and a wall-clock bound measures
+the machine's load.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import resource
 import time
 from collections.abc import Iterator
@@ -24,8 +33,8 @@ from scenarios.loader import library_dir, list_library, load_scenario
 LIBRARY = {name: (library_dir() / name / "scenario.yaml").read_text()
            for name in list_library()}
 EXAMPLES = int(os.environ.get("ERPSIM_FUZZ_EXAMPLES", "300"))
-SLOWEST_LOAD_S = 5.0
-MEMORY_CAP = 4 << 30  # bytes of address space while fuzzing
+SLOWEST_LOAD_CPU_S = 5.0
+MEMORY_HEADROOM = 2 << 30  # bytes of address space a load may add while fuzzing
 
 TOKENS = ["on", "off", "no", "yes", "y", "~", "null", "true", "1", "-1", "0x1F", "1e309",
           ".nan", "-.inf", "9999-12-31", "0001-01-01", "2026-02-30", "2026-03-02T10:00:00",
@@ -66,10 +75,19 @@ def mutated(draw: st.DrawFn) -> tuple[str, str]:
     return name, text
 
 
+def address_space_bytes() -> int:
+    """The process's current virtual address space (VmSize of /proc/self/status)."""
+    status = Path("/proc/self/status").read_text()
+    match = re.search(r"^VmSize:\s+(\d+) kB$", status, re.M)
+    assert match, "no VmSize in /proc/self/status"
+    return int(match.group(1)) * 1024
+
+
 @pytest.fixture(scope="module")
 def capped_memory() -> Iterator[None]:
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    cap = MEMORY_CAP if hard == resource.RLIM_INFINITY else min(MEMORY_CAP, hard)
+    cap = address_space_bytes() + MEMORY_HEADROOM
+    cap = cap if hard == resource.RLIM_INFINITY else min(cap, hard)
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
     try:
         yield
@@ -104,7 +122,7 @@ def test_every_mutation_loads_or_is_refused_cleanly(tmp_path: Path, capped_memor
         name, text = case
         path = _folder(tmp_path, name) / "scenario.yaml"
         path.write_text(text, encoding="utf-8", errors="surrogatepass")
-        started = time.monotonic()
+        started = time.thread_time()
         try:
             loaded = load_scenario(path)
         except ScenarioError as e:
@@ -114,14 +132,14 @@ def test_every_mutation_loads_or_is_refused_cleanly(tmp_path: Path, capped_memor
         else:
             outcomes["valid"] += 1
             assert loaded.scenario.id
-        took = time.monotonic() - started
+        took = time.thread_time() - started
         slowest = max(slowest, took)
-        assert took < SLOWEST_LOAD_S
+        assert took < SLOWEST_LOAD_CPU_S
 
     load_one()
     total = outcomes["valid"] + outcomes["refused"]
     with capsys.disabled():
         print(f"\nloader_fuzz_cases: {total}  valid: {outcomes['valid']}  refused_cleanly: "
-              f"{outcomes['refused']}  other_outcomes: 0  slowest_load_s: {slowest:.3f}")
+              f"{outcomes['refused']}  other_outcomes: 0  slowest_load_cpu_s: {slowest:.3f}")
     assert total >= EXAMPLES // 2  # hypothesis ran the cases (not a vacuous pass)
     assert outcomes["valid"] and outcomes["refused"]
