@@ -7,26 +7,38 @@
 this process. The desk it gets (:class:`ApiDesk`) is TurnContext-compatible and holds
 nothing but the workspace and an HTTP client of the API (``ERPSIM_API``,
 ``ERPSIM_TOKEN``): every read the solver makes (``q.documents``, ``q.statement_lines``,
-``desk.store.read(...)``, ``desk.ledger.books.bills``...) is answered by one API request
+``desk.store.read(...)``, ``desk.ledger.books.bills``...) is answered by API requests
 made with the turn's token, and every command is a ``POST /v1/commands/<name>``, run by
 the server with the token's actor, role, business date and turn moment. There is no
 ledger, store or world in this process. A read the adapter does not answer raises
 :class:`NotOverTheApi` naming it (the turn crashes, saying what is missing).
 
-The parts of the books the library's solvers read are rebuilt from existing routes:
-policies (``/v1/company``), bank accounts, purchasing (purchase orders and their lines,
-goods receipts, bill holds), accruals and prepaid schedules, journal entries, the
-fixed-asset register, payroll registers and tax returns. A document's ``details`` are the
-event that created it, so ``store.read`` of ``asset_capitalized``, ``invoice_issued``,
-``journal_entry_posted`` and ``journal_entry_reversed`` is answered from the documents
-those events create (money back in cents). Months posted (a prepaid's amortization, an
-asset's depreciation) are read from the document's history, dated each period's last day.
+``books`` is read when the solver asks for a part of it, so it is the live books as in
+process; an answer is kept until the solver's next command (nothing else writes during a
+turn), and when a document was created (the order of the books' dicts) is read once.
 
-The solver module's global ``q`` (``from erp import queries as q``) is rebound to
-:class:`ApiQueries` in this process; the module itself is loaded unchanged. While the
-solver runs, importing ``sim``, ``counterparties``, ``checks``, ``desk`` or ``runs`` is
-refused (:class:`ImportGuard`); the ones the module imported at load time are listed on
-stderr.
+The parts of the books the library's solvers read are rebuilt from existing routes:
+policies (``/v1/company``), customers, invoices and receipts (each receipt with the
+statement line it is matched to, whether it came back and what was refunded of it), the
+collections part (dunning letters, disputes, promises to pay with the balance they were
+made against, credit holds; ``promise_pending`` is the books' own rule on them), bank
+accounts, transfers between them (``transfer_out``/``transfer_in`` documents),
+purchasing (purchase orders and their lines, goods receipts, bill holds), accruals and
+prepaid schedules, journal entries, the fixed-asset register, payroll registers and tax
+returns. A document's ``details`` are the event that created it, so ``store.read`` of
+``asset_capitalized``, ``invoice_issued``, ``journal_entry_posted``,
+``journal_entry_reversed`` and a receipt's ``receipt_recorded`` is answered from the
+documents those events create (money back in cents). Months posted (a prepaid's
+amortization, an asset's depreciation) are read from the document's history, dated each
+period's last day. What a listing does not show is left unset and said so where it is
+built (an invoice's ``written_off`` and ``allowed``, a receipt's ``applied``).
+
+Every solver module loaded in this process has its names for ``erp.queries`` (``q``)
+rebound to :class:`ApiQueries`: the one the turn runs, and one it loads through
+``scenarios.solvers.load_solver`` (fiscal-year runs month-end-close's); the modules
+themselves are loaded unchanged. While the solver runs, importing ``sim``,
+``counterparties``, ``checks``, ``desk`` or ``runs`` is refused (:class:`ImportGuard`);
+the ones the module imported at load time are listed on stderr.
 """
 
 from __future__ import annotations
@@ -37,13 +49,15 @@ import importlib.util
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import scenarios.solvers
+from erp import queries as erp_queries
 from erp.api.client import Client, find_connection
 from erp.api.naming import PARTY_NAME, REFERENCE_NAME, kebab, money_fields
 from erp.api.wire import MONEY_KEYS
@@ -52,12 +66,20 @@ from erp.books import (
     AssetState,
     BankAccountState,
     BillState,
+    CollectionsBooks,
+    CreditHoldState,
+    CustomerState,
+    DisputeState,
     HoldState,
+    InvoiceState,
     JournalState,
     PrepaidState,
+    PromiseState,
     PurchaseOrderLineState,
     PurchaseOrderState,
+    ReceiptState,
     TaxReturnState,
+    TransferState,
     document_number_key,
 )
 from erp.commands import COMMANDS, Command
@@ -73,7 +95,6 @@ from erp.events import (
 )
 from erp.money import format_cents, parse_cents
 from erp.queries import AGING_BUCKETS, AgingRow, PurchaseOrderLineRow
-from scenarios.solvers import load_solver
 from scenarios.turn import WorkspaceTurn
 
 FAR_FUTURE = "9999-12-31"
@@ -124,21 +145,52 @@ def command_body(command: Command) -> dict[str, Any]:
 
 
 class Api:
-    """JSON reads and command posts with the turn's token."""
+    """JSON reads and command posts with the turn's token.
+
+    A read's answer is kept until the next command: during a turn only this agent writes
+    to the books (the world waits for the turn to end), so the same read gives the same
+    answer until a command is posted, and the solver's repeated reads of the live books
+    (``books.invoices`` in a loop) cost one request each between two commands. The first
+    position of a document (the order the books created it in) never changes and is kept
+    for the whole turn.
+    """
 
     def __init__(self, client: Client) -> None:
         self.client = client
         self.requests = 0
+        self.answers: dict[tuple[str, tuple[tuple[str, str], ...]], bytes | None] = {}
+        """(path, params) -> the 200 answer's body (None: a 404), until the next post."""
+        self.created: dict[tuple[str, str], int] = {}
+        """(kind, id) -> the position of the event that created the document."""
 
     def get(self, path: str, **params: Any) -> Any:
         """The JSON of a 200 answer; None for a 404; anything else raises ApiFailure."""
-        self.requests += 1
-        status, _, payload = self.client.request("GET", path, params or None)
-        if status == 404:
-            return None
-        if status != 200:
-            raise ApiFailure(f"GET {path} {params}: HTTP {status}: {payload[:300]!r}")
-        return json.loads(payload)
+        key = (path, tuple(sorted((k, str(v)) for k, v in params.items()
+                                  if v is not None and v is not False)))
+        if key not in self.answers:
+            self.requests += 1
+            status, _, payload = self.client.request("GET", path, params or None)
+            if status not in (200, 404):
+                raise ApiFailure(f"GET {path} {params}: HTTP {status}: {payload[:300]!r}")
+            self.answers[key] = payload if status == 200 else None
+        found = self.answers[key]
+        return None if found is None else json.loads(found)
+
+    def created_at(self, kind: str, doc_id: str) -> int:
+        """The position of the event that created a document (``GET /v1/documents/KIND/ID``:
+        its history's first entry)."""
+        if (kind, doc_id) not in self.created:
+            found = self.get(f"/v1/documents/{kind}/{doc_id}")
+            if found is None or not found["history"]:
+                raise ApiFailure(f"GET /v1/documents/{kind}/{doc_id}: no such document")
+            self.created[(kind, doc_id)] = int(found["history"][0]["position"])
+        return self.created[(kind, doc_id)]
+
+    def in_creation_order(self, kind: str, rows: list[dict[str, Any]]
+                          ) -> list[dict[str, Any]]:
+        """A listing's rows of one kind in the order the books created them (the order of
+        the books' dicts in process; listings are ordered by id)."""
+        return sorted(rows, key=lambda r: self.created_at(kind, str(r["id"])))
 
     def items(self, path: str, **params: Any) -> list[dict[str, Any]]:
         """The ``items`` of a listing."""
@@ -149,8 +201,9 @@ class Api:
         return items
 
     def post(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
-        """``(HTTP status, JSON answer)`` of a command."""
+        """``(HTTP status, JSON answer)`` of a command (the answers kept are dropped)."""
         self.requests += 1
+        self.answers.clear()
         status, _, payload = self.client.request("POST", path, None, body)
         try:
             return status, json.loads(payload)
@@ -341,18 +394,25 @@ def created_events(api: Api, wanted: Sequence[str]) -> list[ReadEvent]:
     out = []
     for kind in sorted({CREATED_AS[t] for t in wanted}):
         for d in api.items("/v1/documents", kind=kind):
-            found = api.get(f"/v1/documents/{kind}/{d['id']}")
-            if found is None or not found["history"]:
-                continue
-            t = found["details"].get("event")
-            if t not in wanted:
-                continue
-            names = EVENT_CLASSES[t].model_fields
-            data = {"type": t, **_unrender(
-                {k: found["details"][k] if k in found["details"] else found[k]
-                 for k in names if k in found["details"] or k in found})}
-            out.append(ReadEvent(t, _Known(data, t), int(found["history"][0]["position"])))
+            e = created_event(api.get(f"/v1/documents/{kind}/{d['id']}"), wanted)
+            if e is not None:
+                out.append(e)
     return sorted(out, key=lambda e: e.position)
+
+
+def created_event(found: dict[str, Any] | None, wanted: Sequence[str]) -> ReadEvent | None:
+    """The event that created a document (``GET /v1/documents/KIND/ID``), when of a wanted
+    type: its payload is the document's ``details`` and tables (money back in cents)."""
+    if found is None or not found["history"]:
+        return None
+    t = found["details"].get("event")
+    if t not in wanted:
+        return None
+    names = EVENT_CLASSES[t].model_fields
+    data = {"type": t, **_unrender(
+        {k: found["details"][k] if k in found["details"] else found[k]
+         for k in names if k in found["details"] or k in found})}
+    return ReadEvent(t, _Known(data, t), int(found["history"][0]["position"]))
 
 
 class ApiStore:
@@ -385,7 +445,8 @@ class ApiStore:
     def read(self, *, realm: str | None = None, types: Sequence[str] | None = None,
              stream: str | None = None, **other: Any) -> Iterator[ReadEvent]:
         """Registered customers and vendors, opened bank accounts (all, or those after a
-        position), a receipt's applications."""
+        position), the events that created invoices, journal entries and fixed assets, a
+        receipt's ``receipt_recorded`` and its applications."""
         wanted = tuple(types or ())
         if (set(other) == {"after"} and stream is None and wanted
                 and set(wanted) <= set(REGISTRATIONS) and realm in (None, "erp")):
@@ -416,6 +477,13 @@ class ApiStore:
                 e = capitalized_event(found)
                 yield ReadEvent("asset_capitalized", _Known(e.model_dump(mode="json"),
                                                             "asset_capitalized"), position, e)
+        elif (stream is not None and stream.startswith("receipt:")
+              and wanted == ("receipt_recorded",)):
+            receipt = stream.removeprefix("receipt:")
+            recorded = created_event(self.api.get(f"/v1/documents/receipt/{receipt}"),
+                                     wanted)
+            if recorded is not None:
+                yield recorded
         elif (stream is not None and stream.startswith("receipt:")
               and set(wanted) <= {"receipt_applied", "application_reversed"}):
             receipt = stream.removeprefix("receipt:")
@@ -660,8 +728,90 @@ class ApiPayrollTax:
         return out
 
 
+class ApiCollections:
+    """``books.collections``: letters, disputes, promises to pay and credit holds, from
+    their documents (``dunning_letter``: status the level, reference the invoice;
+    ``dispute``: status open or the outcome; ``promise``: due_on the date promised, and the
+    invoice's open balance when promised in its ``details``; ``credit_hold``: status held
+    or released, total the credit limit). Each attribute is read when asked for, so it
+    sees the books as they are after the solver's last command, as in process."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    def __getattr__(self, name: str) -> Any:
+        raise NotOverTheApi(f"books.collections.{name} is not answered over the API by "
+                            "the reference-api adapter")
+
+    def _docs(self, kind: str) -> list[dict[str, Any]]:
+        return self.api.in_creation_order(kind, self.api.items("/v1/documents", kind=kind))
+
+    @property
+    def levels(self) -> dict[str, int]:
+        """Invoice -> the highest level of letter sent for it."""
+        out: dict[str, int] = {}
+        for d in self._docs("dunning_letter"):
+            level = int(str(d["status"]).removeprefix("level_"))
+            out[d["reference"]] = max(level, out.get(d["reference"], 0))
+        return out
+
+    @property
+    def disputes(self) -> dict[str, DisputeState]:
+        """Disputes with their outcome (None while open)."""
+        return {d["id"]: DisputeState(d["id"], d["reference"], d["party"],
+                                      _cents(d["total"]) or 0,
+                                      None if d["status"] == "open" else d["status"])
+                for d in self._docs("dispute")}
+
+    @property
+    def open_disputes(self) -> dict[str, str]:
+        """Invoice -> its open dispute."""
+        return {d.invoice_id: d.dispute_id for d in self.disputes.values()
+                if d.outcome is None}
+
+    @property
+    def promises(self) -> dict[str, PromiseState]:
+        """Promises to pay (the balance promised against: the promise's ``details``)."""
+        out = {}
+        for d in self._docs("promise"):
+            found = self.api.get(f"/v1/documents/promise/{d['id']}")
+            if found is None:
+                raise ApiFailure(f"GET /v1/documents/promise/{d['id']}: HTTP 404")
+            out[d["id"]] = PromiseState(d["id"], d["reference"], d["party"],
+                                        _cents(d["total"]) or 0,
+                                        date.fromisoformat(d["due_on"]),
+                                        _cents(found["details"]["balance"]) or 0)
+        return out
+
+    @property
+    def last_promise(self) -> dict[str, str]:
+        """Invoice -> its latest promise."""
+        return {p.invoice_id: p.promise_id for p in self.promises.values()}
+
+    @property
+    def holds(self) -> dict[str, CreditHoldState]:
+        """Credit holds, placed and released."""
+        return {d["id"]: CreditHoldState(d["id"], d["party"], _cents(d["total"]) or 0,
+                                         date.fromisoformat(d["date"]),
+                                         released=d["status"] == "released")
+                for d in self._docs("credit_hold")}
+
+    @property
+    def on_hold(self) -> dict[str, str]:
+        """Customer -> its credit hold in force."""
+        return {h.customer_id: h.hold_id for h in self.holds.values() if not h.released}
+
+    def promise_pending(self, invoice: InvoiceState, day: date) -> PromiseState | None:
+        """The invoice's promise still running on ``day`` (the books' own rule, on the
+        promises read from the API)."""
+        books = CollectionsBooks()
+        books.promises, books.last_promise = self.promises, self.last_promise
+        return books.promise_pending(invoice, day)
+
+
 class ApiBooks:
-    """``desk.ledger.books``: the bills and vendors, read fresh at each access."""
+    """``desk.ledger.books``: each part read when asked for (a read's answer is kept only
+    until the solver's next command), so it is the live books as in process."""
 
     def __init__(self, api: Api) -> None:
         self.api = api
@@ -682,6 +832,64 @@ class ApiBooks:
                                      due_on=date.fromisoformat(r["due_on"]),
                                      approved=r["status"] != "entered")
         return out
+
+    @property
+    def customers(self) -> dict[str, CustomerState]:
+        """``GET /v1/customers``."""
+        return {r["id"]: CustomerState(r["id"], r["name"], int(r["terms_days"]),
+                                       _cents(r["credit_limit"]), _cents(r["open_ar"]) or 0)
+                for r in self.api.items("/v1/customers")}
+
+    @property
+    def invoices(self) -> dict[str, InvoiceState]:
+        """``GET /v1/documents?kind=invoice``, in the order issued. ``written_off`` and
+        ``allowed`` are not set (0): the listing shows only what is left open."""
+        return {r["id"]: InvoiceState(r["id"], r["party"], _cents(r["total"]) or 0,
+                                      _cents(r["open_amount"]) or 0, r["account"],
+                                      date.fromisoformat(r["date"]),
+                                      date.fromisoformat(r["due_on"]))
+                for r in self.api.in_creation_order(
+                    "invoice", self.api.items("/v1/documents", kind="invoice"))}
+
+    @property
+    def receipts(self) -> dict[str, ReceiptState]:
+        """``GET /v1/receipts`` in the order recorded (unapplied: the open amount), each
+        with the statement line it is matched to (``GET /v1/bank/lines``), whether it
+        came back (a ``return`` document) and what was refunded of it (``refund``
+        documents). ``applied`` is not set (empty): that is the receipt's applications."""
+        matched = {t["doc_id"]: x["line_id"]
+                   for x in self.api.items("/v1/bank/lines", as_of=FAR_FUTURE)
+                   for t in x["matched_to"] if t["kind"] == "receipt"}
+        returned = {d["reference"] for d in self.api.items("/v1/documents", kind="return")}
+        refunded: dict[str, int] = {}
+        for d in self.api.items("/v1/documents", kind="refund"):
+            refunded[d["reference"]] = refunded.get(d["reference"], 0) + (
+                _cents(d["total"]) or 0)
+        return {r["id"]: ReceiptState(r["id"], r["customer"], r["bank_account"],
+                                      _cents(r["total"]) or 0, _cents(r["open_amount"]) or 0,
+                                      date.fromisoformat(r["date"]),
+                                      matched_line=matched.get(r["id"]),
+                                      returned=r["id"] in returned,
+                                      refunded=refunded.get(r["id"], 0))
+                for r in self.api.in_creation_order("receipt", self.api.items("/v1/receipts"))}
+
+    @property
+    def collections(self) -> ApiCollections:
+        """Dunning letters, disputes, promises to pay, credit holds."""
+        return ApiCollections(self.api)
+
+    @property
+    def transfers(self) -> dict[str, TransferState]:
+        """Transfers between the company's bank accounts, in the order sent: each
+        ``transfer_out`` document (reference: the account it left, party: the one it went
+        to, account: the transit account), received on its ``transfer_in``'s date."""
+        arrived = {d["id"]: date.fromisoformat(d["date"])
+                   for d in self.api.items("/v1/documents", kind="transfer_in")}
+        return {d["id"]: TransferState(d["id"], d["reference"], d["party"],
+                                       _cents(d["total"]) or 0, date.fromisoformat(d["date"]),
+                                       d["account"], arrived.get(d["id"]))
+                for d in self.api.in_creation_order(
+                    "transfer_out", self.api.items("/v1/documents", kind="transfer_out"))}
 
     @property
     def policies(self) -> Policies:
@@ -809,6 +1017,36 @@ def world_modules() -> list[str]:
 # --- the turn -------------------------------------------------------------------------------
 
 
+def over_api(module: ModuleType, queries: ApiQueries) -> None:
+    """Rebind a solver module's names for ``erp.queries`` (its ``q``) to the API's answers."""
+    for name, value in list(vars(module).items()):
+        if value is erp_queries or isinstance(value, ApiQueries):
+            setattr(module, name, queries)
+
+
+class LoadOverApi:
+    """``scenarios.solvers.load_solver`` with the loaded module reading ``erp.queries``
+    from the API: the solver this turn runs, and any it loads (fiscal-year loads
+    month-end-close's when its turn starts)."""
+
+    def __init__(self, load: Callable[[Path], ModuleType], queries: ApiQueries) -> None:
+        self.load = load
+        self.queries = queries
+
+    def __call__(self, path: Path) -> ModuleType:
+        module = self.load(path)
+        over_api(module, self.queries)
+        return module
+
+
+def reads_over_api(queries: ApiQueries) -> LoadOverApi:
+    """Install :class:`LoadOverApi` as ``scenarios.solvers.load_solver``; it is returned."""
+    load = scenarios.solvers.load_solver
+    loader = LoadOverApi(load.load if isinstance(load, LoadOverApi) else load, queries)
+    setattr(scenarios.solvers, "load_solver", loader)  # noqa: B010 (typed as a function)
+    return loader
+
+
 def _run(workspace: Path, prompt_file: Path, output_dir: Path, solver: Path) -> int:
     """Run the solver's ``reference`` for this turn; the exit status."""
     os.chdir(workspace)
@@ -820,7 +1058,9 @@ def _run(workspace: Path, prompt_file: Path, output_dir: Path, solver: Path) -> 
     actor = str(who["actor"])
     turn = int(actor.rsplit("-", 1)[1]) if actor.startswith("agent:turn-") else 0
     before = set(world_modules())
-    module = load_solver(solver)  # scenarios.solvers: not the loader, which brings the world
+    queries = ApiQueries(api)
+    load = reads_over_api(queries)
+    module = load(solver)  # scenarios.solvers: not the loader, which brings the world
     loaded = [m for m in world_modules() if m not in before]
     if loaded:
         print(f"reference-api: the solver module imported {', '.join(loaded)} when it was "
@@ -828,7 +1068,6 @@ def _run(workspace: Path, prompt_file: Path, output_dir: Path, solver: Path) -> 
     if not hasattr(module, "reference"):
         print(f"reference-api: {solver} has no reference(desk)", file=sys.stderr)
         return 2
-    module.q = ApiQueries(api)  # type: ignore[attr-defined]
     desk = ApiDesk(api, turn=turn, day=date.fromisoformat(who["business_date"]),
                    workspace=workspace, prompt_file=prompt_file, output_dir=output_dir,
                    actor=actor, role=who["role"])

@@ -4,10 +4,13 @@
 own process with a desk that holds the workspace and an HTTP client of the API only.
 Here: the two read endpoints it needs (a receipt's applications, a bank account as
 opened) over a real socket; every query the adapter answers from the API agrees with
-``erp.queries`` on the same books; a command over the API writes what it writes in
-process, and a refusal comes back as the same ``CommandRejected``; and (slow) each
-library scenario run with the adapter (a real server, a real subprocess per turn) ends
-with the in-process reference's ``final_hash``.
+``erp.queries`` on the same books, and so do the parts of ``books`` it rebuilds (customers,
+invoices and receipts in the order created, collections, transfers); a read is kept until
+the next command; a solver loaded by the solver (fiscal-year's month-end-close) reads the
+API too; a command over the API writes what it writes in process, and a refusal comes
+back as the same ``CommandRejected``; and (slow) each library scenario run with the
+adapter (a real server, a real subprocess per turn) ends with the in-process reference's
+``final_hash``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from types import ModuleType
@@ -259,6 +262,121 @@ def test_store_reads_and_books_agree_with_the_log(served: Served) -> None:
         v: x.name for v, x in served.ledger.books.vendors.items()}
 
 
+def _at(day: date, role: str = "clerk") -> dict[str, Any]:
+    return {"actor": ACTOR, "role": role, "business_date": day}
+
+
+def collections_and_transfers(ledger: Ledger) -> None:
+    """Letters, disputes (one resolved, one open), promises (the later one running), credit
+    holds (one released), a refund, a returned deposit, transfers (one in transit), and an
+    invoice and a receipt created after others whose ids sort after theirs."""
+    apr20, apr27 = date(2026, 4, 20), date(2026, 4, 27)
+    for cmd, who in (
+        (c.OpenAccount(code="1090", name="Transfers in transit", account_type="asset"), SYS),
+        (c.IssueInvoice(invoice_id="INV-0", customer_id="C2", entry_date=date(2026, 3, 3),
+                        lines=[c.InvoiceLineIn(description="Late", unit_price="40.00")]),
+         SYS),
+        (c.RecordReceipt(receipt_id="RCT-0", customer_id="C2", bank_account_id=BANK,
+                         entry_date=date(2026, 3, 3), amount="40.00", payer="GLOBEX INC",
+                         reference="INV 0"), SYS),
+        (c.SendDunningLetter(invoice_id="INV-3", level=1), _at(apr20)),
+        (c.SendDunningLetter(invoice_id="INV-3", level=2), _at(apr20)),
+        (c.RecordDispute(invoice_id="INV-1", reason="short shipped", amount="100.00"),
+         _at(apr20)),
+        (c.ResolveDispute(dispute_id="DSP-000001", resolution="rejected", reason="no"),
+         _at(apr20, "controller")),
+        (c.RecordDispute(invoice_id="INV-1", reason="short shipped again"), _at(apr20)),
+        (c.RecordPromiseToPay(invoice_id="INV-3", amount="100.00", pay_by=date(2026, 4, 25)),
+         _at(apr20)),
+        (c.RecordPromiseToPay(invoice_id="INV-3", amount="50.00", pay_by=date(2026, 4, 29)),
+         _at(apr27)),
+        (c.PlaceCreditHold(customer_id="C2", reason="INV-3 62 days past due"), _at(apr20)),
+        (c.ReleaseCreditHold(customer_id="C2", reason="paid"), _at(apr20, "controller")),
+        (c.PlaceCreditHold(customer_id="C2", reason="promise broken"), _at(apr27)),
+        (c.RefundCustomer(receipt_id="RCT-1", amount="50.00", entry_date=date(2026, 4, 1)),
+         _at(apr20)),
+        (c.RecordReturnedDeposit(receipt_id="RCT-2", entry_date=date(2026, 4, 2)), _at(apr20)),
+        (c.TransferFunds(from_bank_account_id=BANK, to_bank_account_id="B-SAVE",
+                         entry_date=date(2026, 4, 1), amount="300.00"), _at(apr20)),
+        (c.TransferFunds(transfer_id="TRX-9", from_bank_account_id="B-SAVE",
+                         to_bank_account_id=BANK, entry_date=date(2026, 4, 2),
+                         amount="20.00"), _at(apr20)),
+        (c.ReceiveTransfer(transfer_id="TRX-9", entry_date=date(2026, 4, 3)), _at(apr20)),
+    ):
+        ledger.execute(cmd, **who)
+
+
+def test_receivables_collections_and_transfers_agree_with_the_books(served: Served) -> None:
+    collections_and_transfers(served.ledger)
+    want, books = served.ledger.books, ra.ApiBooks(served.api)
+    assert list(books.customers.items()) == list(want.customers.items())
+    assert list(books.invoices.items()) == list(want.invoices.items())  # issued order
+    assert list(books.invoices)[-1] == "INV-0"
+    got_r = {k: replace(v, applied={}) for k, v in books.receipts.items()}
+    assert list(got_r.items()) == [(k, replace(v, applied={}))
+                                   for k, v in want.receipts.items()]
+    assert (got_r["RCT-1"].matched_line, got_r["RCT-1"].refunded) == ("SL-1", 5000)
+    assert got_r["RCT-2"].returned
+    assert list(books.transfers.items()) == list(want.transfers.items())
+    coll, in_process = books.collections, want.collections
+    for part in ("levels", "disputes", "open_disputes", "promises", "last_promise", "holds",
+                 "on_hold"):
+        assert list(getattr(coll, part).items()) == list(
+            getattr(in_process, part).items()), part
+    assert (coll.open_disputes, coll.last_promise, coll.on_hold) == (
+        {"INV-1": "DSP-000002"}, {"INV-3": "PTP-000002"}, {"C2": "HOLD-000002"})
+    for day in (date(2026, 4, 20), date(2026, 4, 29), date(2026, 4, 30)):
+        for inv in want.invoices.values():
+            assert coll.promise_pending(inv, day) == in_process.promise_pending(inv, day)
+    with pytest.raises(ra.NotOverTheApi, match=r"books\.collections\.letters"):
+        _ = coll.letters
+    store = ra.ApiStore(served.api)
+    for rid in want.receipts:
+        got = [json.loads(e.payload) for e in store.read(stream=f"receipt:{rid}",
+                                                         types=["receipt_recorded"])]
+        wanted = [json.loads(e.payload) for e in served.ledger.store.read(
+            stream=f"receipt:{rid}", types=["receipt_recorded"])]
+        assert [{k: v for k, v in d.items() if v is not None} for d in got] == [
+            {k: v for k, v in d.items() if v is not None} for d in wanted], rid
+
+
+def test_a_read_is_kept_until_the_next_command(served: Served, tmp_path: Path) -> None:
+    api = served.api
+    books = ra.ApiBooks(api)
+    before = api.requests
+    assert books.invoices["INV-1"].open == books.invoices["INV-1"].open
+    assert api.requests - before == 1 + 3  # the listing, and when each of 3 was issued
+    desk = ra.ApiDesk(api, turn=1, day=DAY, workspace=tmp_path,
+                      prompt_file=tmp_path / "p.md", output_dir=tmp_path / "out",
+                      actor=ACTOR, role="clerk")
+    open_before = books.invoices["INV-1"].open
+    done = desk.execute(c.ApplyReceipt(receipt_id="RCT-1", invoice_id="INV-1",
+                                       amount="100.00"))
+    assert isinstance(done, list), done
+    assert books.invoices["INV-1"].open == open_before - 10000  # read again after it
+
+
+def test_a_solver_and_the_solvers_it_loads_read_the_api(served: Served, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+    import scenarios.solvers
+
+    monkeypatch.setattr(scenarios.solvers, "load_solver", scenarios.solvers.load_solver)
+    (tmp_path / "other.py").write_text("from erp import queries as q\n")
+    (tmp_path / "main.py").write_text(
+        "from pathlib import Path\n\nfrom erp import queries as q\n\n\n"
+        "def other():\n    from scenarios.solvers import load_solver\n\n"
+        "    return load_solver(Path(__file__).parent / 'other.py')\n")
+    queries = ra.ApiQueries(served.api)
+    load = ra.reads_over_api(queries)
+    main = load(tmp_path / "main.py")
+    assert main.q is queries
+    assert main.other().q is queries
+    again = ra.ApiQueries(served.api)
+    assert ra.reads_over_api(again).load is load.load  # not wrapped twice
+    assert scenarios.solvers.load_solver(tmp_path / "main.py").q is again
+
+
 def test_what_the_adapter_does_not_answer_is_named(served: Served) -> None:
     with pytest.raises(ra.NotOverTheApi, match=r"erp\.queries\.trial_balance"):
         ra.ApiQueries(served.api).trial_balance(None)
@@ -332,7 +450,8 @@ def _final_hash(out: Path, *agent: str, name: str, seed: int) -> str:
 @pytest.mark.timeout(900)  # a whole attempt twice, one adapter process per turn (22 turns)
 @pytest.mark.parametrize("name", ["cash-application", "procure-to-pay", "month-end-close",
                                   "payment-run", "three-way-match", "accruals-and-prepaids",
-                                  "fixed-assets", "payroll-and-sales-tax"])
+                                  "fixed-assets", "payroll-and-sales-tax", "collections",
+                                  "bank-reconciliation-multi", "fiscal-year"])
 def test_the_reference_over_the_api_ends_with_the_in_process_final_hash(
         name: str, tmp_path: Path) -> None:
     seed = 3
