@@ -392,13 +392,15 @@ class _DailyControl:
                     else None} for m, v in sorted(self.by_month.items())}
 
     def timing(self) -> dict[str, Any]:
-        """What per-date control cost: dates, folds started afresh, mean ms per date by month."""
+        """What per-date control cost: dates, folds started afresh, and by month its dates
+        and the mean ms per date."""
         months: dict[str, list[float]] = {}
         for day, seconds in self.seconds:
             months.setdefault(day.strftime("%Y-%m"), []).append(seconds)
         return {"dates": len(self.seconds), "fresh_folds": self.folds.fresh,
                 "ms_per_date_by_month": {m: round(1000 * sum(v) / len(v), 3)
-                                         for m, v in sorted(months.items())}}
+                                         for m, v in sorted(months.items())},
+                "dates_by_month": {m: len(v) for m, v in sorted(months.items())}}
 
 
 def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent: Agent,

@@ -23,7 +23,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -224,16 +224,26 @@ class EngineBench:
     per_date_ms: dict[str, float]
     """Mean per-date check time by month (``YYYY-MM``)."""
     accepted: bool
+    per_date_dates: dict[str, int] = field(default_factory=dict)
+    """Dates the per-date checks ran on, by month (``YYYY-MM``)."""
+
+    def worked_months(self) -> list[str]:
+        """The calendar months the scenario works through, in order: every month of
+        ``per_date_ms`` but one that holds a single date (a closing turn's month after the
+        last one worked, such as month-end-close's June 1 or fiscal-year's January 4 of
+        the next year). Without date counts, all months."""
+        months = sorted(self.per_date_ms)
+        worked = [m for m in months if self.per_date_dates.get(m, 2) > 1]
+        return worked or months
 
     def lines(self) -> list[str]:
-        """The figures as ``name: value`` lines. The per-date figures are the first month's
-        and the last month the scenario works through (a closing turn's month after it
-        holds one date and is left out)."""
+        """The figures as ``name: value`` lines. The per-date figures are the first and the
+        last calendar month the scenario works through (:meth:`worked_months`), whether
+        its months are the bench's ``--months`` closes or the scenario's own calendar."""
         out = [f"engine_events_per_s: {self.events / self.wall_s:.0f}",
                f"engine_wall_s: {self.wall_s:.2f}"]
-        ms = list(self.per_date_ms.values())
-        if ms:
-            worked = ms[:self.months] if len(ms) > self.months else ms
+        worked = [self.per_date_ms[m] for m in self.worked_months()]
+        if worked:
             out += [f"per_date_check_ms_first_month: {worked[0]:.1f}",
                     f"per_date_check_ms_last_month: {worked[-1]:.1f}",
                     f"per_date_check_last_vs_first: {worked[-1] / worked[0]:.2f}"]
@@ -273,7 +283,8 @@ def run_engine_bench(*, scenario: str = "month-end-close", customers: int | None
     timing = result.summary.get("daily_timing", {})
     return EngineBench(int(result.summary["events"]["total"]), wall, customers, vendors,
                        months, dict(timing.get("ms_per_date_by_month", {})),
-                       bool(result.summary["verdict"]["accepted"]))
+                       bool(result.summary["verdict"]["accepted"]),
+                       dict(timing.get("dates_by_month", {})))
 
 
 @dataclass(frozen=True)

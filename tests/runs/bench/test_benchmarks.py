@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from runs.bench.benchmarks import monthly_closes
+from runs.bench.benchmarks import EngineBench, monthly_closes
 from scenarios.loader import find_scenario, load_scenario
 
 
@@ -49,3 +49,41 @@ def test_a_bench_over_months_runs_the_scenarios_own_population() -> None:
     names = [line.split(":")[0] for line in result.lines()]
     assert names == ["engine_events_per_s", "engine_wall_s", "per_date_check_ms_first_month",
                      "per_date_check_ms_last_month", "per_date_check_last_vs_first"]
+    # June 1 and July 1 are closing turns inside the run and after it: July holds one date
+    assert result.per_date_dates["2026-07"] == 1 and result.per_date_dates["2026-05"] > 15
+    assert result.worked_months() == ["2026-05", "2026-06"]
+
+
+def _bench(ms: dict[str, float], dates: dict[str, int], months: int = 1) -> EngineBench:
+    return EngineBench(1000, 1.0, 10, 2, months, ms, True, dates)
+
+
+def _figures(bench: EngineBench) -> dict[str, str]:
+    return dict(line.split(": ") for line in bench.lines())
+
+
+def test_a_scenario_over_its_own_calendar_months_reports_its_first_and_last_worked_month(
+        ) -> None:
+    """fiscal-year runs thirteen calendar months in one bench 'month' (``--months 1``): the
+    per-date figures are January's and December's, not January's twice."""
+    months = [f"2026-{m:02d}" for m in range(1, 13)] + ["2027-01"]
+    ms = {m: 10.0 + i for i, m in enumerate(months)}
+    dates = {m: 21 for m in months} | {"2027-01": 1}
+    bench = _bench(ms, dates)
+    assert bench.worked_months() == months[:-1]
+    figures = _figures(bench)
+    assert figures["per_date_check_ms_first_month"] == "10.0"
+    assert figures["per_date_check_ms_last_month"] == "21.0"
+    assert figures["per_date_check_last_vs_first"] == "2.10"
+
+
+def test_the_one_month_bench_leaves_out_the_closing_turns_month() -> None:
+    bench = _bench({"2026-05": 8.0, "2026-06": 40.0}, {"2026-05": 21, "2026-06": 1})
+    assert bench.worked_months() == ["2026-05"]
+    assert _figures(bench)["per_date_check_ms_last_month"] == "8.0"
+
+
+def test_without_date_counts_every_month_is_worked() -> None:
+    bench = _bench({"2026-05": 8.0, "2026-06": 12.0}, {})
+    assert bench.worked_months() == ["2026-05", "2026-06"]
+    assert _figures(bench)["per_date_check_last_vs_first"] == "1.50"
