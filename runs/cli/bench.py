@@ -34,10 +34,11 @@ def bench_ledger(events: int, single: int, seed: int) -> None:
 @click.option("--scenario", default="month-end-close", show_default=True,
               help="Library scenario to run.")
 @click.option("--customers", type=click.IntRange(min=1), default=None,
-              help="Customers (default: 2,000 for one month; over --months above 1, the "
+              help="Customers (default: 2,000 for a run of one month; over --months above "
+                   "1 or a scenario whose calendar is longer, such as fiscal-year, the "
                    "scenario's own population).")
 @click.option("--vendors", type=click.IntRange(min=0), default=None,
-              help="Vendors (default: 200 for one month; over --months above 1, the "
+              help="Vendors (default: 200 for a run of one month; over more months, the "
                    "scenario's own).")
 @click.option("--agent", "agent_name", type=click.Choice(["oracle", "reference", "null"]),
               default="oracle", show_default=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from runs.bench.benchmarks import EngineBench, monthly_closes
+from runs.bench.benchmarks import EngineBench, monthly_closes, spans_one_month
 from scenarios.loader import find_scenario, load_scenario
 
 
@@ -87,3 +87,11 @@ def test_without_date_counts_every_month_is_worked() -> None:
     bench = _bench({"2026-05": 8.0, "2026-06": 12.0}, {})
     assert bench.worked_months() == ["2026-05", "2026-06"]
     assert _figures(bench)["per_date_check_last_vs_first"] == "1.50"
+
+
+def test_the_large_population_is_for_a_run_of_one_month() -> None:
+    month = load_scenario(find_scenario("month-end-close"))
+    year = load_scenario(find_scenario("fiscal-year"))
+    assert spans_one_month(month, 1)
+    assert not spans_one_month(month, 2)
+    assert not spans_one_month(year, 1)  # a year in its own calendar
