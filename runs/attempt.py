@@ -331,8 +331,9 @@ class _DailyControl:
         """The latest turn's workspace (its files, for checks that read them)."""
         self.folds = Folds()
         """The folds of the log kept from one date to the next (advanced, not refolded)."""
-        self.seconds: list[tuple[date, float]] = []
-        """Each date's evaluation time (wall seconds)."""
+        self.seconds: list[tuple[date, float, float]] = []
+        """Each date's evaluation time: wall seconds and the evaluating thread's CPU seconds
+        (the cost of the checks alone, whatever else the machine is doing)."""
         self.by_month: dict[str, dict[str, Any]] = {}
         """Per month: the per-date check results counted (``monthly``)."""
         if self.specs:
@@ -340,7 +341,7 @@ class _DailyControl:
 
     def at_day_end(self, day: date) -> None:
         """Evaluate the per-date checks as of this date's end."""
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.thread_time()
         self.engine.world.flush()
         ledger = self.engine.ledger
         ctx = context_for(ledger.store, self.loaded, workspace=self.workspace, as_of=day,
@@ -349,7 +350,8 @@ class _DailyControl:
         # the per-date verdict keeps no output hashes: hash only out/, not the inbox
         verdict = evaluate([s for _, s in self.specs], ctx,
                            outputs_root=self.workspace / "out" if self.workspace else None)
-        self.seconds.append((day, time.perf_counter() - started))
+        self.seconds.append((day, time.perf_counter() - started,
+                             time.thread_time() - started_cpu))
         broken = [(r.name, r.detail) for r in verdict.results if not r.passed]
         broken += [(g.check, g.error) for g in verdict.grader_errors]
         for name, detail in broken:
@@ -393,14 +395,17 @@ class _DailyControl:
 
     def timing(self) -> dict[str, Any]:
         """What per-date control cost: dates, folds started afresh, and by month its dates
-        and the mean ms per date."""
-        months: dict[str, list[float]] = {}
-        for day, seconds in self.seconds:
-            months.setdefault(day.strftime("%Y-%m"), []).append(seconds)
+        and the mean ms per date, wall and CPU (the evaluating thread's)."""
+        months: dict[str, list[tuple[float, float]]] = {}
+        for day, wall, cpu in self.seconds:
+            months.setdefault(day.strftime("%Y-%m"), []).append((wall, cpu))
+        by_month = sorted(months.items())
         return {"dates": len(self.seconds), "fresh_folds": self.folds.fresh,
-                "ms_per_date_by_month": {m: round(1000 * sum(v) / len(v), 3)
-                                         for m, v in sorted(months.items())},
-                "dates_by_month": {m: len(v) for m, v in sorted(months.items())}}
+                "ms_per_date_by_month": {m: round(1000 * sum(w for w, _ in v) / len(v), 3)
+                                         for m, v in by_month},
+                "cpu_ms_per_date_by_month": {m: round(1000 * sum(c for _, c in v) / len(v), 3)
+                                             for m, v in by_month},
+                "dates_by_month": {m: len(v) for m, v in by_month}}
 
 
 def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent: Agent,

@@ -226,6 +226,8 @@ class EngineBench:
     accepted: bool
     per_date_dates: dict[str, int] = field(default_factory=dict)
     """Dates the per-date checks ran on, by month (``YYYY-MM``)."""
+    per_date_cpu_ms: dict[str, float] = field(default_factory=dict)
+    """Mean per-date check CPU time (the evaluating thread's) by month (``YYYY-MM``)."""
 
     def worked_months(self) -> list[str]:
         """The calendar months the scenario works through, in order: every month of
@@ -247,6 +249,12 @@ class EngineBench:
             out += [f"per_date_check_ms_first_month: {worked[0]:.1f}",
                     f"per_date_check_ms_last_month: {worked[-1]:.1f}",
                     f"per_date_check_last_vs_first: {worked[-1] / worked[0]:.2f}"]
+        cpu = [self.per_date_cpu_ms[m] for m in self.worked_months()
+               if m in self.per_date_cpu_ms]
+        if cpu and cpu[0] > 0:
+            out += [f"per_date_check_cpu_ms_first_month: {cpu[0]:.1f}",
+                    f"per_date_check_cpu_ms_last_month: {cpu[-1]:.1f}",
+                    f"per_date_check_cpu_last_vs_first: {cpu[-1] / cpu[0]:.2f}"]
         return out
 
 
@@ -296,7 +304,8 @@ def run_engine_bench(*, scenario: str = "month-end-close", customers: int | None
     return EngineBench(int(result.summary["events"]["total"]), wall, customers, vendors,
                        months, dict(timing.get("ms_per_date_by_month", {})),
                        bool(result.summary["verdict"]["accepted"]),
-                       dict(timing.get("dates_by_month", {})))
+                       dict(timing.get("dates_by_month", {})),
+                       dict(timing.get("cpu_ms_per_date_by_month", {})))
 
 
 @dataclass(frozen=True)

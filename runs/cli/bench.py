@@ -53,8 +53,9 @@ def bench_engine(scenario: str, customers: int | None, vendors: int | None, agen
     """Events of both realms per second: engine, counterparties, books and checks together.
 
     Prints engine_events_per_s, engine_wall_s and, with per-date checks, the mean time
-    of a date's checks in the first and the last month worked through
-    (per_date_check_ms_first_month, per_date_check_ms_last_month) and their ratio.
+    of a date's checks in the first and the last calendar month worked through
+    (per_date_check_ms_first_month, per_date_check_ms_last_month) and their ratio, in wall
+    time and as the checking thread's CPU time (per_date_check_cpu_ms_*).
     """
     from runs.bench.benchmarks import run_engine_bench
 

@@ -48,14 +48,19 @@ def test_a_bench_over_months_runs_the_scenarios_own_population() -> None:
         "2026-05", "2026-06", "2026-07"]
     names = [line.split(":")[0] for line in result.lines()]
     assert names == ["engine_events_per_s", "engine_wall_s", "per_date_check_ms_first_month",
-                     "per_date_check_ms_last_month", "per_date_check_last_vs_first"]
+                     "per_date_check_ms_last_month", "per_date_check_last_vs_first",
+                     "per_date_check_cpu_ms_first_month", "per_date_check_cpu_ms_last_month",
+                     "per_date_check_cpu_last_vs_first"]
+    assert sorted(result.per_date_cpu_ms) == sorted(result.per_date_ms)
+    assert all(v > 0 for v in result.per_date_cpu_ms.values())
     # June 1 and July 1 are closing turns inside the run and after it: July holds one date
     assert result.per_date_dates["2026-07"] == 1 and result.per_date_dates["2026-05"] > 15
     assert result.worked_months() == ["2026-05", "2026-06"]
 
 
-def _bench(ms: dict[str, float], dates: dict[str, int], months: int = 1) -> EngineBench:
-    return EngineBench(1000, 1.0, 10, 2, months, ms, True, dates)
+def _bench(ms: dict[str, float], dates: dict[str, int], months: int = 1,
+           cpu: dict[str, float] | None = None) -> EngineBench:
+    return EngineBench(1000, 1.0, 10, 2, months, ms, True, dates, cpu or {})
 
 
 def _figures(bench: EngineBench) -> dict[str, str]:
@@ -75,6 +80,11 @@ def test_a_scenario_over_its_own_calendar_months_reports_its_first_and_last_work
     assert figures["per_date_check_ms_first_month"] == "10.0"
     assert figures["per_date_check_ms_last_month"] == "21.0"
     assert figures["per_date_check_last_vs_first"] == "2.10"
+    assert "per_date_check_cpu_last_vs_first" not in figures  # no CPU figures recorded
+    cpu = _figures(_bench(ms, dates, cpu={m: 4.0 for m in months} | {"2026-12": 5.0}))
+    assert cpu["per_date_check_cpu_ms_first_month"] == "4.0"
+    assert cpu["per_date_check_cpu_ms_last_month"] == "5.0"
+    assert cpu["per_date_check_cpu_last_vs_first"] == "1.25"
 
 
 def test_the_one_month_bench_leaves_out_the_closing_turns_month() -> None:
