@@ -657,7 +657,10 @@ class ReconciliationTies(FileCheckSpec):
     ``as_of``: its first row is the bank's statement balance of the account as of that
     date, its last row the book balance of GL ``account`` when the turn ended, and the first
     row plus every reconciling item equals the last, to the cent; no item is an
-    unexplained difference."""
+    unexplained difference, and no row between the first and the last is named as a
+    balance (``statement balance``, ``book balance``, ``balance per bank``...): a
+    reconciliation holds one of each, and a reconciling item under a balance's name is
+    mislabelled even when the figures tie."""
 
     type: Literal["reconciliation_ties"]
     as_of: date
@@ -668,6 +671,14 @@ class ReconciliationTies(FileCheckSpec):
     @classmethod
     def _one_file(cls, v: str) -> str:
         return file_path(v)
+
+
+BALANCE_NAMES = ("statement balance", "bank statement balance", "balance per bank",
+                 "balance per statement", "balance per the bank", "book balance",
+                 "books balance", "balance per book", "balance per the book", "bank balance",
+                 "ending balance", "closing balance")
+"""How a reconciliation's item column names a balance (lower-cased, spaces collapsed, at
+its start); ``reconciliation_ties`` refuses one on a row between the first and the last."""
 
 
 @check_type(ReconciliationTies)
@@ -708,6 +719,12 @@ def reconciliation_ties(spec: ReconciliationTies, ctx: CheckContext) -> CheckRes
              if "unexplained" in r[item].casefold() and a]
     if loose:
         problems.append(f"unexplained differences: {listing(loose)}")
+    named = [f"row {n} {r[item].strip()!r}" for n, r in enumerate(table.rows[1:-1], start=3)
+             if " ".join(r[item].casefold().split()).startswith(BALANCE_NAMES)]
+    if named:
+        problems.append(f"named as a balance between the statement balance (first row) and the "
+                        f"book balance (last row), where the reconciling items go: "
+                        f"{listing(named)}")
     metrics = {"rows": len(amounts), "statement_cents": statement, "book_cents": book}
     if problems:
         return CheckResult("", False, f"{spec.path}: " + "; ".join(problems), metrics)

@@ -415,3 +415,52 @@ def test_work_left_undone_that_the_month_end_covers_up_is_caught(
     # ... which the checks of the month's end alone let through
     assert not {"bills-approved", "receivables-match-customers", "receipts-applied"} & set(
         failed), failed
+
+
+# --- the reconciliation's rows: one statement balance, items, one book balance -------------
+
+
+def _regraded_reconciliation(result: AttemptResult, tmp: Path,
+                             relabel: dict[int, str]) -> tuple[bool, str]:
+    """Copy the attempt, rename the items of the given rows (1 = the first data row) of the
+    last turn's reconciliation, grade the copy; bank-reconciliation-ties' outcome."""
+    import shutil
+
+    from runs.grading import final_workspace, grade_folder
+
+    copy = tmp / "copy"
+    shutil.copytree(result.out, copy)
+    workspace = final_workspace(copy)
+    assert workspace is not None
+    path = workspace / "out" / mec.RECONCILIATION
+    path.chmod(0o644)
+    rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+    for n, item in relabel.items():
+        rows[n - 1]["item"] = item
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    path.write_text(out.getvalue(), encoding="utf-8")
+    verdict = grade_folder(copy, load_scenario(find_scenario("month-end-close")))
+    [ties] = [r for r in verdict.results if r.name == "bank-reconciliation-ties"]
+    return ties.passed, ties.detail
+
+
+@pytest.mark.parametrize("label", ["statement balance", "Book balance", "Balance per bank"])
+def test_a_reconciling_item_named_as_a_balance_fails_though_the_figures_tie(
+        runs: dict[str, AttemptResult], tmp_path: Path, label: str) -> None:
+    """validate --mutants on fiscal-year: an item relabelled 'statement balance' or 'book
+    balance' (output_change_cell) tied and passed; a reconciliation holds one of each."""
+    passed, detail = _regraded_reconciliation(runs["reference"], tmp_path, {2: label})
+    assert not passed
+    assert f"row 3 {label!r}" in detail and "named as a balance" in detail
+
+
+def test_items_may_be_worded_the_agents_own_way(runs: dict[str, AttemptResult],
+                                                tmp_path: Path) -> None:
+    passed, detail = _regraded_reconciliation(
+        runs["reference"], tmp_path, {1: "Balance per bank statement, May 29",
+                                      2: "Bank's duplicate of line BL-1 (to be reversed)",
+                                      4: "Balance per books (GL 1000)"})
+    assert passed, detail
