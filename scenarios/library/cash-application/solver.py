@@ -62,6 +62,10 @@ _INVOICE_NUMBER = re.compile(
     r"(?i)(?<![A-Za-z])inv(?:oice)?(?:\s*no\.?)?[\s#:./-]*(\d{1,12})(?!\d)")
 """An invoice number however a customer writes it: ``INV 47498``, ``Inv#047511``,
 ``/INV/47526``, ``Payment for invoice 47512``, ``Invoice No. 000197``, ``INV-000123``."""
+_GLUED_INVOICE = re.compile(r"(?<=[a-z])Inv(?:oice)?(?:\s*[Nn]o\.?)?[\s#:./-]*(\d{1,12})(?!\d)")
+"""An invoice number run into the text before it, as a PDF's layout text gives a cell
+that overflows its column: ``Cunningham, Wright and RasmussenInvoice No. 000411`` (a
+capital ``Inv`` right after a lower-case letter)."""
 _WIRE = re.compile(r"\b(WIRE|FEDWIRE|SWIFT|MT103|WT)\b")
 """How banks name an incoming wire on a statement line."""
 _AMOUNT = re.compile(r"^-?\$?\d{1,3}(,\d{3})*(\.\d{2})$|^-?\$?\d+\.\d{2}$")
@@ -266,7 +270,8 @@ def _read_text_paper(text: str, papers: Papers) -> None:
                     customer, description = cells[0], cells[1]  # the columns as laid out
                     money = list(row[1])
                     break
-                m = _INVOICE_NUMBER.search(row[0]) if row else None
+                m = (_INVOICE_NUMBER.search(row[0]) or _GLUED_INVOICE.search(row[0])
+                     if row else None)
                 if row and m:
                     # the description starts where its invoice number does (or a / before it)
                     customer = row[0][:m.start()].rstrip(" /#.:-")

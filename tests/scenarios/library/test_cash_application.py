@@ -386,3 +386,29 @@ def test_pdf_and_text_remittances_are_read_like_csv_ones(tmp_path: Path) -> None
         ("Garcia, Lee and Kim", "Payment for invoice 15", 8_000)]
     assert [(a.invoice_id, a.amount) for a in papers.advices["PAY-C0002-0001"]] == [
         ("INV.8", 50_000)]
+
+
+def test_a_payout_pdf_whose_long_name_runs_into_the_description_is_read(
+        tmp_path: Path) -> None:
+    """pypdf's layout text of a payout report whose customer overflows its column glues the
+    name to the invoice (fiscal-year hard seed 11: the customer's payouts stayed unassigned
+    all year): the name and the invoice are still told apart."""
+    from reportlab.lib.pagesizes import letter
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "po.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=letter)
+    pdf.drawString(72, 720, "STRIPE PAYMENTS: payout report")
+    pdf.drawString(72, 705, "Payout po_OZEtFaFDZfwG13")
+    for x, cell in ((72, "Customer"), (230, "Description"), (380, "Gross"), (450, "Fee"),
+                    (510, "Net")):
+        pdf.drawString(x, 680, cell)
+    pdf.drawString(72, 665, "Cunningham, Wright and Rasmussen")  # wider than its column
+    for x, cell in ((230, "Invoice No. 000411"), (380, "4,825.87"), (450, "140.25"),
+                    (510, "4,685.62")):
+        pdf.drawString(x, 665, cell)
+    pdf.save()
+    papers = cash_application.read_papers([path])
+    assert papers.payouts == {"po_OZEtFaFDZfwG13": cash_application._Payout(
+        "po_OZEtFaFDZfwG13", "Cunningham, Wright and Rasmussen", "Invoice No. 000411",
+        482_587, 14_025, 468_562)}
