@@ -21,6 +21,9 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails
 
+# counterparties.population imports every module that registers an injection kind: a
+# scenario's kinds are known here without the caller having imported the engine's side.
+from counterparties import population as _population  # noqa: F401
 from counterparties.injections import INJECTIONS
 from counterparties.noise import DocumentNoise
 from counterparties.profiles import CUSTOMER_PROFILES, VENDOR_PROFILES, resolve_profile

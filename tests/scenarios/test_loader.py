@@ -696,3 +696,21 @@ def test_turn_files_are_read_hashed_and_kept_inside(tmp_path: Path) -> None:
     (folder / "policy.md").unlink()
     with pytest.raises(ScenarioError, match=r"turns.files\[0\]"):
         load_scenario(folder / "scenario.yaml")
+
+
+def test_every_library_scenario_loads_in_a_fresh_interpreter() -> None:
+    """Loading needs only the loader: an injection kind a scenario names is known without
+    importing the module that plants it (``multi_bank_month`` was registered only when
+    ``counterparties.population`` had been imported, so ``load_scenario`` of
+    bank-reconciliation-multi failed in a fresh process)."""
+    import subprocess
+    import sys
+
+    code = ("from scenarios.loader import find_scenario, list_library, load_scenario\n"
+            "for name in list_library():\n"
+            "    load_scenario(find_scenario(name))\n"
+            "print(len(list_library()))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.split()[-1]) >= 11
