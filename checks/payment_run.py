@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from ortools.sat.python import cp_model
-
 from erp.books import document_number_key
 from erp.store import EventStore
 from sim.world_events import BillIssued, DocumentDelivered, decode_world_event
@@ -130,6 +128,10 @@ def outcome(instance: RunInstance, pay: Iterable[BillKey]) -> Outcome:
 
 def solve(instance: RunInstance, *, time_limit_s: float = 60.0) -> RunPlan:
     """The lexicographic optimum of the run (priority, then value, then least cash)."""
+    # OR-Tools is imported here, not with the module: every process that loads the check
+    # registry imports this module, and only a payment run's grading solves.
+    from ortools.sat.python import cp_model
+
     bills = [b for b in instance.sorted_bills() if instance.worth_paying(b)]
     model = cp_model.CpModel()
     x = [model.new_bool_var(f"pay_{n}") for n in range(len(bills))]
