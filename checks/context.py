@@ -6,8 +6,7 @@ can be computed again later without running anything (``erpsim check``).
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -106,27 +105,16 @@ class Folds:
     an earlier date than the one kept is made apart and not kept.
     """
 
-    def __init__(self, look_back: Iterable[date] = ()) -> None:
+    def __init__(self) -> None:
         self._folds: dict[Hashable, Any] = {}
         self._kept: dict[Hashable, Any] = {}
         self.fresh = 0
-        self.look_back = frozenset(look_back)
-        """Earlier dates a later evaluation will ask for (the final checks' own ``as_of``
-        dates, :func:`look_back_dates`): a dated fold about to go past one is copied first,
-        so that evaluation goes on from the copy instead of folding the log again."""
-        self._copies: dict[tuple[Hashable, date], Any] = {}
 
     def get(self, key: Hashable, make: Callable[[date | None], F], store: EventStore,
             as_of: date | None, position: int) -> F:
         """The fold ``key`` (made by ``make(as_of)``) advanced to ``as_of`` and ``position``."""
         fold: F | None = self._folds.get(key)
-        if fold is not None and as_of is not None:
-            self._copy_before_passing(key, fold, as_of)
         if fold is None or not fold.resumable(as_of, position):
-            saved: F | None = self._copies.get((key, as_of)) if as_of is not None else None
-            if saved is not None and saved.resumable(as_of, position):
-                saved.advance(store, as_of, position)
-                return saved
             kept = fold
             fold = make(as_of)
             self.fresh += 1
@@ -136,16 +124,6 @@ class Folds:
                 self._folds[key] = fold
         fold.advance(store, as_of, position)
         return fold
-
-    def _copy_before_passing(self, key: Hashable, fold: Any, as_of: date) -> None:
-        """Copy ``fold`` under each look-back date it stands at or before and ``as_of``
-        passes (the fold as that date's evaluation would have it: the latest dated fold at
-        or before it; :meth:`ForwardFold.resumable` decides later whether it can serve)."""
-        if fold.as_of is None or as_of <= fold.as_of:
-            return
-        for day in self.look_back:
-            if fold.as_of <= day < as_of and (key, day) not in self._copies:
-                self._copies[(key, day)] = copy.deepcopy(fold)
 
     def carry(self, key: Hashable, dated: Hashable, position: int) -> None:
         """Before the first undated fold under ``key`` (the final evaluation after per-date

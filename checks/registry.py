@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union, get_args
 
@@ -48,14 +47,6 @@ class CheckSpec(BaseModel):
     def label(self, index: int) -> str:
         """The check's name: its own, or ``TYPE#INDEX`` (1-based) when it has none."""
         return self.name or f"{self.type}#{index + 1}"
-
-
-def look_back_dates(specs: Iterable[CheckSpec]) -> set[date]:
-    """The dates ``specs`` answer as of by their own fields (``as_of``,
-    ``statement_as_of``, any field named ``*as_of`` holding a date): the earlier dates a
-    final evaluation looks back to, whose folds per-date control keeps a copy of."""
-    return {value for spec in specs for name, value in spec
-            if name.endswith("as_of") and isinstance(value, date)}
 
 
 def workspace_path(value: str) -> str:
@@ -236,4 +227,4 @@ def literal_name(model: type[CheckSpec]) -> str:
 
 __all__ = ["FAMILIES", "REGISTRY", "CheckResult", "CheckSpec", "CheckType",
            "FileCheckSpec", "Literal", "check_type", "definitions_hash", "load_builtin",
-           "look_back_dates", "parse_checks", "workspace_path"]
+           "parse_checks", "workspace_path"]

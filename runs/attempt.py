@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from checks.context import Folds
-from checks.registry import look_back_dates
 from checks.verdict import evaluate, write_verdict
 from counterparties.specs import InjectionFailed
 from erp import queries as q
@@ -45,14 +44,7 @@ from erp.money import format_cents
 from erp.store import StoredEvent
 from runs.errors import AttemptAborted, AttemptError
 from runs.files import write_text_atomic
-from runs.grading import (
-    VERDICT_FILE,
-    context_for,
-    daily_specs,
-    describe_store,
-    final_specs,
-    grade,
-)
+from runs.grading import VERDICT_FILE, context_for, daily_specs, describe_store, grade
 from scenarios.agents import Agent, built_in_agent
 from scenarios.errors import SolverError
 from scenarios.facts import prompt_facts
@@ -337,9 +329,8 @@ class _DailyControl:
         self.days = 0
         self.workspace: Path | None = None
         """The latest turn's workspace (its files, for checks that read them)."""
-        self.folds = Folds(look_back_dates(final_specs(loaded)))
-        """The folds of the log kept from one date to the next (advanced, not refolded),
-        with a copy at each earlier date the final checks ask for."""
+        self.folds = Folds()
+        """The folds of the log kept from one date to the next (advanced, not refolded)."""
         self.seconds: list[tuple[date, float, float]] = []
         """Each date's evaluation time: wall seconds and the evaluating thread's CPU seconds
         (the cost of the checks alone, whatever else the machine is doing)."""

@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 
 from checks.context import Folds
 from checks.reconcile import BooksView, _books, fold_books, reconcile, reconciliation
-from checks.registry import look_back_dates
 from checks.verdict import evaluate
 from checks.world import WorldView, fold_world, world_view
 from erp.store import EventStore
@@ -145,8 +144,7 @@ def check_checkpoints(a: Attempt, data: st.DataObject,
     picks = sorted({i % n for i, _ in data.draw(dates, label="dates")})
     where = data.draw(st.lists(st.floats(0.0, 1.0), min_size=len(picks),
                                max_size=len(picks)), label="positions")
-    look_back = data.draw(st.booleans(), label="look_back")
-    folds = Folds(look_back_dates(a.loaded.checks) if look_back else ())
+    folds = Folds()
     previous = 0
     for i, share in zip(picks, where, strict=True):
         day, end = a.ends[i]
@@ -193,20 +191,6 @@ def check_final_equality(a: Attempt, folds: Folds) -> int:
     return undated_fresh
 
 
-def per_date_then_final(a: Attempt, folds: Folds) -> int:
-    """Evaluate the per-date checks at every date's end, then the final checks, on
-    ``folds``; returns how many folds the final evaluation started afresh."""
-    for day, end in a.ends:
-        ctx = context_for(a.store, a.loaded, workspace=None, as_of=day, position=end,
-                          folds=folds)
-        evaluate([s for _, s in daily_specs(a.loaded)], ctx)
-    before = folds.fresh
-    live = context_for(a.store, a.loaded, workspace=None, folds=folds)
-    fresh = context_for(a.store, a.loaded, workspace=None)
-    assert _final_results(live, a.loaded) == _final_results(fresh, a.loaded)
-    return folds.fresh - before
-
-
 def test_the_final_evaluation_folds_on_from_the_last_date() -> None:
     """After per-date control's last date, the final evaluation takes the dated folds over
     (none is folded afresh) and gives what folds from scratch give."""
@@ -217,18 +201,6 @@ def test_the_final_evaluation_folds_on_from_the_last_date() -> None:
                           folds=folds)
         evaluate([s for _, s in daily_specs(a.loaded)], ctx)
     assert check_final_equality(a, folds) == 0
-
-
-def test_the_final_evaluation_looks_back_from_copies_of_the_dated_folds() -> None:
-    """The final checks' own earlier dates (month-end-close's statement date and weekly
-    as-of dates) fold on from the copies per-date control kept as it passed them: nothing
-    is folded afresh, and every result is what folds from scratch give. Without the copies
-    each such date folds the log again."""
-    a = attempt("sqlite", "month-end-close", 5, 6, 3)
-    days = look_back_dates(a.loaded.checks)
-    assert days and all(a.ends[0][0] <= d < a.ends[-1][0] for d in days)
-    assert per_date_then_final(a, Folds(days)) == 0
-    assert per_date_then_final(a, Folds()) > 0
 
 
 SETTINGS = settings(max_examples=6, deadline=None, derandomize=False,
