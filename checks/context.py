@@ -6,7 +6,7 @@ can be computed again later without running anything (``erpsim check``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -44,6 +44,8 @@ class ForwardFold:
         """How many events :meth:`advance` read from the log, over every call (each at most
         once: a fold goes on from where it stopped)."""
         self._next_due: date | None = None
+        self.reads: LogReads | None = None
+        """Shared reads from the start of the log (set by :class:`Folds`), or None."""
 
     def apply(self, e: StoredEvent) -> None:  # pragma: no cover - every fold overrides it
         """Fold one event of the log."""
@@ -70,12 +72,67 @@ class ForwardFold:
         ``as_of`` (the caller checked :meth:`resumable`)."""
         self.as_of = as_of
         n = 0
-        for e in store.read(after=self.position, until=position, realm=self.realm,
-                            types=self.types):
+        read = (self.reads.events if self.reads is not None else _read)
+        for e in read(store, self.position, position, self.realm, self.types):
             self.apply(e)
             n += 1
         self.events_read += n
         self.position = position
+
+
+def _read(store: EventStore, after: int, until: int, realm: str | None,
+          types: Sequence[str]) -> Iterable[StoredEvent]:
+    return store.read(after=after, until=until, realm=realm, types=types)
+
+
+class LogReads:
+    """Reads from the start of the log, kept for the folds started afresh at the same end.
+
+    The final evaluation folds the log afresh once per earlier date its checks look back
+    to (month-end-close: its statement date and each weekly turn's), each fold reading
+    the same events and table rows from the start to the head; kept here, the log is read
+    once. A read is kept while the reads end at the same position (a new end forgets them)
+    and only up to ``limit`` rows (a longer one streams, as without this)."""
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self.limit = limit
+        self._until: tuple[EventStore, int] | None = None
+        self._kept: dict[Hashable, list[Any]] = {}
+        self.served = 0
+        """How many reads were answered from a kept one."""
+
+    def rows(self, store: EventStore, until: int, key: Hashable,
+             make: Callable[[], Iterable[T]]) -> Iterable[T]:
+        """``make()``'s rows (a read from the start of ``store``'s log to ``until``), kept
+        under ``key`` for the next fresh fold to the same end."""
+        end = (store, until)
+        if self._until is None or self._until[0] is not store or self._until[1] != until:
+            self._until, self._kept = end, {}
+        kept = self._kept.get(key)
+        if kept is not None:
+            self.served += 1
+            return kept
+        return self._keep(key, make())
+
+    def _keep(self, key: Hashable, rows: Iterable[T]) -> Iterator[T]:
+        buffer: list[Any] | None = []
+        for row in rows:
+            if buffer is not None:
+                buffer.append(row)
+                if len(buffer) > self.limit:
+                    buffer = None
+            yield row
+        if buffer is not None:
+            self._kept[key] = buffer
+
+    def events(self, store: EventStore, after: int, until: int, realm: str | None,
+               types: Sequence[str]) -> Iterable[StoredEvent]:
+        """``store.read`` of the events after ``after`` up to ``until`` of ``realm`` and
+        ``types``, kept when read from the start (``after`` 0)."""
+        if after != 0:
+            return _read(store, after, until, realm, types)
+        return self.rows(store, until, ("events", realm, tuple(types)),
+                         lambda: _read(store, 0, until, realm, types))
 
 
 _KEYS_OF: dict[tuple[type, tuple[tuple[str, str], ...]], tuple[tuple[str, str], ...]] = {}
@@ -109,6 +166,8 @@ class Folds:
         self._folds: dict[Hashable, Any] = {}
         self._kept: dict[Hashable, Any] = {}
         self.fresh = 0
+        self.reads = LogReads()
+        """Reads from the start of the log shared by the folds started afresh."""
 
     def get(self, key: Hashable, make: Callable[[date | None], F], store: EventStore,
             as_of: date | None, position: int) -> F:
@@ -117,6 +176,7 @@ class Folds:
         if fold is None or not fold.resumable(as_of, position):
             kept = fold
             fold = make(as_of)
+            fold.reads = self.reads
             self.fresh += 1
             # A look back to an earlier date (the final evaluation's statement date) is
             # folded apart: the kept fold stays for the dates that go on from it.

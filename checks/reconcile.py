@@ -601,10 +601,9 @@ class PostingsFold(ForwardFold):
         start = self.position
         super().advance(store, as_of, position)
         limit = as_of.isoformat() if as_of is not None else None
-        span = (start, position)
-        for p, day, account, amount in _sql(store, "SELECT position, entry_date, account, "
-                                            "amount FROM gl_lines WHERE position > ? AND "
-                                            "position <= ? ORDER BY position, seq", span):
+        for p, day, account, amount in self._rows(store, start, position, (
+                "SELECT position, entry_date, account, amount FROM gl_lines WHERE position > ? "
+                "AND position <= ? ORDER BY position, seq")):
             if limit is not None and day > limit:
                 self.defer(date.fromisoformat(day))
                 continue
@@ -612,10 +611,11 @@ class PostingsFold(ForwardFold):
             at = self._gl_at.setdefault(account, {})
             at[p] = at.get(p, 0) + amount
             self._touched.setdefault(account, []).append(p)
-        for p, day, ledger, account, party, kind, doc, amount in _sql(
-                store, "SELECT position, entry_date, ledger, account, party, doc_kind, doc_id, "
-                       "amount FROM subledger WHERE position > ? AND position <= ? "
-                       "ORDER BY position, seq", span):
+        for p, day, ledger, account, party, kind, doc, amount in self._rows(
+                store, start, position, (
+                    "SELECT position, entry_date, ledger, account, party, doc_kind, doc_id, "
+                    "amount FROM subledger WHERE position > ? AND position <= ? "
+                    "ORDER BY position, seq")):
             if limit is not None and day > limit:
                 self.defer(date.fromisoformat(day))
                 continue
@@ -632,6 +632,14 @@ class PostingsFold(ForwardFold):
             at = self._sub_at.setdefault(key, {})
             at[p] = at.get(p, 0) + amount
             self._touched.setdefault(account, []).append(p)
+
+    def _rows(self, store: EventStore, start: int, position: int, sql: str) -> Iterable[Any]:
+        """The rows of ``sql`` between the two positions (shared with the other folds
+        started afresh to the same position: :class:`checks.context.LogReads`)."""
+        if self.reads is None or start != 0:
+            return _sql(store, sql, (start, position))
+        return self.reads.rows(store, position, ("rows", sql),
+                               lambda: _sql(store, sql, (start, position)))
 
     def off_positions(self, account: str, control: str) -> tuple[list[int], dict[int, int],
                                                                  dict[int, int]]:

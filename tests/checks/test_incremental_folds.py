@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checks.context import Folds
+from checks.context import Folds, LogReads
 from checks.reconcile import BooksView, _books, fold_books, reconcile, reconciliation
 from checks.verdict import evaluate
 from checks.world import WorldView, fold_world, world_view
@@ -275,3 +275,44 @@ def test_per_date_control_over_monthly_closes_reads_each_event_once() -> None:
                                                    "checks.postings")]
     assert all(f is not None and f.position == head for f in kept)
     assert all(0 < f.events_read <= head for f in kept)
+
+
+def test_folds_started_afresh_to_the_same_end_read_the_log_once() -> None:
+    """The final evaluation's look-backs (month-end-close's statement date and weekly
+    as-of dates) fold afresh to the head; they share one read of the events and rows
+    (``LogReads``) and give what folds from scratch give."""
+    a = attempt("sqlite", "month-end-close", 5, 6, 3)
+    folds = Folds()
+    for day, end in a.ends:
+        ctx = context_for(a.store, a.loaded, workspace=None, as_of=day, position=end,
+                          folds=folds)
+        evaluate([s for _, s in daily_specs(a.loaded)], ctx)
+    served = folds.reads.served
+    check_final_equality(a, folds)
+    assert folds.reads.served > served
+
+
+def test_log_reads_keep_a_read_for_the_same_end_only(tmp_path: Path) -> None:
+    """A read from the start is kept for the same store and end; a new end, another store,
+    a read from a later position or one longer than the limit is read again."""
+    a = attempt("sqlite", "cash-application", 1, 3, 2)
+    head = a.store.head()[0]
+    reads = LogReads(limit=head)
+    first = list(reads.events(a.store, 0, head, "erp", ["invoice_issued"]))
+    assert first and reads.served == 0
+    assert list(reads.events(a.store, 0, head, "erp", ["invoice_issued"])) == first
+    assert reads.served == 1
+    shorter = list(reads.events(a.store, 0, head - 1, "erp", ["invoice_issued"]))
+    assert reads.served == 1 and shorter == [e for e in first if e.position <= head - 1]
+    list(reads.events(a.store, 5, head - 1, "erp", ["invoice_issued"]))
+    assert reads.served == 1
+    other = EventStore.open(tmp_path / "other.db", create=True)
+    assert list(reads.events(other, 0, head - 1, "erp", ["invoice_issued"])) == []
+    assert reads.served == 1
+    small = LogReads(limit=1)
+    everything = list(small.events(a.store, 0, head, None, ["invoice_issued",
+                                                            "bank_line_posted"]))
+    assert len(everything) > 1
+    assert list(small.events(a.store, 0, head, None, ["invoice_issued",
+                                                      "bank_line_posted"])) == everything
+    assert small.served == 0
