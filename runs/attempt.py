@@ -196,17 +196,20 @@ def _write_inbox(workspace: Path, new: list[DocumentDelivered],
     """
     box = workspace / "inbox"
     (box / "archive").mkdir(parents=True, exist_ok=True)
+    archive = os.path.join(box, "archive")
+    # most earlier documents are in the previous turn's archive; the rest in its inbox
+    sources = ((os.path.join(previous, "inbox", "archive"), os.path.join(previous, "inbox"))
+               if previous else ())
     for doc in old:
-        dest = box / "archive" / doc.filename
-        for src in ((previous / "inbox" / doc.filename,
-                     previous / "inbox" / "archive" / doc.filename) if previous else ()):
+        dest = os.path.join(archive, doc.filename)
+        for folder in sources:
             try:
-                os.link(src, dest)
+                os.link(os.path.join(folder, doc.filename), dest)
                 break
             except OSError:
                 continue
         else:
-            _write_read_only(dest, doc.data())
+            _write_read_only(Path(dest), doc.data())
     for doc in new:
         _write_read_only(box / doc.filename, doc.data())
 
