@@ -44,7 +44,7 @@ import json
 import re
 import textwrap
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from email import message_from_string, policy
@@ -298,6 +298,8 @@ class _Clerk:
         self.customer_names = registers.names("customer_registered")
         self.customer_plain = registers.customer_plain
         self.vendor_names = registers.names("vendor_registered")
+        self._read_at: int | None = None
+        self._reads: dict[tuple[str, ...], list[dict[str, Any]]] = {}
 
     def customer_named(self, name: str) -> str | None:
         """The customer registered under this name, or failing that the one customer whose
@@ -318,12 +320,31 @@ class _Clerk:
         result = self.desk.execute(command)
         return None if isinstance(result, CommandRejected) else result
 
+    def _read(self, key: tuple[str, ...],
+              read: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """``read()``'s rows, read once between two commands of the desk (only a command
+        changes the books during a turn; the desk counts them), each a fresh copy."""
+        version = getattr(self.desk, "commands", None)
+        if version is None:
+            return read()
+        if version != self._read_at:
+            self._read_at, self._reads = version, {}
+        rows = self._reads.get(key)
+        if rows is None:
+            rows = self._reads[key] = read()
+        return [dict(r) for r in rows]
+
+    def document_rows(self, kind: str) -> list[dict[str, Any]]:
+        """The books' documents of a kind (``erp.queries.documents``)."""
+        return self._read(("documents", kind), lambda: q.documents(self.store, kind))
+
     # --- reading ------------------------------------------------------------------------
 
     def lines(self) -> dict[str, dict[str, Any]]:
         """The bank account's imported statement lines by id."""
-        return {x["line_id"]: x for x in q.statement_lines(
-            self.store, bank_account_id=self.bank_account_id)}
+        return {x["line_id"]: x for x in self._read(
+            ("lines",), lambda: q.statement_lines(self.store,
+                                                  bank_account_id=self.bank_account_id))}
 
     @staticmethod
     def bank_line(row: dict[str, Any]) -> BankLine:
@@ -339,7 +360,7 @@ class _Clerk:
 
     def documents(self, kind: str) -> dict[str, dict[str, Any]]:
         """The books' documents of a kind by id."""
-        return {d["doc_id"]: d for d in q.documents(self.store, kind)}
+        return {d["doc_id"]: d for d in self.document_rows(kind)}
 
     def unapplied_receipts(self) -> list[_Receipt]:
         """Receipts with cash left to apply, with the statement line each came from."""
@@ -347,7 +368,7 @@ class _Clerk:
         line_of = {doc: lid for lid, row in lines.items()
                    for kind, doc, _ in self.targets(row) if kind == "receipt"}
         out = []
-        for d in q.documents(self.store, "receipt"):
+        for d in self.document_rows("receipt"):
             if int(d["open_amount"]) <= 0:
                 continue
             line_id = line_of.get(d["doc_id"])
@@ -385,7 +406,7 @@ class _Clerk:
     def bills_entered(self) -> dict[tuple[str, str], dict[str, Any]]:
         """Bills in the books by ``(vendor, number key)``."""
         return {(d["party"], number_key(d["reference"] or "")): d
-                for d in q.documents(self.store, "bill")}
+                for d in self.document_rows("bill")}
 
     # --- acting ----------------------------------------------------------------------------
 
@@ -486,7 +507,7 @@ class _Clerk:
     def record_credits(self, credits: Iterable[CreditDoc]) -> None:
         """Record each new vendor credit note and apply it to the bill it credits."""
         recorded = {(d["party"], number_key(d["reference"] or ""))
-                    for d in q.documents(self.store, "vendor_credit")}
+                    for d in self.document_rows("vendor_credit")}
         for note in credits:
             if (note.vendor_id, number_key(note.number)) in recorded:
                 continue
@@ -505,10 +526,10 @@ class _Clerk:
 
     def apply_open_credits(self) -> None:
         """Apply what is left of vendor credits to the vendor's open bills, oldest due first."""
-        bills = sorted((d for d in q.documents(self.store, "bill")
+        bills = sorted((d for d in self.document_rows("bill")
                         if int(d["open_amount"]) > 0),
                        key=lambda d: (d["due_on"] or "", d["doc_id"]))
-        for credit in q.documents(self.store, "vendor_credit"):
+        for credit in self.document_rows("vendor_credit"):
             left = int(credit["open_amount"])
             for bill in bills:
                 if left <= 0:
@@ -523,7 +544,7 @@ class _Clerk:
 
     def pay_due(self, due_by: date) -> None:
         """Pay every approved open bill due by a date, one payment per vendor."""
-        due = sorted(d["doc_id"] for d in q.documents(self.store, "bill")
+        due = sorted(d["doc_id"] for d in self.document_rows("bill")
                      if d["status"] in ("approved", "partially_paid")
                      and int(d["open_amount"]) > 0 and d["due_on"]
                      and date.fromisoformat(d["due_on"]) <= due_by)
@@ -569,7 +590,7 @@ class _Clerk:
                 items.append((_NOT_IN_BOOKS.get(v.kind, "bank line, not in the books"), ref,
                               -line.amount))
         for kind, sign in BANK_DOC_SIGN.items():
-            for d in q.documents(self.store, kind):
+            for d in self.document_rows(kind):
                 if (kind, d["doc_id"]) in cleared or not d["doc_date"] or (
                         date.fromisoformat(d["doc_date"]) > self.day):
                     continue

@@ -464,3 +464,47 @@ def test_items_may_be_worded_the_agents_own_way(runs: dict[str, AttemptResult],
                                       2: "Bank's duplicate of line BL-1 (to be reversed)",
                                       4: "Balance per books (GL 1000)"})
     assert passed, detail
+
+
+def test_the_clerk_reads_the_books_once_between_two_commands(
+        runs: dict[str, AttemptResult], tmp_path: Path) -> None:
+    """The clerk's reads of documents and statement lines are kept until its desk runs the
+    next command (only a command changes the books in a turn), each caller getting its
+    own copy of the rows; a command, accepted or refused, makes the next read fresh."""
+    import shutil
+
+    from erp.ledger import Ledger
+    from scenarios.turn import TurnContext
+
+    shutil.copy(runs["reference"].out / "books.db", tmp_path / "books.db")
+    ledger = Ledger.open(tmp_path / "books.db")
+    desk = TurnContext(turn=9, day=date(2026, 6, 1), workspace=tmp_path,
+                       prompt_file=tmp_path / "prompt.md", output_dir=tmp_path / "out",
+                       ledger=ledger, actor="agent:turn-9")
+    clerk = mec._Clerk(desk)
+    calls: Counter[str] = Counter()
+    real_documents, real_lines = q.documents, q.statement_lines
+
+    def documents(store: EventStore, kind: str | None = None) -> list[dict[str, Any]]:
+        calls["documents"] += 1
+        return real_documents(store, kind)
+
+    def statement_lines(store: EventStore, **kw: Any) -> list[dict[str, Any]]:
+        calls["lines"] += 1
+        return real_lines(store, **kw)
+
+    mec.q = type("Q", (), {"documents": staticmethod(documents),
+                           "statement_lines": staticmethod(statement_lines)})
+    try:
+        bills = clerk.document_rows("bill")
+        assert bills and clerk.document_rows("bill") == bills
+        bills[0]["open_amount"] = -1  # a caller's own copy
+        assert clerk.document_rows("bill")[0]["open_amount"] != -1
+        assert clerk.lines() == clerk.lines()
+        assert calls == Counter(documents=1, lines=1)
+        clerk.run(c.ApproveBill(bill_id="B-NONE"))  # refused: still a command
+        clerk.document_rows("bill")
+        clerk.lines()
+        assert calls == Counter(documents=2, lines=2)
+    finally:
+        mec.q = q
