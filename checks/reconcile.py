@@ -420,18 +420,19 @@ class BooksFold(ForwardFold):
         if handler is None:
             return
         x = e.event
-        day = getattr(x, "entry_date", None) or date.fromisoformat(e.business_date)
+        fields = x.__dict__  # a pydantic model's fields (getattr of a missing one is slow)
+        day = fields.get("entry_date") or date.fromisoformat(e.business_date)
         if self.as_of is not None and day > self.as_of:
             self.defer(day)
             return
         changes = self.changes
-        line_id = getattr(x, "line_id", None)
+        line_id = fields.get("line_id")
         if line_id is not None:  # a statement line: what it was matched to, before and after
             changes += [(t.kind, t.doc_id) for t in self.books.matches.get(line_id, ())]
             changes.append(("wline", self.books.world_line(line_id)))
         handler(x)
         for name, kind in change_keys(type(x), _BOOKS_CHANGE_KEYS):
-            value = getattr(x, name, None)
+            value = fields.get(name)
             if isinstance(value, str):
                 changes.append((kind, value))
         if line_id is not None:
