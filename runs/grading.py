@@ -76,14 +76,32 @@ def context_for(store: EventStore, loaded: LoadedScenario, *,
                 folds: Folds | None = None) -> CheckContext:
     """The check context of an attempt of ``loaded`` (``folds``: kept across per-date
     evaluations, see :class:`checks.context.Folds`)."""
-    cal = loaded.scenario.calendar.build()
+    start, end, turn_dates = calendar_facts(loaded)
     return CheckContext(store=store, workspace=workspace, reference=loaded.reference_dir,
                         inputs=tuple(sorted(loaded.workspace_files)),
-                        start=cal.start, end=cal.end,
+                        start=start, end=end,
                         as_of=as_of, position=position, agent_actors=agent_actors,
                         turn_roles=dict(turn_roles or {}),
                         control_accounts=dict(loaded.scenario.company.control_accounts),
-                        folds=folds, turn_dates=tuple(loaded.scenario.turns.dates_in(cal)))
+                        folds=folds, turn_dates=turn_dates)
+
+
+_CALENDAR_FACTS: dict[int, tuple[LoadedScenario, tuple[date, date, tuple[date, ...]]]] = {}
+
+
+def calendar_facts(loaded: LoadedScenario) -> tuple[date, date, tuple[date, ...]]:
+    """The scenario's first and last dates and its turn dates, worked out once per loaded
+    scenario (it is frozen): per-date control makes a context at every date, and building
+    a year's calendar and its turn dates cost a fifth of a date's checks."""
+    hit = _CALENDAR_FACTS.get(id(loaded))
+    if hit is not None and hit[0] is loaded:
+        return hit[1]
+    cal = loaded.scenario.calendar.build()
+    facts = (cal.start, cal.end, tuple(loaded.scenario.turns.dates_in(cal)))
+    if len(_CALENDAR_FACTS) >= 16:
+        _CALENDAR_FACTS.clear()
+    _CALENDAR_FACTS[id(loaded)] = (loaded, facts)
+    return facts
 
 
 def attempt_turn_dates(summary: dict[str, Any]) -> tuple[date, ...]:

@@ -217,3 +217,21 @@ def test_a_desk_task_runs_and_is_checked_like_a_scenario(tmp_path: Path) -> None
     res = CliRunner().invoke(main, ["run", "payments-match", "--agent", "oracle", "--out",
                                     str(tmp_path / "o")])
     assert res.exit_code == 2 and "desk tasks have no oracle" in res.output
+
+
+def test_calendar_facts_are_each_loaded_scenarios_own() -> None:
+    """A context's dates come from its own scenario: worked out once per loaded scenario,
+    never another's (a year's twelve monthly closes have other dates than one month)."""
+    from runs.bench.benchmarks import monthly_closes
+    from runs.grading import calendar_facts, context_for
+
+    one = load_scenario(find_scenario("month-end-close"))
+    year = monthly_closes(one, 12)
+    for loaded in (one, year, one):
+        cal = loaded.scenario.calendar.build()
+        want = (cal.start, cal.end, tuple(loaded.scenario.turns.dates_in(cal)))
+        assert calendar_facts(loaded) == want
+        ctx = context_for(None, loaded, workspace=None)  # type: ignore[arg-type]
+        assert (ctx.start, ctx.end, ctx.turn_dates) == want
+    assert calendar_facts(year)[1] > calendar_facts(one)[1]
+    assert calendar_facts(one) is calendar_facts(one)
