@@ -191,15 +191,21 @@ def check_final_equality(a: Attempt, folds: Folds) -> int:
     return undated_fresh
 
 
-def test_the_final_evaluation_folds_on_from_the_last_date() -> None:
-    """After per-date control's last date, the final evaluation takes the dated folds over
-    (none is folded afresh) and gives what folds from scratch give."""
-    a = attempt("sqlite", "month-end-close", 5, 6, 3)
+def per_date_control(a: Attempt) -> Folds:
+    """Evaluate the per-date checks at every date's end on one kept :class:`Folds`."""
     folds = Folds()
     for day, end in a.ends:
         ctx = context_for(a.store, a.loaded, workspace=None, as_of=day, position=end,
                           folds=folds)
         evaluate([s for _, s in daily_specs(a.loaded)], ctx)
+    return folds
+
+
+def test_the_final_evaluation_folds_on_from_the_last_date() -> None:
+    """After per-date control's last date, the final evaluation takes the dated folds over
+    (none is folded afresh) and gives what folds from scratch give."""
+    a = attempt("sqlite", "month-end-close", 5, 6, 3)
+    folds = per_date_control(a)
     assert check_final_equality(a, folds) == 0
 
 
@@ -282,11 +288,7 @@ def test_folds_started_afresh_to_the_same_end_read_the_log_once() -> None:
     as-of dates) fold afresh to the head; they share one read of the events and rows
     (``LogReads``) and give what folds from scratch give."""
     a = attempt("sqlite", "month-end-close", 5, 6, 3)
-    folds = Folds()
-    for day, end in a.ends:
-        ctx = context_for(a.store, a.loaded, workspace=None, as_of=day, position=end,
-                          folds=folds)
-        evaluate([s for _, s in daily_specs(a.loaded)], ctx)
+    folds = per_date_control(a)
     served = folds.reads.served
     check_final_equality(a, folds)
     assert folds.reads.served > served
