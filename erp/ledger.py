@@ -162,6 +162,9 @@ class Ledger:
                     self._stage(events, sub, chain)
                 self.store.insert_rows(conn, chain.rows)
                 self.projections.flush(conn, self._sql)
+            # Made while the collector is still off: a batch's worth of new objects would
+            # set off a full collection over the ledger's whole state.
+            return chain.stored()
         except BaseException:
             if staged:
                 self._reload()
@@ -169,7 +172,6 @@ class Ledger:
         finally:
             if gc_was:
                 gc.enable()
-        return chain.stored()
 
     def _sync(self, conn: Connection) -> None:
         position, digest = self.store.head(conn)

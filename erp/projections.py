@@ -21,17 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date
 from itertools import chain
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import orjson
 from sqlalchemy.engine import Connection
 
 from erp import events as ev
 from erp.postings import POSTING_TYPES, post
-from erp.store import decoded
-
-if TYPE_CHECKING:
-    from erp.store import EventStore
+from erp.store import EventStore, decoded
 
 ROWS_PER_STATEMENT = 100
 """How many rows one INSERT carries. Executed one row at a time, each row pays the
@@ -890,13 +887,19 @@ def write(conn: Connection, sql: Any, writes: Sequence[Write]) -> None:
     rows of one statement.
     """
     n = ROWS_PER_STATEMENT
-    for insert, rows in writes:
-        whole = len(rows) - len(rows) % n
-        if whole:
-            conn.exec_driver_sql(sql(insert.many), [tuple(chain.from_iterable(rows[i:i + n]))
-                                                    for i in range(0, whole, n)])
-        if whole < len(rows):
-            conn.exec_driver_sql(sql(insert.one), [tuple(r) for r in rows[whole:]])
+    if not writes:
+        return
+    cur = EventStore.cursor(conn)
+    try:
+        for insert, rows in writes:
+            whole = len(rows) - len(rows) % n
+            if whole:
+                cur.executemany(sql(insert.many), [tuple(chain.from_iterable(rows[i:i + n]))
+                                                   for i in range(0, whole, n)])
+            if whole < len(rows):
+                cur.executemany(sql(insert.one), [tuple(r) for r in rows[whole:]])
+    finally:
+        cur.close()
 
 
 def load(conn: Connection, store: EventStore, writes: Sequence[Write]) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import orjson
 import sqlalchemy as sa
@@ -106,7 +106,7 @@ class EnvelopeBuilder:
 
     def stored(self) -> list[StoredEvent]:
         """The rows built so far as stored events."""
-        return [StoredEvent(*r) for r in self.rows]
+        return [StoredEvent._make(r) for r in self.rows]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,9 +127,10 @@ class NewEvent:
     correlation_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    """One row of the log: the envelope and the JSON payload."""
+class StoredEvent(NamedTuple):
+    """One row of the log: the envelope and the JSON payload (in ``EVENT_COLUMNS``
+    order). A named tuple: a row read or written becomes one for a tenth of a frozen
+    dataclass's cost (16 ``object.__setattr__`` calls), and every fold reads thousands."""
 
     position: int
     stream: str
@@ -338,7 +339,11 @@ class EventStore:
         @sa_event.listens_for(engine, "begin")
         def _begin(conn: Connection) -> None:
             write = conn.get_execution_options().get("erpsim_write", False)
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+            cur = conn.connection.cursor()  # the driver's: see EventStore.cursor
+            try:
+                cur.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            finally:
+                cur.close()
 
         return cls(engine, label=str(path))
 
@@ -492,8 +497,27 @@ class EventStore:
             with self.engine.connect() as c:
                 row = c.exec_driver_sql(q).first()
         else:
-            row = conn.exec_driver_sql(q).first()
+            cur = self.cursor(conn)
+            try:
+                cur.execute(q)
+                row = cur.fetchone()
+            finally:
+                cur.close()
         return (int(row[0]), row[1]) if row else (0, GENESIS)
+
+    @staticmethod
+    def cursor(conn: Connection) -> Any:
+        """The driver's own cursor on ``conn``'s database connection, in whatever
+        transaction ``conn`` has open. A write transaction's statements (the head, the
+        event rows, the read tables' rows) go through it: SQLAlchemy's execution layer
+        costs more than SQLite's own work for a one-command transaction. Its errors are
+        the driver's (``dbapi_integrity_error``), not SQLAlchemy's wrappers."""
+        return conn.connection.cursor()
+
+    @property
+    def dbapi_integrity_error(self) -> type[Exception]:
+        """The driver's ``IntegrityError`` (``sqlite3``'s or ``psycopg``'s)."""
+        return cast("type[Exception]", self.engine.dialect.dbapi.IntegrityError)  # type: ignore[union-attr]
 
     def stream_versions(self, conn: Connection, streams: Sequence[str]) -> dict[str, int]:
         """The current version of each stream (0 for a stream with no events)."""
@@ -516,16 +540,21 @@ class EventStore:
         """
         if not rows:
             return
-        marks = ",".join("?" * len(EVENT_COLUMNS))
+        cur = self.cursor(conn)
         try:
-            conn.exec_driver_sql(
-                self.sql(f"INSERT INTO events ({','.join(EVENT_COLUMNS)}) VALUES ({marks})"),
-                list(rows))
-        except sa.exc.IntegrityError as e:
+            cur.executemany(self._insert_events, rows)
+        except (sa.exc.IntegrityError, self.dbapi_integrity_error) as e:
             raise self._conflict(conn, rows, e) from e
+        finally:
+            cur.close()
+
+    @property
+    def _insert_events(self) -> str:
+        marks = ",".join("?" * len(EVENT_COLUMNS))
+        return self.sql(f"INSERT INTO events ({','.join(EVENT_COLUMNS)}) VALUES ({marks})")
 
     def _conflict(self, conn: Connection, rows: Sequence[EventRow],
-                  error: sa.exc.IntegrityError) -> ErpError:
+                  error: Exception) -> ErpError:
         # Runs in an aborted transaction on PostgreSQL: look in a fresh connection.
         with self.engine.connect() as fresh:
             current = self.stream_versions(fresh, [r[1] for r in rows])
@@ -594,14 +623,21 @@ class EventStore:
         q = self.sql(f"SELECT {','.join(EVENT_COLUMNS)} FROM events WHERE {' AND '.join(where)} "
                      f"ORDER BY position LIMIT {int(page)}")
         last = after
+        make = StoredEvent._make
         with self.engine.connect() as conn:
-            while True:
-                rows = conn.exec_driver_sql(q, (last, *params)).all()
-                for r in rows:
-                    yield StoredEvent(*r)
-                if len(rows) < page:
-                    return
-                last = rows[-1][0]
+            # The driver's own cursor: its rows are plain tuples, made into events as they
+            # are (SQLAlchemy's result rows cost more than the read itself on short reads).
+            cur = conn.connection.cursor()
+            try:
+                while True:
+                    cur.execute(q, (last, *params))
+                    rows = cur.fetchall()
+                    yield from map(make, rows)
+                    if len(rows) < page:
+                        return
+                    last = rows[-1][0]
+            finally:
+                cur.close()
 
     def scan_pages(self, conn: Connection, *, after: int = 0, realm: str | None = None,
                    page: int = 20_000) -> Iterator[Sequence[tuple[int, str, int, str, str]]]:
@@ -678,7 +714,7 @@ class EventStore:
         prev, expected_pos, n = GENESIS, 1, 0
         try:
             for r in self._rows_to_verify():
-                e = StoredEvent(*r)
+                e = StoredEvent._make(r)
                 if e.position != expected_pos:
                     return VerifyReport(False, n, prev, e.position,
                                         f"position {e.position}: expected position "
