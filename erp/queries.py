@@ -100,8 +100,15 @@ def _where(as_of: date | None, position: int | None, date_col: str = "entry_date
 
 
 def _rows(store: EventStore, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[Any]:
+    """The rows of a query, as the driver's plain tuples (its own cursor: SQLAlchemy's
+    result rows cost as much as reading them on the tables agents read every step)."""
     with store.engine.connect() as conn:
-        return list(conn.exec_driver_sql(store.sql(sql), tuple(params)).all())
+        cur = store.cursor(conn)
+        try:
+            cur.execute(store.sql(sql), tuple(params))
+            return list(cur.fetchall())
+        finally:
+            cur.close()
 
 
 def chart(store: EventStore, position: int | None = None) -> dict[str, Account]:
