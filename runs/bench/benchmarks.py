@@ -238,6 +238,15 @@ class EngineBench:
         worked = [m for m in months if self.per_date_dates.get(m, 2) > 1]
         return worked or months
 
+    def heading(self, scenario: str, agent: str) -> str:
+        """The run in one line: the population, the agent, the calendar months worked
+        through (fiscal-year's twelve in its own calendar, not the bench's ``--months``
+        1), the events and the verdict."""
+        worked = len(self.worked_months()) or self.months
+        return (f"# {scenario}: {self.customers:,} customers, {self.vendors:,} vendors, agent "
+                f"{agent}, {worked} month(s) worked through, {self.events:,} events, "
+                f"{'accepted' if self.accepted else 'rejected'}")
+
     def lines(self) -> list[str]:
         """The figures as ``name: value`` lines. The per-date figures are the first and the
         last calendar month the scenario works through (:meth:`worked_months`), whether

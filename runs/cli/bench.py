@@ -62,9 +62,7 @@ def bench_engine(scenario: str, customers: int | None, vendors: int | None, agen
     with errors():
         result = run_engine_bench(scenario=scenario, customers=customers, vendors=vendors,
                                   agent=agent_name, seed=seed, months=months)
-    click.echo(f"# {scenario}: {result.customers:,} customers, {result.vendors:,} vendors, agent "
-               f"{agent_name}, {months} month(s), {result.events:,} events, "
-               f"{'accepted' if result.accepted else 'rejected'}", err=True)
+    click.echo(result.heading(scenario, agent_name), err=True)
     for line in result.lines():
         click.echo(line)
 

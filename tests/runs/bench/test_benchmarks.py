@@ -87,6 +87,19 @@ def test_a_scenario_over_its_own_calendar_months_reports_its_first_and_last_work
     assert cpu["per_date_check_cpu_last_vs_first"] == "1.25"
 
 
+def test_the_heading_counts_the_months_worked_through_not_the_bench_option() -> None:
+    """fiscal-year over its own calendar (``--months 1``) worked twelve months; the one-month
+    bench one (its closing turn's June left out)."""
+    months = [f"2026-{m:02d}" for m in range(1, 13)] + ["2027-01"]
+    year = _bench(dict.fromkeys(months, 5.0), dict.fromkeys(months, 21) | {"2027-01": 1})
+    assert year.heading("fiscal-year", "oracle") == (
+        "# fiscal-year: 10 customers, 2 vendors, agent oracle, 12 month(s) worked through, "
+        "1,000 events, accepted")
+    month = _bench({"2026-05": 8.0, "2026-06": 40.0}, {"2026-05": 21, "2026-06": 1})
+    assert ", 1 month(s) worked through," in month.heading("month-end-close", "oracle")
+    assert ", 3 month(s) worked through," in _bench({}, {}, months=3).heading("x", "null")
+
+
 def test_the_one_month_bench_leaves_out_the_closing_turns_month() -> None:
     bench = _bench({"2026-05": 8.0, "2026-06": 40.0}, {"2026-05": 21, "2026-06": 1})
     assert bench.worked_months() == ["2026-05"]
