@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from checks.context import ForwardFold, change_keys
 from checks.world import (
+    COUNTED_BILL_KINDS,
     CustomerInvoice,
     CustomerPayment,
     VendorBill,
@@ -1095,50 +1096,20 @@ def _ap_items(account: str, books: BooksView, world: WorldView, default: bool,
 
 def _ap_vendor(account: str, vid: str, world: WorldView, bills: Iterable[_Bill],
                credits: Iterable[ev.VendorCreditRecorded], payments: Iterable[_Payment],
-               sub_by_party: Mapping[str, int], turn: date | None) -> tuple[list[Item], int]:
+               sub_by_party: Mapping[str, int], turn: date | None,
+               memo: _BillMatching | None = None) -> tuple[list[Item], int]:
     """One vendor's payable items and its own books' balance (``bills``, ``credits`` and
     ``payments``: the books' documents, the vendor's among them; ``turn``: the clerk's last
-    turn, after which a delivered document awaits the next)."""
-    items: list[Item] = []
+    turn, after which a delivered document awaits the next; ``memo``: the vendor's bill
+    matching kept from the last date, see :class:`_BillMatching`)."""
     v = world.vendors.get(vid)
     w_bills = list(v.bills.values()) if v else []
-    matched: dict[str, str] = {}  # world bill ref -> books bill id
-    counted = [b for b in w_bills if b.counted]
-    by_ref = {b.bill_ref: b for b in w_bills}
-    index = _BillIndex(w_bills)
+    counted = [b for b in w_bills if b.kind in COUNTED_BILL_KINDS]  # VendorBill.counted
     book_bills = sorted((b for b in bills
                          if b.vendor_id == vid and b.account == account),
                         key=lambda b: (b.entry_date, b.bill_id))
-    books_side = 0
-    for b in book_bills:
-        books_side += b.total
-        w = _match_bill(b, index, by_ref, matched)
-        doc = f"{b.bill_id} ({b.number})"
-        if w is None:
-            items.append(Item(account, "bill_not_issued", vid, doc, b.total, 0, b.total,
-                              False, "the vendor's books hold no such bill"))
-            continue
-        if w.bill_ref in matched and matched[w.bill_ref] != b.bill_id:
-            resent = next((x for x in w_bills if x.duplicate_of == w.bill_ref
-                           and (document_number_key(x.invoice_number)
-                                == document_number_key(b.number)
-                                or number_digits(x.invoice_number)
-                                == number_digits(b.number))), None)
-            what = (f"a {resent.kind.replace('_', '-')} of {w.invoice_number}"
-                    if resent is not None else f"a second entry of {w.invoice_number}")
-            items.append(Item(account, "bill_entered_twice", vid, doc, b.total, 0, b.total,
-                              False, f"{what}, already entered as {matched[w.bill_ref]}; "
-                                     "the vendor's books count it once"))
-            continue
-        matched[w.bill_ref] = b.bill_id
-        if w.total != b.total:
-            held = w.kind == "price_variance" and b.total == w.agreed_total
-            items.append(Item(account, "price_variance_disputed" if held else
-                              "bill_amount_differs", vid, doc, b.total, w.total,
-                              b.total - w.total, held,
-                              f"the vendor billed {display_cents(w.total)}"
-                              + (", above the agreed price: entered at the agreed "
-                                 f"{display_cents(b.total)}" if held else "")))
+    books_side = sum(b.total for b in book_bills)
+    items, matched = (memo or _BillMatching()).match(account, vid, w_bills, book_bills)
     ext_side = 0
     for w in counted:
         ext_side += w.total
@@ -1233,13 +1204,18 @@ def _ap_vendor(account: str, vid: str, world: WorldView, bills: Iterable[_Bill],
 
 class _BillIndex:
     """A vendor's bills looked up by number key and by the number's digits and amount, in
-    their order (what :func:`_match_bill` filters for, worked out once per vendor)."""
+    their order (what :func:`_match_bill` filters for, worked out once per vendor and
+    extended as the vendor issues more)."""
 
     def __init__(self, every: list[VendorBill]) -> None:
         self.counted_by_key: dict[str, list[VendorBill]] = {}
         self.every_by_key: dict[str, list[VendorBill]] = {}
         self.by_digits: dict[tuple[str, int], list[VendorBill]] = {}
-        for w in every:
+        self.extend(every)
+
+    def extend(self, more: Iterable[VendorBill]) -> None:
+        """Index bills issued after those already indexed."""
+        for w in more:
             key = document_number_key(w.invoice_number)
             self.every_by_key.setdefault(key, []).append(w)
             if w.counted:
@@ -1249,11 +1225,137 @@ class _BillIndex:
                 self.by_digits.setdefault((digits, w.total), []).append(w)
 
 
+def _world_bill_facts(w: VendorBill) -> tuple[Any, ...]:
+    """What matching a books bill reads of a vendor's bill (its delivery it does not)."""
+    return (w.bill_ref, w.invoice_number, w.total, w.kind, w.agreed_total, w.duplicate_of)
+
+
+def _book_bill_facts(b: _Bill) -> tuple[Any, ...]:
+    """What matching reads of a books bill (in the order bills are matched)."""
+    return (b.entry_date, b.bill_id, b.number, b.total)
+
+
+class _BillMatching:
+    """One vendor's books bills matched to its own bills, kept across the dates of
+    per-date control, so that a date costs what changed rather than the vendor's history.
+
+    Bills are matched in ``(entry_date, bill_id)`` order, each against the vendor's bills
+    and the matches made before it (:func:`_match_bill`). What was worked out for a prefix
+    of the books bills stands while neither that prefix nor the vendor's bills it could
+    have matched changed: matching starts again at the first books bill that differs from
+    the last date's, or whose number (its key or digits) a bill the vendor issued since
+    shares (or a bill that names a new one as its original). A vendor's bill that changed
+    or went away starts it afresh. The result is the one a match from scratch gives."""
+
+    def __init__(self) -> None:
+        self._clear()
+
+    def _clear(self) -> None:
+        self.world: list[tuple[Any, ...]] = []
+        self.books: list[tuple[Any, ...]] = []
+        self.steps: list[tuple[tuple[str, str] | None, list[Item]]] = []
+        """Per books bill matched, in order: ``(world bill ref, bill id)`` it took (None when
+        it took none) and its items."""
+        self.index = _BillIndex([])
+        self.by_ref: dict[str, VendorBill] = {}
+        self.resends: dict[str, list[VendorBill]] = {}
+        self.numbers: dict[str, tuple[str, str]] = {}
+        """A books bill's number -> its key and digits."""
+        self.matched: dict[str, str] = {}
+        self.items: list[Item] = []
+        """The matches and items of ``steps``."""
+
+    def _number(self, number: str) -> tuple[str, str]:
+        found = self.numbers.get(number)
+        if found is None:
+            found = self.numbers[number] = (document_number_key(number), number_digits(number))
+        return found
+
+    def match(self, account: str, vid: str, w_bills: list[VendorBill],
+              book_bills: list[_Bill]) -> tuple[list[Item], dict[str, str]]:
+        """The books bills' items and the matches (world bill ref -> books bill id)."""
+        world = [_world_bill_facts(w) for w in w_bills]
+        n_old = len(self.world)
+        if world[:n_old] != self.world:  # a vendor's bill changed or went away: afresh
+            self._clear()
+            n_old = 0
+        new_bills = w_bills[n_old:]
+        self.world = world
+        books = [_book_bill_facts(b) for b in book_bills]
+        start = 0
+        for start, (old, now) in enumerate(zip(self.books, books, strict=False)):  # noqa: B007
+            if old != now:
+                break
+        else:
+            start = min(len(self.books), len(books))
+        if new_bills:
+            self.index.extend(new_bills)
+            keys: set[str] = set()
+            digits: set[str] = set()
+            for w in new_bills:
+                self.by_ref[w.bill_ref] = w
+                if w.duplicate_of:
+                    self.resends.setdefault(w.duplicate_of, []).append(w)
+            leading = [x for n in new_bills for x in self.resends.get(n.bill_ref, ())]
+            for x in [*new_bills, *leading]:
+                keys.add(document_number_key(x.invoice_number))
+                digits.add(number_digits(x.invoice_number))  # "" too: "" == "" counts
+            for i in range(start):
+                key, dig = self._number(book_bills[i].number)
+                if key in keys or dig in digits:
+                    start = i
+                    break
+        if start < len(self.steps):  # the matches and items up to ``start``, replayed
+            del self.steps[start:]
+            self.matched, self.items = {}, []
+            for took, more in self.steps:
+                if took is not None:
+                    self.matched[took[0]] = took[1]
+                self.items += more
+        self.books = books
+        matched, items = self.matched, self.items
+        for b in book_bills[start:]:
+            step = self._match(account, vid, b, w_bills, matched)
+            self.steps.append(step)
+            if step[0] is not None:
+                matched[step[0][0]] = step[0][1]
+            items += step[1]
+        return list(items), dict(matched)
+
+    def _match(self, account: str, vid: str, b: _Bill, w_bills: list[VendorBill],
+               matched: Mapping[str, str]) -> tuple[tuple[str, str] | None, list[Item]]:
+        w = _match_bill(b, self.index, self.by_ref, matched, self._number(b.number))
+        doc = f"{b.bill_id} ({b.number})"
+        if w is None:
+            return None, [Item(account, "bill_not_issued", vid, doc, b.total, 0, b.total,
+                               False, "the vendor's books hold no such bill")]
+        if w.bill_ref in matched and matched[w.bill_ref] != b.bill_id:
+            key, digits = self._number(b.number)
+            resent = next((x for x in w_bills if x.duplicate_of == w.bill_ref
+                           and (document_number_key(x.invoice_number) == key
+                                or number_digits(x.invoice_number) == digits)), None)
+            what = (f"a {resent.kind.replace('_', '-')} of {w.invoice_number}"
+                    if resent is not None else f"a second entry of {w.invoice_number}")
+            return None, [Item(account, "bill_entered_twice", vid, doc, b.total, 0, b.total,
+                               False, f"{what}, already entered as {matched[w.bill_ref]}; "
+                                      "the vendor's books count it once")]
+        if w.total == b.total:
+            return (w.bill_ref, b.bill_id), []
+        held = w.kind == "price_variance" and b.total == w.agreed_total
+        return (w.bill_ref, b.bill_id), [Item(
+            account, "price_variance_disputed" if held else "bill_amount_differs", vid, doc,
+            b.total, w.total, b.total - w.total, held,
+            f"the vendor billed {display_cents(w.total)}"
+            + (", above the agreed price: entered at the agreed "
+               f"{display_cents(b.total)}" if held else ""))]
+
+
 def _match_bill(b: _Bill, index: _BillIndex, by_ref: Mapping[str, VendorBill],
-                matched: Mapping[str, str]) -> VendorBill | None:
+                matched: Mapping[str, str], number: tuple[str, str]) -> VendorBill | None:
     """The vendor's counted bill a books bill records: by number, else by the number's digits
-    and the amount; a resend leads to its original."""
-    key, digits = document_number_key(b.number), number_digits(b.number)
+    and the amount; a resend leads to its original (``number``: the books bill's number's
+    key and digits)."""
+    key, digits = number
     pools = (index.counted_by_key.get(key, ()), index.every_by_key.get(key, ()),
              index.by_digits.get((digits, b.total), ()) if digits else ())
     for pool in pools:
@@ -1500,6 +1602,8 @@ class _Payables:
     dated: set[str] = field(default_factory=set)
     """Vendors with a document delivered after the clerk's last turn (its items change at
     the next turn)."""
+    matching: dict[str, _BillMatching] = field(default_factory=dict)
+    """Each vendor's bill matching, kept from the last date."""
 
 
 @dataclass
@@ -1790,8 +1894,11 @@ class Itemizer:
                     or any(c.ap_account == account for c in credits)
                     or any(p.account == account for p in payments)
                     or (default and vid in world.vendors)):
+                memo = state.matching.get(vid)
+                if memo is None:
+                    memo = state.matching[vid] = _BillMatching()
                 state.vendors[vid] = found = _ap_vendor(account, vid, world, bills, credits,
-                                                        payments, sub_by_party, turn)
+                                                        payments, sub_by_party, turn, memo)
                 if any(i.kind in _AWAITING_ENTRY for i in found[0]):
                     state.dated.add(vid)
                 else:
