@@ -306,12 +306,16 @@ _OPEN_FROM = {"invoice": ("ar", 1), "receipt": ("unapplied_cash", 1), "bill": ("
 
 
 def documents(store: EventStore, kind: str | None = None, status: str | None = None,
-              party: str | None = None) -> list[dict[str, Any]]:
-    """Current documents, filtered by kind, status and party."""
+              party: str | None = None, *,
+              changed_after: int | None = None) -> list[dict[str, Any]]:
+    """Current documents, filtered by kind, status and party (and with ``changed_after``,
+    only those an event after that log position made or changed: a reader that keeps the
+    rows it read brings them up to date with these)."""
     clauses, params = [], []
-    for col, val in (("kind", kind), ("status", status), ("party", party)):
+    for col, val in (("kind", kind), ("status", status), ("party", party),
+                     ("last_position", changed_after)):
         if val is not None:
-            clauses.append(f"{col} = ?")
+            clauses.append(f"{col} > ?" if col == "last_position" else f"{col} = ?")
             params.append(val)
     where = " AND ".join(clauses) or "1=1"
     keys = ("kind", "doc_id", "party", "account", "doc_date", "due_on", "total", "open_amount",
@@ -322,12 +326,19 @@ def documents(store: EventStore, kind: str | None = None, status: str | None = N
 
 
 def statement_lines(store: EventStore, *, bank_account_id: str | None = None,
-                    unmatched: bool = False, as_of: date | None = None) -> list[dict[str, Any]]:
-    """Imported statement lines with their match (status as of a date when given)."""
-    clauses, params = ["1=1"], []
+                    unmatched: bool = False, as_of: date | None = None,
+                    changed_after: int | None = None) -> list[dict[str, Any]]:
+    """Imported statement lines with their match (status as of a date when given; with
+    ``changed_after``, only the lines an event after that log position imported or
+    changed)."""
+    clauses: list[str] = ["1=1"]
+    params: list[Any] = []
     if bank_account_id is not None:
         clauses.append("bank_account_id = ?")
         params.append(bank_account_id)
+    if changed_after is not None:
+        clauses.append("last_position > ?")
+        params.append(changed_after)
     if as_of is not None:
         clauses.append("entry_date <= ?")
         params.append(as_of.isoformat())

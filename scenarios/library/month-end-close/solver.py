@@ -280,6 +280,74 @@ def _registers(store: EventStore) -> _Registers:
     return found
 
 
+class _Kept:
+    """Rows of one of the books' tables as last read, kept in the query's order and brought
+    up to date by reading only the rows changed since (each row carries the log position
+    of the last event that changed it): a clerk reads the whole bills, receipts and
+    statement lines of the year at every step, most of them settled months ago."""
+
+    def __init__(self, read: Callable[[int | None], list[dict[str, Any]]], key: str,
+                 order: Callable[[dict[str, Any]], Any]) -> None:
+        self._read, self._key, self._order = read, key, order
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.seen: int | None = None
+        self._ordered: list[dict[str, Any]] = []
+
+    def current(self) -> list[dict[str, Any]]:
+        """Every row, as the full query returns them (in its order)."""
+        changed = self._read(self.seen)
+        if changed:
+            added = False
+            for row in changed:
+                added = added or row[self._key] not in self.rows
+                self.rows[row[self._key]] = row
+                self.seen = max(self.seen or 0, int(row["last_position"]))
+            if added:
+                self._ordered = sorted(self.rows.values(), key=self._order)
+            else:
+                self._ordered = [self.rows[r[self._key]] for r in self._ordered]
+        return self._ordered
+
+
+class _Tables:
+    """The books' documents (by kind) and statement lines (by bank account) kept for one
+    store while it lives (:class:`_Kept`)."""
+
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
+        self.kept: dict[tuple[str, str], _Kept] = {}
+
+    def documents(self, kind: str) -> list[dict[str, Any]]:
+        """``erp.queries.documents(store, kind)``."""
+        found = self.kept.get(("documents", kind))
+        if found is None:
+            found = self.kept[("documents", kind)] = _Kept(
+                lambda after: q.documents(self.store, kind, changed_after=after), "doc_id",
+                lambda r: r["doc_id"])
+        return found.current()
+
+    def lines(self, bank_account_id: str) -> list[dict[str, Any]]:
+        """``erp.queries.statement_lines(store, bank_account_id=...)``."""
+        found = self.kept.get(("lines", bank_account_id))
+        if found is None:
+            found = self.kept[("lines", bank_account_id)] = _Kept(
+                lambda after: q.statement_lines(self.store, bank_account_id=bank_account_id,
+                                                changed_after=after), "line_id",
+                lambda r: (r["entry_date"], r["line_id"]))
+        return found.current()
+
+
+_TABLES: weakref.WeakKeyDictionary[EventStore, _Tables] = weakref.WeakKeyDictionary()
+
+
+def _tables(store: EventStore) -> _Tables:
+    """The store's kept tables (kept while the store lives)."""
+    found = _TABLES.get(store)
+    if found is None:
+        found = _TABLES[store] = _Tables(store)
+    return found
+
+
 class _Clerk:
     """One turn's clerk: reads the books, runs commands, writes the month-end files."""
 
@@ -326,7 +394,7 @@ class _Clerk:
         changes the books during a turn; the desk counts them), each a fresh copy."""
         version = getattr(self.desk, "commands", None)
         if version is None:
-            return read()
+            return [dict(r) for r in read()]
         if version != self._read_at:
             self._read_at, self._reads = version, {}
         rows = self._reads.get(key)
@@ -336,15 +404,14 @@ class _Clerk:
 
     def document_rows(self, kind: str) -> list[dict[str, Any]]:
         """The books' documents of a kind (``erp.queries.documents``)."""
-        return self._read(("documents", kind), lambda: q.documents(self.store, kind))
+        return self._read(("documents", kind), lambda: _tables(self.store).documents(kind))
 
     # --- reading ------------------------------------------------------------------------
 
     def lines(self) -> dict[str, dict[str, Any]]:
         """The bank account's imported statement lines by id."""
         return {x["line_id"]: x for x in self._read(
-            ("lines",), lambda: q.statement_lines(self.store,
-                                                  bank_account_id=self.bank_account_id))}
+            ("lines",), lambda: _tables(self.store).lines(self.bank_account_id))}
 
     @staticmethod
     def bank_line(row: dict[str, Any]) -> BankLine:

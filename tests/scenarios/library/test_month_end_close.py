@@ -484,10 +484,12 @@ def test_the_clerk_reads_the_books_once_between_two_commands(
     clerk = mec._Clerk(desk)
     calls: Counter[str] = Counter()
     real_documents, real_lines = q.documents, q.statement_lines
+    mec._TABLES.pop(ledger.store, None)
 
-    def documents(store: EventStore, kind: str | None = None) -> list[dict[str, Any]]:
+    def documents(store: EventStore, kind: str | None = None,
+                  **kw: Any) -> list[dict[str, Any]]:
         calls["documents"] += 1
-        return real_documents(store, kind)
+        return real_documents(store, kind, **kw)
 
     def statement_lines(store: EventStore, **kw: Any) -> list[dict[str, Any]]:
         calls["lines"] += 1
@@ -508,3 +510,60 @@ def test_the_clerk_reads_the_books_once_between_two_commands(
         assert calls == Counter(documents=2, lines=2)
     finally:
         mec.q = q
+
+
+def test_the_clerks_kept_tables_read_what_changed_and_equal_the_whole_tables(
+        runs: dict[str, AttemptResult], tmp_path: Path) -> None:
+    """The documents and statement lines the clerk keeps for a store are, after every
+    command, what reading the whole tables gives (same rows, same order), and a read after
+    a command fetches only the rows it changed."""
+    import shutil
+
+    from erp.ledger import Ledger
+    from scenarios.turn import TurnContext
+
+    shutil.copy(runs["reference"].out / "books.db", tmp_path / "books.db")
+    ledger = Ledger.open(tmp_path / "books.db")
+    desk = TurnContext(turn=9, day=date(2026, 6, 1), workspace=tmp_path,
+                       prompt_file=tmp_path / "prompt.md", output_dir=tmp_path / "out",
+                       ledger=ledger, actor="agent:turn-9")
+    clerk = mec._Clerk(desk)
+    kept = mec._Tables(ledger.store)
+    kinds = ("bill", "receipt", "payment", "vendor_credit", "invoice")
+
+    def same() -> None:
+        for kind in kinds:
+            assert kept.documents(kind) == q.documents(ledger.store, kind), kind
+        assert kept.lines(clerk.bank_account_id) == q.statement_lines(
+            ledger.store, bank_account_id=clerk.bank_account_id)
+
+    same()
+    fetched: list[int] = []
+    real = q.documents
+
+    def counting(store: EventStore, kind: str | None = None,
+                 **kw: Any) -> list[dict[str, Any]]:
+        rows = real(store, kind, **kw)
+        fetched.append(len(rows))
+        return rows
+
+    bills = [b for b in q.documents(ledger.store, "bill") if b["status"] == "entered"]
+    new_line = c.StatementLineIn(line_id="L-KEPT-1", entry_date=date(2026, 5, 29), amount=-100,
+                                 description="FEE", reference="", counterparty="",
+                                 bank_ref="L-KEPT-1")
+    for command in ([c.ApproveBill(bill_id=b["doc_id"]) for b in bills[:2]]
+                    + [c.ImportStatementLines(bank_account_id=clerk.bank_account_id,
+                                              lines=(new_line,)),
+                       c.EnterBill(vendor_id=bills[0]["party"] if bills else "V-NONE",
+                                   vendor_invoice_number="KEPT-1", entry_date=date(2026, 5, 30),
+                                   due_on=date(2026, 6, 29),
+                                   lines=(c.BillLineIn(description="x", amount=1234),))]):
+        clerk.run(command)
+        mec.q = type("Q", (), {"documents": staticmethod(counting),
+                               "statement_lines": staticmethod(q.statement_lines)})
+        try:
+            kept.documents("bill")
+        finally:
+            mec.q = q
+        assert fetched[-1] <= 1  # the one bill the command changed, or none
+        same()
