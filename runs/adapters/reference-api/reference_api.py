@@ -303,8 +303,13 @@ class ApiQueries:
                             "reference-api adapter")
 
     def documents(self, store: Any, kind: str | None = None, status: str | None = None,
-                  party: str | None = None) -> list[dict[str, Any]]:
-        """``GET /v1/documents``."""
+                  party: str | None = None, *,
+                  changed_after: int | None = None) -> list[dict[str, Any]]:
+        """``GET /v1/documents`` (its rows carry no log position: ``changed_after`` must
+        be None, and a reader that keeps rows reads them whole)."""
+        if changed_after is not None:
+            raise NotOverTheApi("q.documents(changed_after=): the API's documents carry no "
+                                "log position")
         rows = self.api.items("/v1/documents", kind=kind, status=status, party=party)
         return [_doc(r, r["kind"], True) for r in rows]
 
@@ -318,9 +323,13 @@ class ApiQueries:
         return None if row is None else _doc(row, kind, False)
 
     def statement_lines(self, store: Any, *, bank_account_id: str | None = None,
-                        unmatched: bool = False, as_of: date | None = None
-                        ) -> list[dict[str, Any]]:
-        """``GET /v1/bank/lines`` (matched_to back as the books' JSON text)."""
+                        unmatched: bool = False, as_of: date | None = None,
+                        changed_after: int | None = None) -> list[dict[str, Any]]:
+        """``GET /v1/bank/lines`` (matched_to back as the books' JSON text; ``changed_after``
+        as for :meth:`documents`)."""
+        if changed_after is not None:
+            raise NotOverTheApi("q.statement_lines(changed_after=): the API's statement "
+                                "lines carry no log position")
         rows = self.api.items("/v1/bank/lines", bank_account=bank_account_id,
                               unmatched=unmatched,
                               as_of=as_of.isoformat() if as_of else FAR_FUTURE)

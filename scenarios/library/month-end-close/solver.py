@@ -294,14 +294,17 @@ class _Kept:
         self._ordered: list[dict[str, Any]] = []
 
     def current(self) -> list[dict[str, Any]]:
-        """Every row, as the full query returns them (in its order)."""
+        """Every row, as the full query returns them (in its order). Rows that carry no
+        position (the books served over the API) are read whole every time."""
         changed = self._read(self.seen)
         if changed:
             added = False
             for row in changed:
                 added = added or row[self._key] not in self.rows
                 self.rows[row[self._key]] = row
-                self.seen = max(self.seen or 0, int(row["last_position"]))
+                at = row.get("last_position")
+                if at is not None:
+                    self.seen = max(self.seen or 0, int(at))
             if added:
                 self._ordered = sorted(self.rows.values(), key=self._order)
             else:

@@ -567,3 +567,21 @@ def test_the_clerks_kept_tables_read_what_changed_and_equal_the_whole_tables(
             mec.q = q
         assert fetched[-1] <= 1  # the one bill the command changed, or none
         same()
+
+
+def test_kept_rows_without_positions_are_read_whole_every_time() -> None:
+    """Books served over the API carry no log position: the clerk's kept table asks for
+    every row each time (never ``changed_after``) and gives what the source says now."""
+    asked: list[int | None] = []
+    table = [{"doc_id": "B-2", "open_amount": 5}, {"doc_id": "B-1", "open_amount": 7}]
+
+    def read(after: int | None) -> list[dict[str, Any]]:
+        asked.append(after)
+        return [dict(r) for r in table]
+
+    kept = mec._Kept(read, "doc_id", lambda r: r["doc_id"])
+    assert [r["doc_id"] for r in kept.current()] == ["B-1", "B-2"]
+    table[0]["open_amount"] = 0
+    table.append({"doc_id": "B-0", "open_amount": 1})
+    assert kept.current() == sorted(table, key=lambda r: r["doc_id"])
+    assert asked == [None, None]
