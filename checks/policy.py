@@ -660,7 +660,10 @@ class ReconciliationTies(FileCheckSpec):
     unexplained difference, and no row between the first and the last is named as a
     balance (``statement balance``, ``book balance``, ``balance per bank``...): a
     reconciliation holds one of each, and a reconciling item under a balance's name is
-    mislabelled even when the figures tie."""
+    mislabelled even when the figures tie. So is a first row named as the book balance, a
+    last one named as the statement's, and an item whose label says which way it moves the
+    statement balance (:func:`item_sign`) with an amount of the other sign (two items'
+    labels swapped)."""
 
     type: Literal["reconciliation_ties"]
     as_of: date
@@ -673,12 +676,55 @@ class ReconciliationTies(FileCheckSpec):
         return file_path(v)
 
 
-BALANCE_NAMES = ("statement balance", "bank statement balance", "balance per bank",
-                 "balance per statement", "balance per the bank", "book balance",
-                 "books balance", "balance per book", "balance per the book", "bank balance",
-                 "ending balance", "closing balance")
-"""How a reconciliation's item column names a balance (lower-cased, spaces collapsed, at
-its start); ``reconciliation_ties`` refuses one on a row between the first and the last."""
+STATEMENT_NAMES = ("statement balance", "bank statement balance", "balance per bank",
+                   "balance per statement", "balance per the bank", "bank balance")
+"""How a reconciliation's item column names the bank's statement balance (lower-cased, spaces
+collapsed, at its start)."""
+
+BOOK_NAMES = ("book balance", "books balance", "balance per book", "balance per the book")
+"""How it names the book balance."""
+
+BALANCE_NAMES = (*STATEMENT_NAMES, *BOOK_NAMES, "ending balance", "closing balance")
+"""How a reconciliation's item column names a balance; ``reconciliation_ties`` refuses one
+on a row between the first and the last, the book balance's name on the first row and the
+statement's on the last."""
+
+_BOOKS_SIDE_FIRST = ("books recorded", "book recorded", "recorded in the books",
+                     "recorded in books")
+_BANK_SIDE = ("not in the books", "not in books", "not in our books", "not recorded",
+              "unrecorded", "not yet recorded", "returned", "nsf", "duplicate", "bank error")
+_BOOKS_SIDE = ("in transit", "outstanding", "uncleared", "not cleared", "not on the statement",
+               "not on statement", "not yet on the statement", "recorded")
+_INFLOW = ("deposit", "receipt", "interest")
+_OUTFLOW = ("payment", "cheque", "check", "fee", "charge", "refund", "withdrawal", "debit",
+            "returned", "nsf")
+
+
+def item_sign(label: str) -> int | None:
+    """The sign a reconciling item's amount must have (the statement balance plus the items
+    is the book balance) by what its label says, or None when it does not say enough.
+
+    Its side: something the books recorded that the bank has not (``deposit in transit``,
+    ``outstanding payment``, ``... recorded, not on the statement``, ``receipt the books
+    recorded from the duplicate bank line``) or a bank line the books lack (``... not in the
+    books``, ``returned item (NSF)``, ``duplicate bank line``); its direction: money in
+    (deposit, receipt, interest) or out (payment, cheque, fee, charge, refund, NSF). Money
+    in that the books hold and the bank not yet is added; out, subtracted; a bank line's the
+    other way round. A label naming both directions, or neither side, gives None."""
+    text = " ".join(label.casefold().split())
+    if any(k in text for k in _BOOKS_SIDE_FIRST):
+        side = 1
+    elif any(k in text for k in _BANK_SIDE):
+        side = -1
+    elif any(k in text for k in _BOOKS_SIDE):
+        side = 1
+    else:
+        return None
+    inflow = any(k in text for k in _INFLOW)
+    outflow = any(k in text for k in _OUTFLOW)
+    if inflow == outflow:
+        return None
+    return side if inflow else -side
 
 
 @check_type(ReconciliationTies)
@@ -725,6 +771,23 @@ def reconciliation_ties(spec: ReconciliationTies, ctx: CheckContext) -> CheckRes
         problems.append(f"named as a balance between the statement balance (first row) and the "
                         f"book balance (last row), where the reconciling items go: "
                         f"{listing(named)}")
+    first, last = (" ".join(r[item].casefold().split()) for r in (table.rows[0], table.rows[-1]))
+    if first.startswith(BOOK_NAMES):
+        problems.append(f"the first row is named as the book balance "
+                        f"({table.rows[0][item].strip()!r}); it is the bank's statement balance")
+    if last.startswith(STATEMENT_NAMES):
+        problems.append(f"the last row is named as the statement balance "
+                        f"({table.rows[-1][item].strip()!r}); it is the book balance")
+    signs = [(n, r[item].strip(), a, item_sign(r[item]))
+             for n, (r, a) in enumerate(zip(table.rows[1:-1], amounts[1:-1], strict=True),
+                                        start=3)]
+    wrong = [f"row {n} {label!r} ({display_cents(a)})" for n, label, a, sign in signs
+             if sign is not None and a and (a > 0) != (sign > 0)]
+    if wrong:
+        problems.append("labelled as moving the statement balance the other way than its "
+                        "amount does (money in that the books hold and the bank not yet is "
+                        "added, money out subtracted; a bank line the books lack the other "
+                        f"way round): {listing(wrong)}")
     metrics = {"rows": len(amounts), "statement_cents": statement, "book_cents": book}
     if problems:
         return CheckResult("", False, f"{spec.path}: " + "; ".join(problems), metrics)

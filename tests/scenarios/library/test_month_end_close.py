@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from checks.policy import item_sign
 from erp import commands as c
 from erp import queries as q
 from erp.money import parse_cents
@@ -455,6 +456,42 @@ def test_a_reconciling_item_named_as_a_balance_fails_though_the_figures_tie(
     passed, detail = _regraded_reconciliation(runs["reference"], tmp_path, {2: label})
     assert not passed
     assert f"row 3 {label!r}" in detail and "named as a balance" in detail
+
+
+@pytest.mark.parametrize(("relabel", "says"), [
+    ({4: "statement balance"}, "the last row is named as the statement balance"),
+    ({1: "book balance"}, "the first row is named as the book balance"),
+    ({1: "Balance per books", 4: "Balance per bank"}, "the first row is named as the book"),
+    # the duplicate line's item under the label of the receipt recorded from it (and back)
+    ({2: "receipt the books recorded from the duplicate bank line"},
+     "row 3 'receipt the books recorded from the duplicate bank line' (-"),
+    ({3: "duplicate deposit on the statement, not in the books"}, "row 4 'duplicate deposit"),
+])
+def test_balances_and_items_under_each_others_labels_fail_though_the_figures_tie(
+        runs: dict[str, AttemptResult], tmp_path: Path, relabel: dict[int, str],
+        says: str) -> None:
+    """validate --mutants on fiscal-year (output_change_cell, another value of the item
+    column): the book balance renamed 'statement balance', and the duplicate bank line's
+    item renamed as the receipt the books recorded from it, tied and passed."""
+    passed, detail = _regraded_reconciliation(runs["reference"], tmp_path, relabel)
+    assert not passed
+    assert says in detail, detail
+
+
+def test_item_signs_follow_what_the_label_says() -> None:
+    sign = item_sign
+    assert [sign(x) for x in (
+        "deposit in transit", "Outstanding check #1042", "bank charge recorded, not on the "
+        "statement", "interest recorded, not on the statement",
+        "receipt the books recorded from the duplicate bank line")] == [1, -1, -1, 1, 1]
+    assert [sign(x) for x in (
+        "returned item (NSF), not in the books", "bank charge, not in the books",
+        "deposit on the statement, not in the books", "interest credited, not in the books",
+        "payment debited by the bank, not in the books")] == [1, 1, -1, -1, 1]
+    # saying neither side, or both directions, says nothing
+    assert [sign(x) for x in ("duplicate bank line (bank error; the bank is to reverse it)",
+                              "returned deposit (NSF)", "unexplained difference",
+                              "bank line, not in the books", "Misc")] == [None] * 5
 
 
 def test_items_may_be_worded_the_agents_own_way(runs: dict[str, AttemptResult],
