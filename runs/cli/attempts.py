@@ -504,7 +504,8 @@ def validate(scenario: str, seeds_text: str | None, mutants: bool, policy: bool,
     has no check, names a check or operator that does not exist, its README table is not
     the generated one, or no mutant of its operators was caught by one of its checks (a
     rule with none caught gets up to --per-operator more). Exit 0 when the controls
-    all behave (--seeds), the run completed (--mutants), the policy holds (--policy).
+    all behave (--seeds), every counted mutant was caught (--mutants: one that SURVIVED
+    exits 1), the policy holds (--policy).
     """
     import shutil
     import tempfile
@@ -533,8 +534,10 @@ def validate(scenario: str, seeds_text: str | None, mutants: bool, policy: bool,
             outcomes, reasons = _validate_mutants(con, loaded, seeds or [seed],
                                                   root / "mutants", per_operator, show=mutants,
                                                   policy=policy)
+        if mutants:  # a counted mutant that no check caught fails the validation
+            ok = not any(not o.equivalent and not o.caught for o in outcomes)
         if policy:
-            ok = _validate_policy(con, loaded, outcomes, reasons)
+            ok = _validate_policy(con, loaded, outcomes, reasons) and ok
     finally:
         if work is None:
             shutil.rmtree(root, ignore_errors=True)
