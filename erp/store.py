@@ -9,6 +9,7 @@ events give the same head hash on any machine and either backend.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -548,8 +549,9 @@ class EventStore:
         finally:
             cur.close()
 
-    @property
+    @functools.cached_property
     def _insert_events(self) -> str:
+        """The event rows' INSERT in the driver's placeholders (made once per store)."""
         marks = ",".join("?" * len(EVENT_COLUMNS))
         return self.sql(f"INSERT INTO events ({','.join(EVENT_COLUMNS)}) VALUES ({marks})")
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import click
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from runs.cli import main
 from tests.conftest import IN_CI
+from tests.runs.cli.small import small_cash_application
 
 ROOT = Path(__file__).resolve().parents[3]
 README = ROOT / "README.md"
@@ -145,15 +145,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from scenarios.loader import load_scenario
 
     root = tmp_path_factory.mktemp("smoke")
-    folder = root / "small"
-    shutil.copytree(ROOT / "scenarios" / "library" / "cash-application", folder)
-    spec = yaml.safe_load((folder / "scenario.yaml").read_text(encoding="utf-8"))
-    spec["calendar"] = {"start": "2026-03-02", "business_days": 4, "holidays": []}
-    spec["company"]["opening"]["ar_open_invoices"] = 20
-    spec["population"]["customers"]["count"] = 12
-    spec["injections"] = []
-    sc = folder / "scenario.yaml"
-    sc.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    sc = small_cash_application(root / "small")
     attempt = run_attempt(load_scenario(sc), 1, "reference", root / "attempt").out
     plan = plan_campaign("smoke", scenarios=[str(sc)], seeds=[0],
                          systems=resolve_systems(["reference", "null"]), repetitions=1)

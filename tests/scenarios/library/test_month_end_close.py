@@ -503,11 +503,10 @@ def test_items_may_be_worded_the_agents_own_way(runs: dict[str, AttemptResult],
     assert passed, detail
 
 
-def test_the_clerk_reads_the_books_once_between_two_commands(
-        runs: dict[str, AttemptResult], tmp_path: Path) -> None:
-    """The clerk's reads of documents and statement lines are kept until its desk runs the
-    next command (only a command changes the books in a turn), each caller getting its
-    own copy of the rows; a command, accepted or refused, makes the next read fresh."""
+def _clerk_on_reference_books(runs: dict[str, AttemptResult],
+                              tmp_path: Path) -> tuple[Any, Any]:
+    """A ledger on a copy of the reference attempt's books and a clerk at a desk on it
+    (June 1, turn 9)."""
     import shutil
 
     from erp.ledger import Ledger
@@ -518,7 +517,15 @@ def test_the_clerk_reads_the_books_once_between_two_commands(
     desk = TurnContext(turn=9, day=date(2026, 6, 1), workspace=tmp_path,
                        prompt_file=tmp_path / "prompt.md", output_dir=tmp_path / "out",
                        ledger=ledger, actor="agent:turn-9")
-    clerk = mec._Clerk(desk)
+    return ledger, mec._Clerk(desk)
+
+
+def test_the_clerk_reads_the_books_once_between_two_commands(
+        runs: dict[str, AttemptResult], tmp_path: Path) -> None:
+    """The clerk's reads of documents and statement lines are kept until its desk runs the
+    next command (only a command changes the books in a turn), each caller getting its
+    own copy of the rows; a command, accepted or refused, makes the next read fresh."""
+    ledger, clerk = _clerk_on_reference_books(runs, tmp_path)
     calls: Counter[str] = Counter()
     real_documents, real_lines = q.documents, q.statement_lines
     mec._TABLES.pop(ledger.store, None)
@@ -554,17 +561,7 @@ def test_the_clerks_kept_tables_read_what_changed_and_equal_the_whole_tables(
     """The documents and statement lines the clerk keeps for a store are, after every
     command, what reading the whole tables gives (same rows, same order), and a read after
     a command fetches only the rows it changed."""
-    import shutil
-
-    from erp.ledger import Ledger
-    from scenarios.turn import TurnContext
-
-    shutil.copy(runs["reference"].out / "books.db", tmp_path / "books.db")
-    ledger = Ledger.open(tmp_path / "books.db")
-    desk = TurnContext(turn=9, day=date(2026, 6, 1), workspace=tmp_path,
-                       prompt_file=tmp_path / "prompt.md", output_dir=tmp_path / "out",
-                       ledger=ledger, actor="agent:turn-9")
-    clerk = mec._Clerk(desk)
+    ledger, clerk = _clerk_on_reference_books(runs, tmp_path)
     kept = mec._Tables(ledger.store)
     kinds = ("bill", "receipt", "payment", "vendor_credit", "invoice")
 
@@ -610,7 +607,8 @@ def test_kept_rows_without_positions_are_read_whole_every_time() -> None:
     """Books served over the API carry no log position: the clerk's kept table asks for
     every row each time (never ``changed_after``) and gives what the source says now."""
     asked: list[int | None] = []
-    table = [{"doc_id": "B-2", "open_amount": 5}, {"doc_id": "B-1", "open_amount": 7}]
+    table: list[dict[str, Any]] = [{"doc_id": "B-2", "open_amount": 5},
+                                   {"doc_id": "B-1", "open_amount": 7}]
 
     def read(after: int | None) -> list[dict[str, Any]]:
         asked.append(after)
