@@ -248,10 +248,15 @@ class _Registers:
         self._by_name: dict[str, dict[str, str | None]] = {t: {} for t in self._KEYS}
 
     def advance(self, store: EventStore) -> None:
-        """Read the registrations appended since the last call."""
+        """Read the registrations appended since the last call. On the books' own store,
+        up to the head read first, which the next call starts after: registrations come
+        early, and a position kept at the last of them would scan the rest of the log at
+        every turn. (Over the API the positions number the registrations seen.)"""
         plain = _cash_application().plain_name
+        head = store.head()[0] if isinstance(store, EventStore) else None
+        until = {} if head is None else {"until": head}
         for e in store.read(after=self.position, realm="erp",
-                            types=["bank_account_opened", *self._KEYS]):
+                            types=["bank_account_opened", *self._KEYS], **until):
             self.position = e.position
             data = e.data
             if e.type == "bank_account_opened":
@@ -262,6 +267,8 @@ class _Registers:
             by_name[name] = None if name in by_name else data[self._KEYS[e.type]]
             if e.type == "customer_registered":
                 self.customer_plain.append((plain(data["name"]), data["customer_id"]))
+        if head is not None:
+            self.position = head
 
     def names(self, event_type: str) -> dict[str, str]:
         """Name (casefolded) -> id; a name two parties share names neither."""
@@ -1165,7 +1172,8 @@ def reference(desk: TurnContext) -> None:
 
 class _Truth:
     """The world's bank lines, payments and bills, read forward: each turn reads only the
-    world events appended since the last turn's reading."""
+    world events appended since the last turn's reading (up to the head read first, so a
+    stretch without such events is not read again)."""
 
     def __init__(self) -> None:
         from sim.world_events import BankLinePosted, BillIssued, PaymentSent
@@ -1179,9 +1187,9 @@ class _Truth:
         """Read the world events appended since the last call."""
         from sim.world_events import BankLinePosted, BillIssued, PaymentSent, decode_world_event
 
-        for e in store.read(after=self.position, realm="world", types=[
+        head = store.head()[0]
+        for e in store.read(after=self.position, until=head, realm="world", types=[
                 "bank_line_posted", "payment_sent", "bill_issued"]):
-            self.position = e.position
             x = decode_world_event(e.type, e.payload)
             if isinstance(x, BankLinePosted):
                 self.lines[x.line_id] = x
@@ -1189,6 +1197,7 @@ class _Truth:
                 self.payments[x.payment_id] = x
             elif isinstance(x, BillIssued):
                 self.bills_issued[(x.vendor_id, x.bill_ref)] = x
+        self.position = head
 
 
 _TRUTH: weakref.WeakKeyDictionary[World, _Truth] = weakref.WeakKeyDictionary()

@@ -620,3 +620,27 @@ def test_kept_rows_without_positions_are_read_whole_every_time() -> None:
     table.append({"doc_id": "B-0", "open_amount": 1})
     assert kept.current() == sorted(table, key=lambda r: r["doc_id"])
     assert asked == [None, None]
+
+
+def test_the_registers_read_on_from_the_head_not_from_the_last_registration(
+        runs: dict[str, AttemptResult], tmp_path: Path) -> None:
+    """The clerk's registers (bank accounts, customers, vendors) start their next reading
+    at the head they read to, not at the last registration: registrations come first in
+    the log, and reading on from the last of them would scan the rest at every turn. What
+    they hold is what a reading from the start gives."""
+    ledger, clerk = _clerk_on_reference_books(runs, tmp_path)
+    registers = mec._Registers()
+    registers.advance(ledger.store)
+    head = ledger.store.head()[0]
+    last_registration = max(e.position for e in ledger.store.read(
+        realm="erp", types=["bank_account_opened", "customer_registered", "vendor_registered"]))
+    assert last_registration < head  # the books went on after the registrations
+    assert registers.position == head
+    assert clerk.run(c.RegisterCustomer(customer_id="C-LATE", name="Late Comer Ltd"))
+    registers.advance(ledger.store)
+    fresh = mec._Registers()
+    fresh.advance(ledger.store)
+    assert registers.position == fresh.position == ledger.store.head()[0]
+    assert registers.customer_plain == fresh.customer_plain
+    assert registers.names("customer_registered") == fresh.names("customer_registered")
+    assert registers.names("customer_registered")["late comer ltd"] == "C-LATE"
