@@ -22,9 +22,14 @@ STORE_FORMAT = "erpsim-store-1"
 
 metadata = MetaData()
 
+POSITION = BigInteger().with_variant(Integer(), "sqlite")
+"""A log position: BIGINT, and on SQLite INTEGER, so that the events table's primary key
+is its rowid (one b-tree, reads by position range walk it directly) rather than a rowid
+table beside a unique index on position."""
+
 events = Table(
     "events", metadata,
-    Column("position", BigInteger, primary_key=True, autoincrement=False),
+    Column("position", POSITION, primary_key=True, autoincrement=False),
     Column("stream", Text, nullable=False),
     Column("version", Integer, nullable=False),
     Column("type", Text, nullable=False),

@@ -48,6 +48,34 @@ def seeded(store: EventStore, n: int = 9) -> list[StoredEvent]:
     return store.append(batch)
 
 
+# --- the table --------------------------------------------------------------------------------
+
+
+def test_on_sqlite_the_position_is_the_events_tables_rowid(tmp_path: Path) -> None:
+    """SQLite keeps the log in one b-tree keyed by position (an ``INTEGER PRIMARY KEY`` is
+    the rowid): a read by position range walks it, with no second index to look up; a
+    position taken twice is still refused."""
+    store = EventStore.open(f"sqlite:///{tmp_path / 'books.db'}", create=True)
+    try:
+        seeded(store, 3)
+        conn = sqlite3.connect(tmp_path / "books.db")
+        plan = " ".join(str(r[-1]) for r in conn.execute(
+            "EXPLAIN QUERY PLAN SELECT payload FROM events WHERE position > 1 "
+            "ORDER BY position LIMIT 10"))
+        indexes = [(r[2], r[3]) for r in conn.execute("PRAGMA index_list(events)")]
+        conn.close()
+        assert "INTEGER PRIMARY KEY" in plan, plan
+        assert indexes == [(1, "u")], indexes  # only (stream, version)'s; none for position
+        columns = "position, 'other', version, type, schema_version, realm, business_date, " \
+                  "sim_time, actor, role, command, causation_id, correlation_id, payload, " \
+                  "prev_hash, hash"
+        with pytest.raises(Exception, match="UNIQUE constraint failed: events.position"):
+            execute_sql(store, f"INSERT INTO events SELECT {columns} FROM events "
+                               "WHERE position = 1")
+    finally:
+        store.close()
+
+
 # --- appending -----------------------------------------------------------------------------
 
 
