@@ -6,6 +6,7 @@ position (the books exactly as they were after that event). Amounts are cents.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -323,6 +324,37 @@ def documents(store: EventStore, kind: str | None = None, status: str | None = N
     rows = _rows(store, f"SELECT {', '.join(keys)} FROM documents WHERE {where} "
                         "ORDER BY kind, doc_id", params)
     return [dict(zip(keys, r, strict=True)) for r in rows]
+
+
+def count_documents(store: EventStore, kind: str, *, statuses: Sequence[str] | None = None,
+                    open_only: bool = False) -> int:
+    """How many current documents of a kind there are (in one of ``statuses``; with
+    ``open_only``, an open amount above zero), counted by the database."""
+    sql = "SELECT COUNT(*) FROM documents WHERE kind = ?"
+    params: list[Any] = [kind]
+    if statuses is not None:
+        if not statuses:
+            return 0
+        sql += f" AND status IN ({', '.join('?' * len(statuses))})"
+        params.extend(statuses)
+    if open_only:
+        sql += " AND open_amount > 0"
+    return int(_rows(store, sql, params)[0][0])
+
+
+def latest_document_date(store: EventStore, kind: str, *, through: date) -> str | None:
+    """The latest document date of a kind on or before ``through`` (ISO), or None."""
+    found = _rows(store, "SELECT MAX(doc_date) FROM documents WHERE kind = ? AND "
+                         "doc_date IS NOT NULL AND doc_date <= ?", [kind, through.isoformat()])
+    return str(found[0][0]) if found and found[0][0] is not None else None
+
+
+def count_statement_lines(store: EventStore, *, status: str | None = None) -> int:
+    """How many statement lines are imported (with ``status``, in that status now)."""
+    sql, params = "SELECT COUNT(*) FROM statement_lines", []
+    if status is not None:
+        sql, params = sql + " WHERE status = ?", [status]
+    return int(_rows(store, sql, params)[0][0])
 
 
 def statement_lines(store: EventStore, *, bank_account_id: str | None = None,

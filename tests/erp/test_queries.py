@@ -255,6 +255,35 @@ def test_open_items_agree_with_the_documents(ledger: Ledger) -> None:
         assert items or ledger_name == "unapplied_cash"  # the workload applies every receipt
 
 
+def test_counts_are_what_the_documents_and_lines_list(ledger: Ledger) -> None:
+    """The database's counts and latest date agree with the rows ``documents`` and
+    ``statement_lines`` list (the prompt's facts come from them)."""
+    days = run_workload(ledger)
+    store = ledger.store
+    for kind in ("invoice", "receipt", "bill", "payment"):
+        docs = q.documents(store, kind=kind)
+        assert q.count_documents(store, kind) == len(docs)
+        assert q.count_documents(store, kind, open_only=True) == sum(
+            1 for d in docs if d["open_amount"] > 0)
+        for statuses in (("approved", "partially_paid"), ("paid",), ()):
+            assert q.count_documents(store, kind, statuses=statuses) == sum(
+                1 for d in docs if d["status"] in statuses)
+        for day in (days[0], days[len(days) // 2], days[-1]):
+            dated = [d["doc_date"] for d in docs if d["doc_date"] and d["doc_date"] <= str(day)]
+            assert q.latest_document_date(store, kind, through=day) == (
+                max(dated) if dated else None)
+    assert q.count_documents(store, "receipt") > 0
+    account = q.statement_lines(store)[0]["bank_account_id"]
+    ledger.execute(c.ImportStatementLines(bank_account_id=account, lines=(c.StatementLineIn(
+        line_id="L-OPEN-1", entry_date=days[-1], amount=-250, description="FEE", reference="",
+        counterparty="", bank_ref="L-OPEN-1"),)), **when(days[-1]))  # one left unmatched
+    lines = q.statement_lines(store)
+    assert {x["status"] for x in lines} == {"matched", "unmatched"}
+    for status in ("unmatched", "matched", None):
+        assert q.count_statement_lines(store, status=status) == sum(
+            1 for x in lines if status is None or x["status"] == status)
+
+
 AS_OF = date(2026, 6, 15)
 
 

@@ -69,7 +69,7 @@ def test_on_sqlite_the_position_is_the_events_tables_rowid(tmp_path: Path) -> No
         columns = "position, 'other', version, type, schema_version, realm, business_date, " \
                   "sim_time, actor, role, command, causation_id, correlation_id, payload, " \
                   "prev_hash, hash"
-        with pytest.raises(Exception, match="UNIQUE constraint failed: events.position"):
+        with pytest.raises(Exception, match=r"UNIQUE constraint failed: events\.position"):
             execute_sql(store, f"INSERT INTO events SELECT {columns} FROM events "
                                "WHERE position = 1")
     finally:
