@@ -36,6 +36,11 @@ GENESIS = "0" * 64
 
 EVENT_COLUMNS = tuple(c.name for c in s.events.columns)
 
+LOCK_WAIT_S = 30.0
+"""How long a writer waits for the store's write lock, held by another writer, before it
+gives up with a ``StoreError`` (nothing written): SQLite's busy timeout, PostgreSQL's
+``lock_timeout`` on the advisory lock."""
+
 LOAD_ROWS = 100
 """How many rows one of ``EventStore.load_rows``'s SQLite statements carries (50 to 1,000
 all measured alike)."""
@@ -263,6 +268,15 @@ class _NotUtf8(Exception):
         self.position, self.column, self.error = position, column, error
 
 
+def _lock_wait_ran_out(error: BaseException) -> bool:
+    """Whether a driver error says the write lock was not had in time: SQLite's "database
+    is locked" (its busy timeout ran out), PostgreSQL's lock_not_available (55P03)."""
+    orig = getattr(error, "orig", error)
+    if isinstance(orig, sqlite3.OperationalError):
+        return "locked" in str(orig)
+    return getattr(orig, "sqlstate", None) == "55P03"
+
+
 def _pg_lock_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
 
@@ -271,8 +285,10 @@ class EventStore:
     """An event log with its read tables, in SQLite or PostgreSQL."""
 
     def __init__(self, engine: Engine, *, label: str, schema: str | None = None,
-                 url: str | None = None) -> None:
+                 url: str | None = None, lock_wait_s: float = LOCK_WAIT_S) -> None:
         self.engine = engine
+        self.lock_wait_s = lock_wait_s
+        """How long a writer waits for another's write lock (:data:`LOCK_WAIT_S`)."""
         self.label = label
         """How the store reads in messages (a path; a PostgreSQL URL without password and
         its schema)."""
@@ -288,15 +304,18 @@ class EventStore:
 
     @classmethod
     def open(cls, target: str | Path, *, schema: str | None = None,
-             create: bool = False) -> EventStore:
+             create: bool = False, lock_wait_s: float = LOCK_WAIT_S) -> EventStore:
         """Open a store: an SQLite path (or ``sqlite:///`` URL) or a PostgreSQL URL.
 
         With ``create`` a missing store is created; otherwise a missing file, a
         missing schema or a database that is not an erpsim store is a ``StoreError``.
+        ``lock_wait_s``: how long a write waits for another writer's lock.
         """
+        if not lock_wait_s > 0:
+            raise StoreError(f"lock_wait_s {lock_wait_s!r}: expected a number of seconds > 0")
         text = str(target)
         if text.startswith(("postgresql:", "postgresql+psycopg:", "postgres:")):
-            store = cls._open_postgres(text, schema)
+            store = cls._open_postgres(text, schema, lock_wait_s)
         else:
             if text.startswith("sqlite:///"):
                 path = Path(text.removeprefix("sqlite:///"))
@@ -311,7 +330,7 @@ class EventStore:
                 path.parent.mkdir(parents=True, exist_ok=True)
             else:
                 _check_sqlite_file(path)  # before anything could change a foreign file
-            store = cls._open_sqlite(path)
+            store = cls._open_sqlite(path, lock_wait_s)
         try:
             if create:
                 store.create()
@@ -322,7 +341,7 @@ class EventStore:
         return store
 
     @classmethod
-    def _open_sqlite(cls, path: Path) -> EventStore:
+    def _open_sqlite(cls, path: Path, lock_wait_s: float) -> EventStore:
         # A pooled connection may be used by another thread than the one that opened it
         # (one user at a time), as with PostgreSQL.
         engine = sa.create_engine(f"sqlite:///{path}",
@@ -333,7 +352,8 @@ class EventStore:
             dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
             cur = dbapi_conn.cursor()
             for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "wal_autocheckpoint=10000",
-                           "busy_timeout=30000", "cache_size=-65536"):
+                           f"busy_timeout={max(1, round(lock_wait_s * 1000))}",
+                           "cache_size=-65536"):
                 cur.execute(f"PRAGMA {pragma}")
             cur.close()
 
@@ -346,10 +366,10 @@ class EventStore:
             finally:
                 cur.close()
 
-        return cls(engine, label=str(path))
+        return cls(engine, label=str(path), lock_wait_s=lock_wait_s)
 
     @classmethod
-    def _open_postgres(cls, url: str, schema: str | None) -> EventStore:
+    def _open_postgres(cls, url: str, schema: str | None, lock_wait_s: float) -> EventStore:
         u = sa.engine.make_url(url)
         if u.drivername in ("postgresql", "postgres"):
             u = u.set(drivername="postgresql+psycopg")
@@ -361,7 +381,8 @@ class EventStore:
                                   pool_pre_ping=False)
         store = cls(engine, label=f"{u.render_as_string(hide_password=True)} schema {schema}",
                     schema=schema,
-                    url=u.set(password=None).render_as_string(hide_password=False))
+                    url=u.set(password=None).render_as_string(hide_password=False),
+                    lock_wait_s=lock_wait_s)
         try:
             with engine.connect():
                 pass
@@ -483,13 +504,35 @@ class EventStore:
             conn = self.engine.connect()
         try:
             conn.execution_options(erpsim_write=True)
-            with conn.begin():
+            try:
+                tx = conn.begin()  # SQLite: BEGIN IMMEDIATE, which waits for the lock
+            except sqlite3.OperationalError as e:
+                if not _lock_wait_ran_out(e):
+                    raise
+                raise self._lock_error(e) from e
+            with tx:
                 if self.dialect == "postgresql":
-                    conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+                    wait_ms = max(1, round(self.lock_wait_s * 1000))
+                    try:
+                        conn.exec_driver_sql(f"SET LOCAL lock_timeout = {wait_ms}")
+                        conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%s)",
+                                             (self._lock_key,))
+                    except sa.exc.OperationalError as e:
+                        if not _lock_wait_ran_out(e):
+                            raise
+                        raise self._lock_error(e) from e
                 yield conn
         finally:
             if own:
                 conn.close()
+
+    def _lock_error(self, error: BaseException) -> StoreError:
+        """The error of a write that did not get the store's write lock in time."""
+        orig = getattr(error, "orig", error)
+        first = str(orig).strip().splitlines()[0] if str(orig).strip() else ""
+        return StoreError(f"{self.label}: another writer held the store's write lock for "
+                          f"{self.lock_wait_s:g} s ({first or type(orig).__name__}); nothing "
+                          "was written")
 
     def head(self, conn: Connection | None = None) -> tuple[int, str]:
         """The last position and its hash (``(0, GENESIS)`` for an empty log)."""

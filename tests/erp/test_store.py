@@ -76,6 +76,42 @@ def test_on_sqlite_the_position_is_the_events_tables_rowid(tmp_path: Path) -> No
         store.close()
 
 
+# --- another writer holding the lock --------------------------------------------------------
+
+
+def test_a_writer_kept_waiting_past_the_lock_wait_gets_a_clear_error(
+        store: EventStore, store_target: tuple[str, str | None]) -> None:
+    """While another writer holds the store's write lock, an append waits ``lock_wait_s``
+    (SQLite's busy timeout, PostgreSQL's lock_timeout on the advisory lock) and then fails
+    with a ``StoreError`` naming the store and the wait, never hanging; nothing is
+    written, and once the lock is free the same handle appends."""
+    seeded(store, 2)
+    target, schema = store_target
+    before = state(store)
+    impatient = EventStore.open(target, schema=schema, lock_wait_s=0.3)
+    holder = store.engine.connect()
+    try:
+        with store.write_transaction(holder), pytest.raises(StoreError) as caught:
+            impatient.append([ev("s:late")])
+        message = str(caught.value)
+        assert message.startswith(f"{impatient.label}: another writer held the store's "
+                                  "write lock for 0.3 s (")
+        assert message.endswith("); nothing was written")
+        assert state(impatient) == before
+        assert impatient.append([ev("s:late")])[0].position == before[1][0] + 1
+    finally:
+        holder.close()
+        impatient.close()
+
+
+@pytest.mark.parametrize("wait", [0, -1.0, float("nan")])
+def test_a_lock_wait_that_is_not_a_positive_number_is_refused(tmp_path: Path,
+                                                              wait: float) -> None:
+    with pytest.raises(StoreError, match=r"lock_wait_s .*: expected a number of seconds > 0"):
+        EventStore.open(tmp_path / "books.db", create=True, lock_wait_s=wait)
+    assert not (tmp_path / "books.db").exists()
+
+
 # --- appending -----------------------------------------------------------------------------
 
 
