@@ -76,6 +76,25 @@ def test_on_sqlite_the_position_is_the_events_tables_rowid(tmp_path: Path) -> No
         store.close()
 
 
+def test_on_sqlite_each_read_table_is_one_btree_on_its_key(tmp_path: Path) -> None:
+    """The read tables are ``WITHOUT ROWID`` on SQLite: a row is kept in its primary key's
+    b-tree alone, so there is no index beside the table (a commit writes those pages)."""
+    from erp.schema import PROJECTION_TABLES
+
+    store = EventStore.open(tmp_path / "books.db", create=True)
+    store.close()
+    conn = sqlite3.connect(tmp_path / "books.db")
+    try:
+        for table in PROJECTION_TABLES:
+            sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+                               (table.name,)).fetchone()[0]
+            assert sql.rstrip().endswith("WITHOUT ROWID"), table.name
+            assert [r for r in conn.execute(f"PRAGMA index_list({table.name})")
+                    if r[3] != "pk"] == [], table.name
+    finally:
+        conn.close()
+
+
 # --- another writer holding the lock --------------------------------------------------------
 
 
