@@ -254,9 +254,9 @@ class _Registers:
         every turn. (Over the API the positions number the registrations seen.)"""
         plain = _cash_application().plain_name
         head = store.head()[0] if isinstance(store, EventStore) else None
-        until = {} if head is None else {"until": head}
-        for e in store.read(after=self.position, realm="erp",
-                            types=["bank_account_opened", *self._KEYS], **until):
+        types = ["bank_account_opened", *self._KEYS]
+        for e in (store.read(after=self.position, realm="erp", types=types) if head is None
+                  else store.read(after=self.position, until=head, realm="erp", types=types)):
             self.position = e.position
             data = e.data
             if e.type == "bank_account_opened":
