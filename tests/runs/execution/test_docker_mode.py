@@ -12,6 +12,8 @@ import json
 import os
 import shutil
 import socketserver
+import ssl
+import subprocess
 import tempfile
 import threading
 import time
@@ -412,6 +414,59 @@ def test_the_model_endpoint_is_reachable_without_a_network(
     assert probe["reply"] == "hello from the host: /v1/ping"
     assert probe["other"].startswith("refused")  # another host port: not reachable
     assert probe["url"] == f"http://{host}:{host_server}/v1"
+
+
+class _TlsServer(socketserver.ThreadingTCPServer):
+    """``_Hello`` over TLS: each accepted connection is wrapped with ``context``."""
+
+    daemon_threads = True
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        self.context = context
+        super().__init__(("127.0.0.1", 0), _Hello)
+
+    def get_request(self) -> tuple[Any, Any]:
+        sock, addr = self.socket.accept()
+        return self.context.wrap_socket(sock, server_side=True), addr
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    """An HTTPS server on the host's loopback with a certificate of its own for localhost
+    and 127.0.0.1 (the model endpoint over TLS): its port and the certificate, which the
+    client is to trust."""
+    cert, key = tmp_path / "endpoint.pem", tmp_path / "endpoint.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext",
+                    "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key),
+                    "-out", str(cert)], check=True, capture_output=True)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server = _TlsServer(context)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield int(server.server_address[1]), cert
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_a_model_endpoint_over_tls_is_reached_through_the_relay(
+        engine: docker.DockerClient, tmp_path: Path, tls_server: tuple[int, Path],
+        host: str) -> None:
+    """An https endpoint (as the CLIs' own are): the relay copies the TLS bytes as they
+    are, so the client in the container, without a network, completes the handshake
+    with the endpoint's own certificate for the name in its URL and gets its answer."""
+    port, cert = tls_server
+    proc = docker_turn(tmp_path / "turn", PROBE, label=uuid.uuid4().hex, env={
+        "ERPSIM_MODEL_BASE_URL": f"https://{host}:{port}/v1", "OTHER_PORT": "1",
+        "SSL_CERT_FILE": "/workspace/endpoint-ca.pem"})
+    shutil.copy(cert, proc.workspace / "endpoint-ca.pem")
+    run_checked(proc)
+    probe = json.loads((proc.output_dir / "probe.json").read_text())
+    assert probe["reply"] == "hello from the host: /v1/ping", probe["reply"]
+    assert probe["url"] == f"https://{host}:{port}/v1"
 
 
 def test_a_model_endpoint_that_refuses_answers_502_at_once(
