@@ -239,6 +239,11 @@ class XlsxNoErrors(_WorkbookSpec):
     max_errors: int = Field(default=0, ge=0)
 
 
+RECALCULATING = (XlsxValuePresent, XlsxRefValues, XlsxTableValues, XlsxNoErrors)
+"""The workbook checks that read values after LibreOffice recalculates (they need
+``soffice``); ``xlsx_has_formulas`` reads the formulas as written."""
+
+
 def tolerance(expected: float, rel_tol: float) -> float:
     """The tolerance of a pin: ``max(|expected| x rel_tol, 0.005)``: to the cent (a figure
     that rounds to the expected cent) unless ``rel_tol`` allows more."""
@@ -861,7 +866,7 @@ def xlsx_no_errors(spec: XlsxNoErrors, ctx: CheckContext) -> CheckResult:
                           f"{hint}", **metrics)
 
 
-__all__ = ["CENT_TOLERANCE", "EXCEL_ERRORS", "MAX_TOLERANCE", "RECALC_TIMEOUT",
+__all__ = ["CENT_TOLERANCE", "EXCEL_ERRORS", "MAX_TOLERANCE", "RECALCULATING", "RECALC_TIMEOUT",
            "ROUNDING_MAX_REL_TOL", "Sheet", "XlsxHasFormulas", "XlsxNoErrors", "XlsxRefValues",
            "XlsxTableValues", "XlsxValuePresent",
            "cached_formula_values", "cell_figure", "cell_name", "convert_with_soffice",
