@@ -93,6 +93,11 @@ class StoreError(ErpError):
     """The store cannot be opened or used."""
 
 
+class StoreBusy(StoreError):
+    """Another writer held the store's write lock past the wait (``lock_wait_s``); nothing
+    was written, and the same request may be made again."""
+
+
 class IntegrityError(StoreError):
     """The event log does not verify: a hash, a payload or the chain is wrong."""
 

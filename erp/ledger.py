@@ -27,7 +27,14 @@ from erp.errors import CommandRejected
 from erp.handlers import Context, handle
 from erp.projections import Projections, load
 from erp.schema import PROJECTION_TABLES
-from erp.store import GENESIS, EnvelopeBuilder, EventStore, StoredEvent, VerifyReport
+from erp.store import (
+    GENESIS,
+    LOCK_WAIT_S,
+    EnvelopeBuilder,
+    EventStore,
+    StoredEvent,
+    VerifyReport,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -90,9 +97,11 @@ class Ledger:
 
     @classmethod
     def open(cls, target: str | Path, *, schema: str | None = None,
-             create: bool = False) -> Ledger:
-        """Open (or with ``create`` make) the books in an SQLite file or PostgreSQL URL."""
-        return cls(EventStore.open(target, schema=schema, create=create))
+             create: bool = False, lock_wait_s: float = LOCK_WAIT_S) -> Ledger:
+        """Open (or with ``create`` make) the books in an SQLite file or PostgreSQL URL
+        (``lock_wait_s``: how long a write waits for another writer, see ``EventStore``)."""
+        return cls(EventStore.open(target, schema=schema, create=create,
+                                   lock_wait_s=lock_wait_s))
 
     def close(self) -> None:
         """Release the connection and the store."""

@@ -26,7 +26,7 @@ from sqlalchemy import event as sa_event
 from sqlalchemy.engine import Connection, Engine
 
 from erp import schema as s
-from erp.errors import ConcurrencyConflict, ErpError, IntegrityError, StoreError
+from erp.errors import ConcurrencyConflict, ErpError, IntegrityError, StoreBusy, StoreError
 
 if TYPE_CHECKING:
     import psycopg
@@ -526,11 +526,11 @@ class EventStore:
             if own:
                 conn.close()
 
-    def _lock_error(self, error: BaseException) -> StoreError:
+    def _lock_error(self, error: BaseException) -> StoreBusy:
         """The error of a write that did not get the store's write lock in time."""
         orig = getattr(error, "orig", error)
         first = str(orig).strip().splitlines()[0] if str(orig).strip() else ""
-        return StoreError(f"{self.label}: another writer held the store's write lock for "
+        return StoreBusy(f"{self.label}: another writer held the store's write lock for "
                           f"{self.lock_wait_s:g} s ({first or type(orig).__name__}); nothing "
                           "was written")
 

@@ -58,7 +58,7 @@ from erp.api.wire import (
     validation_error,
 )
 from erp.commands import COMMANDS
-from erp.errors import ApiError
+from erp.errors import ApiError, StoreBusy
 from erp.ledger import Ledger
 from erp.money import format_cents
 
@@ -119,6 +119,10 @@ def create_app(ledger: Ledger, tokens: TokenRegistry, *,
             return error_json(422, "invalid_json", "the body is not JSON text in UTF-8 "
                               f"({exc.detail})")
         return error_json(exc.status_code, "http_error", str(exc.detail))
+
+    @app.exception_handler(StoreBusy)
+    async def _busy(_request: Request, exc: StoreBusy) -> JSONResponse:
+        return error_json(503, "store_busy", f"{exc}; try again", headers={"Retry-After": "1"})
 
     @app.exception_handler(Exception)
     async def _crash(_request: Request, exc: Exception) -> JSONResponse:

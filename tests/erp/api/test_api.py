@@ -259,6 +259,51 @@ def test_rejected_commands_write_nothing(api: Running) -> None:
     assert fingerprint(api.ledger) == before
 
 
+def test_a_command_kept_waiting_by_another_writer_gets_503_and_retries_later() -> None:
+    """Another writer holds the store's write lock past the books' ``lock_wait_s``: the
+    command gets ``503 store_busy`` with ``Retry-After`` (over the real socket), nothing
+    is written, and the same request succeeds once the lock is free."""
+    work = short_dir()
+    ledger = Ledger.open(os.path.join(work, "books.db"), create=True, lock_wait_s=0.3)
+    server = None
+    try:
+        set_up_company(ledger)
+        tokens = TokenRegistry()
+        server = ApiServer(create_app(ledger, tokens), uds=Path(work) / "api.sock").start()
+        clerk = tokens.issue(CLERK_ACTOR, "clerk", DAY, 3600.0)
+        body = {"customer_id": "C-BUSY", "name": "Busy Ltd"}
+        before = fingerprint(ledger)
+        other = ledger.store.engine.connect()
+        try:
+            with ledger.store.write_transaction(other):
+                conn = _Unix(server.url[len("unix://"):])
+                try:
+                    conn.request("POST", "/v1/commands/register-customer",
+                                 body=json.dumps(body).encode(),
+                                 headers={"Authorization": f"Bearer {clerk}",
+                                          "Content-Type": "application/json"})
+                    r = conn.getresponse()
+                    status, retry, data = r.status, r.getheader("Retry-After"), json.loads(
+                        r.read())
+                finally:
+                    conn.close()
+        finally:
+            other.close()
+        assert_error(status, data, 503, "store_busy")
+        assert retry == "1"
+        assert "another writer held the store's write lock for 0.3 s" in data["message"]
+        assert fingerprint(ledger) == before
+        status, _, _ = request(server.url, "POST", "/v1/commands/register-customer",
+                               token=clerk, body=body)
+        assert status == 200
+        assert "C-BUSY" in ledger.books.customers
+    finally:
+        if server is not None:
+            server.stop()
+        ledger.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def test_a_clerk_on_a_controller_action_gets_403(api: Running) -> None:
     before = fingerprint(api.ledger)
     status, data = post(api, "close-period", {"period": "2026-02"})
