@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import io
 import json
 import re
@@ -217,12 +218,26 @@ def _csv_rows(path: Path) -> tuple[set[str], list[dict[str, str]]]:
 
 
 def pdf_text(path: Path) -> str:
-    """The text of a PDF, line by line as laid out on its pages ("" when unreadable)."""
+    """The text of a PDF, line by line as laid out on its pages ("" when unreadable).
+
+    A paper's text depends on its bytes alone, so each content is laid out once a
+    process (:func:`pdf_text_of`): a clerk reads every paper of the archive again at each
+    turn, and pypdf's layout took most of a year's close on the hard tier."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return pdf_text_of(data)
+
+
+@functools.lru_cache(maxsize=4096)
+def pdf_text_of(data: bytes) -> str:
+    """:func:`pdf_text` of a PDF's bytes (kept for the last 4,096 contents)."""
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
     try:
-        reader = PdfReader(path)
+        reader = PdfReader(io.BytesIO(data))
         return "\n".join(page.extract_text(extraction_mode="layout") for page in reader.pages)
     except (OSError, ValueError, PyPdfError):
         return ""

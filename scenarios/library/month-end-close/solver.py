@@ -1115,8 +1115,10 @@ def _cash_application() -> ModuleType:
                        "solver.py")
 
 
+@functools.lru_cache(maxsize=4096)
 def _email_text(raw: str) -> tuple[str, str]:
-    """An email's sender display name and its plain-text body."""
+    """An email's sender display name and its plain-text body (parsed once per content a
+    process: the archive's emails are read again at every turn)."""
     msg = message_from_string(raw, policy=policy.default)
     name, _ = parseaddr(str(msg.get("From", "")))
     if isinstance(msg, EmailMessage):

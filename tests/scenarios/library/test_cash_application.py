@@ -388,6 +388,35 @@ def test_pdf_and_text_remittances_are_read_like_csv_ones(tmp_path: Path) -> None
         ("INV.8", 50_000)]
 
 
+def test_a_pdf_is_laid_out_once_per_content(tmp_path: Path) -> None:
+    """The archive's papers are read again at every turn: a PDF's text is laid out once
+    for its bytes (another path with the same bytes too), a different content afresh, and
+    a file that cannot be read gives "" as before."""
+    from sim.pdf import render_pdf
+
+    def paper(name: str, payout: str) -> Path:
+        path = tmp_path / name
+        path.write_bytes(render_pdf(
+            title=f"Payout {payout}", heading=["STRIPE PAYMENTS: payout report",
+                                               f"Payout {payout}"],
+            columns=["Customer", "Gross"], rows=[["Kim PLC", "1,000.00"]], widths=[200, 100],
+            footer=["Net paid out 970.70"]))
+        return path
+
+    cache = cash_application.pdf_text_of
+    cache.cache_clear()
+    first = cash_application.pdf_text(paper("a.pdf", "po_One1"))
+    again = cash_application.pdf_text(tmp_path / "a.pdf")
+    copy = tmp_path / "copy.pdf"
+    copy.write_bytes((tmp_path / "a.pdf").read_bytes())
+    assert cash_application.pdf_text(copy) == again == first and "po_One1" in first
+    assert cache.cache_info().misses == 1 and cache.cache_info().hits == 2
+    other = cash_application.pdf_text(paper("b.pdf", "po_Two2"))
+    assert "po_Two2" in other and "po_One1" not in other
+    assert cache.cache_info().misses == 2
+    assert cash_application.pdf_text(tmp_path / "missing.pdf") == ""
+
+
 def test_a_payout_pdf_whose_long_name_runs_into_the_description_is_read(
         tmp_path: Path) -> None:
     """pypdf's layout text of a payout report whose customer overflows its column glues the

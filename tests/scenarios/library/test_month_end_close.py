@@ -644,3 +644,14 @@ def test_the_registers_read_on_from_the_head_not_from_the_last_registration(
     assert registers.customer_plain == fresh.customer_plain
     assert registers.names("customer_registered") == fresh.names("customer_registered")
     assert registers.names("customer_registered")["late comer ltd"] == "C-LATE"
+
+
+def test_an_email_is_parsed_once_per_content() -> None:
+    """The archive's emails are read again at every turn: each content is parsed once (the
+    same text read again from another file is the same string's content)."""
+    raw = ("From: Dana Ruiz <dana@vendor.example>\nTo: ap@company.example\n"
+           "Subject: bill\nContent-Type: text/plain; charset=utf-8\n\nPlease pay INV 7.\n")
+    mec._email_text.cache_clear()
+    first = mec._email_text(raw)
+    assert mec._email_text("".join([raw])) == first == ("Dana Ruiz", "Please pay INV 7.\n")
+    assert mec._email_text.cache_info().misses == 1 and mec._email_text.cache_info().hits == 1
