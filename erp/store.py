@@ -38,8 +38,8 @@ EVENT_COLUMNS = tuple(c.name for c in s.events.columns)
 
 LOCK_WAIT_S = 30.0
 """How long a writer waits for the store's write lock, held by another writer, before it
-gives up with a ``StoreError`` (nothing written): SQLite's busy timeout, PostgreSQL's
-``lock_timeout`` on the advisory lock."""
+gives up with a ``StoreBusy`` (nothing written): SQLite's busy timeout, PostgreSQL's
+``lock_timeout`` (set for each connection) on the advisory lock."""
 
 LOAD_ROWS = 100
 """How many rows one of ``EventStore.load_rows``'s SQLite statements carries (50 to 1,000
@@ -277,6 +277,11 @@ def _lock_wait_ran_out(error: BaseException) -> bool:
     return getattr(orig, "sqlstate", None) == "55P03"
 
 
+def _wait_ms(seconds: float) -> int:
+    """A lock wait in the whole milliseconds SQLite's and PostgreSQL's settings take."""
+    return max(1, round(seconds * 1000))
+
+
 def _pg_lock_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
 
@@ -352,7 +357,7 @@ class EventStore:
             dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
             cur = dbapi_conn.cursor()
             for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "wal_autocheckpoint=10000",
-                           f"busy_timeout={max(1, round(lock_wait_s * 1000))}",
+                           f"busy_timeout={_wait_ms(lock_wait_s)}",
                            "cache_size=-65536"):
                 cur.execute(f"PRAGMA {pragma}")
             cur.close()
@@ -377,8 +382,10 @@ class EventStore:
         if not isinstance(schema, str) or not schema.replace("_", "").isalnum():
             raise StoreError(f"PostgreSQL schema {schema!r}: expected letters, digits and _")
         u = u.difference_update_query(["schema"])
-        engine = sa.create_engine(u, connect_args={"options": f"-c search_path={schema}"},
-                                  pool_pre_ping=False)
+        # lock_timeout: set with the connection, not per transaction (the write path's
+        # advisory lock is the wait it bounds; a round trip a write would cost otherwise).
+        options = f"-c search_path={schema} -c lock_timeout={_wait_ms(lock_wait_s)}"
+        engine = sa.create_engine(u, connect_args={"options": options}, pool_pre_ping=False)
         store = cls(engine, label=f"{u.render_as_string(hide_password=True)} schema {schema}",
                     schema=schema,
                     url=u.set(password=None).render_as_string(hide_password=False),
@@ -511,10 +518,8 @@ class EventStore:
                     raise
                 raise self._lock_error(e) from e
             with tx:
-                if self.dialect == "postgresql":
-                    wait_ms = max(1, round(self.lock_wait_s * 1000))
+                if self.dialect == "postgresql":  # lock_timeout bounds the wait (see open)
                     try:
-                        conn.exec_driver_sql(f"SET LOCAL lock_timeout = {wait_ms}")
                         conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%s)",
                                              (self._lock_key,))
                     except sa.exc.OperationalError as e:
