@@ -23,6 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from itertools import accumulate
+from typing import Any
 
 import numpy as np
 from faker import Faker
@@ -103,5 +107,46 @@ class Streams:
         fake = self._fakers.get(locale)
         if fake is None:
             fake = self._fakers[locale] = Faker(locale)
+            weigh_once(fake)
         fake.seed_instance(self.integer_seed(name))
         return fake
+
+
+_CUMULATIVE: dict[int, tuple[OrderedDict[Any, float], tuple[Any, ...], list[float]]] = {}
+"""Per weighted table of Faker's (by identity, the table kept alive with it): its keys and
+their cumulative weights."""
+
+
+def _cumulative(table: OrderedDict[Any, float]) -> tuple[tuple[Any, ...], list[float]]:
+    found = _CUMULATIVE.get(id(table))
+    if found is None or found[0] is not table:
+        found = _CUMULATIVE[id(table)] = (table, tuple(table), list(accumulate(table.values())))
+    return found[1], found[2]
+
+
+def weigh_once(fake: Faker) -> None:
+    """Make ``fake``'s weighted draws (a last name from about a thousand weighted ones, a
+    street format) add up their weights once per table instead of at every draw.
+
+    Faker draws one element of a weighted table (an ``OrderedDict`` of weights) with
+    ``random.choices(keys, weights=values)``, which sums the weights again at every call:
+    a thousand additions per last name, most of a company name's cost. Given those sums
+    as ``cum_weights``, ``random.choices`` draws the same element from the same random
+    state, so every name is what Faker gives (a test compares them seed by seed). An
+    unweighted draw, or a provider that draws without weights, is Faker's own.
+    """
+    for factory in fake.factories:
+        for provider in factory.providers:
+            if not getattr(provider, "__use_weighting__", False):
+                continue
+            provider.random_element = _weighed(provider, provider.random_element)
+
+
+def _weighed(provider: Any, draw: Callable[[Any], Any]) -> Callable[..., Any]:
+    def random_element(elements: Sequence[Any] | OrderedDict[Any, float] = ("a", "b", "c")
+                       ) -> Any:
+        if type(elements) is not OrderedDict:
+            return draw(elements)
+        keys, cum = _cumulative(elements)
+        return provider.generator.random.choices(keys, cum_weights=cum)[0]
+    return random_element

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
 
 import pytest
+from faker import Faker
 
-from sim.rng import Streams, name_key
+import sim.rng as rng_module
+from sim.rng import Streams, name_key, weigh_once
 
 
 def test_same_seed_and_name_give_the_same_draws() -> None:
@@ -34,6 +37,43 @@ def test_string_seeds_and_faker() -> None:
     f1 = Streams(3).faker("customer:C0001").company()
     f2 = Streams(3).faker("customer:C0001").company()
     assert f1 == f2
+
+
+def _drawn(fake: Faker) -> tuple[str, ...]:
+    return (fake.company(), fake.name(), fake.last_name(), fake.street_address(), fake.city(),
+            fake.state_abbr(), fake.zipcode(), fake.address(), fake.email())
+
+
+def test_weighted_draws_are_fakers_own() -> None:
+    """The names the streams' Faker gives (weights summed once per table) are stock
+    Faker's for the same seed, draw for draw."""
+    streams, stock = Streams(11), Faker("en_US")
+    for i in range(400):
+        seed = streams.integer_seed(f"customer:C{i:04d}")
+        fast = streams.faker(f"customer:C{i:04d}")
+        stock.seed_instance(seed)
+        assert _drawn(fast) == _drawn(stock), i
+
+
+def test_weighted_draws_sum_each_table_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A weighted table's weights are summed the first time it is drawn from, not at every
+    draw; an unweighted sequence is drawn by Faker itself."""
+    sums: list[int] = []
+    real = rng_module.accumulate
+
+    def counted(values: Iterable[float]) -> Iterator[float]:
+        sums.append(1)
+        return real(values)
+
+    monkeypatch.setattr(rng_module, "accumulate", counted)
+    monkeypatch.setattr(rng_module, "_CUMULATIVE", {})
+    fake = Faker("en_US")
+    weigh_once(fake)
+    fake.seed_instance(5)
+    names = [fake.last_name() for _ in range(50)]
+    assert len(sums) == 1 and len(set(names)) > 10
+    assert fake.random_element(("x", "y")) in ("x", "y")
+    assert len(sums) == 1
 
 
 def test_stable_across_processes() -> None:
