@@ -32,6 +32,7 @@ from erp.events import BankDetails, CustomerRefunded, VendorPaid
 from erp.money import format_cents
 from sim.documents import deliver, render_csv
 from sim.engine import Engine, Phase
+from sim.world import LogCursor
 from sim.world_events import (
     BankLineKind,
     BankLinePosted,
@@ -89,7 +90,7 @@ class Bank:
         """The bank's own record of the account, in posting order."""
         self.deposits: list[Deposit] = []
         self.returned: set[str] = set()
-        self._read_to = 0
+        self._payments = LogCursor(["vendor_paid", "customer_refunded"])
         self._waiting: list[VendorPaid | CustomerRefunded] = []
         self._opening: int | None = None
         self._duplicate_next: list[PlannedInjection] = []
@@ -203,10 +204,7 @@ class Bank:
 
     def pays_out(self, day: date) -> None:
         """Debit the vendor payments and customer refunds the company made from the account."""
-        self.engine.world.flush()
-        store = self.engine.world.ledger.store
-        for e in store.read(after=self._read_to, types=["vendor_paid", "customer_refunded"]):
-            self._read_to = e.position
+        for e in self.engine.world.read_new(self._payments):
             if e.event.bank_account_id == self.account_id:
                 self._waiting.append(e.event)
         due = [p for p in self._waiting if p.entry_date <= day]

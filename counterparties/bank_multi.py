@@ -48,6 +48,7 @@ from erp import commands as c
 from erp.money import format_cents
 from sim.documents import deliver, render_csv
 from sim.engine import Engine, Phase
+from sim.world import LogCursor
 
 KIND = "multi_bank_month"
 
@@ -288,7 +289,7 @@ class _Month:
                                           "savings-statement", interest_bp=150)
         self.banks[CARD] = AccountBank(self.engine, population, CARD, "card-statement",
                                        interest_bp=0)
-        self._read_to = 0
+        self._reports = LogCursor(["bank_error_reported"])
         self.corrected: set[str] = set()
 
     def start(self) -> None:
@@ -404,11 +405,8 @@ class _Month:
 
     def corrects_reported_errors(self, day: date) -> None:
         """Answer the errors the company reported: the bank's correction, next business day."""
-        self.engine.world.flush()
-        store = self.engine.world.ledger.store
         cal = self.engine.calendar
-        for e in store.read(after=self._read_to, types=["bank_error_reported"]):
-            self._read_to = e.position
+        for e in self.engine.world.read_new(self._reports):
             err = e.event
             bank = self.banks.get(err.bank_account_id)
             if bank is None:

@@ -48,6 +48,7 @@ from erp.money import display_cents, pct_of
 from sim.documents import deliver, deliver_binary
 from sim.engine import Engine, Phase
 from sim.pdf import render_text_pdf
+from sim.world import LogCursor
 from sim.world_events import TaxNoticeSent, TaxPaymentReceived, TaxReturnReceived
 
 KIND = "payroll_tax_materials"
@@ -119,7 +120,7 @@ class TaxAuthority:
         """Period -> the return received for it (the first)."""
         self.payments: list[TaxPaymentReceived] = []
         self.notices: list[TaxNoticeSent] = []
-        self._read_to = 0
+        self._filings = LogCursor(["sales_tax_return_filed", "sales_tax_remitted"])
         self._waiting: list[dict[str, Any]] = []
         self._assessed: set[str] = set()
 
@@ -129,11 +130,7 @@ class TaxAuthority:
 
     def works(self, day: date) -> None:
         """Take in what the company filed and paid by today; assess months past due."""
-        self.engine.world.flush()
-        store = self.engine.world.ledger.store
-        for e in store.read(after=self._read_to,
-                            types=["sales_tax_return_filed", "sales_tax_remitted"]):
-            self._read_to = e.position
+        for e in self.engine.world.read_new(self._filings):
             data = dict(e.data)
             data["_type"] = e.type
             if data["jurisdiction_id"] == self.jurisdiction_id:

@@ -29,6 +29,28 @@ Listener = Callable[[WorldEvent, str], None]
 E = TypeVar("E", bound=WorldEvent)
 
 
+class LogCursor:
+    """Where a counterparty's reading of the company's log stopped, for events of some
+    types (the payments the bank debits, the returns the tax authority takes in).
+
+    Each read goes from the last read's end to the log's head at the time of the read,
+    whether or not it found an event: a reader that kept the position of the last event
+    it found read every later event again at every date until the next one of its types
+    came (a year without a reported bank error re-read the year's log every day)."""
+
+    def __init__(self, types: list[str]) -> None:
+        self.types = types
+        self.position = 0
+        """The log position the last read went up to."""
+
+    def read(self, ledger: Ledger) -> list[StoredEvent]:
+        """The events of the cursor's types after its position, up to the log's head."""
+        head, _ = ledger.store.head()
+        found = list(ledger.store.read(after=self.position, until=head, types=self.types))
+        self.position = head
+        return found
+
+
 class World:
     """World events, their listeners, the company inbox and the company's own commands."""
 
@@ -101,6 +123,12 @@ class World:
         except CommandRejected as e:
             self.rejections.append((actor, type(commands[0]).__name__, e))
             return e
+
+    def read_new(self, cursor: LogCursor) -> list[StoredEvent]:
+        """The events of ``cursor``'s types written since its last read (pending world
+        events flushed first), each once; see :class:`LogCursor`."""
+        self.flush()
+        return cursor.read(self.ledger)
 
     def documents_between(self, start: float, end: float) -> list[DocumentDelivered]:
         """Documents delivered at ``start <= time < end``."""

@@ -15,6 +15,7 @@ from sim.automation import CompanySetup, CustomerMaster, set_up_books
 from sim.calendar import BusinessCalendar
 from sim.engine import Engine, Phase
 from sim.rng import Streams
+from sim.world import LogCursor
 from sim.world_events import InjectionPlanted
 
 START = date(2026, 3, 2)
@@ -97,3 +98,21 @@ def test_same_processes_same_hash(tmp_path: Path) -> None:
         return eng.ledger.head_hash
 
     assert run("a") == run("b")
+
+
+def test_a_log_cursor_reads_each_new_event_once_and_goes_on_from_the_head(
+        tmp_path: Path) -> None:
+    """A read that finds nothing still moves the cursor to the head: the next read starts
+    there, not again from the last event of its types (which re-read the log daily)."""
+    eng = engine_on(tmp_path)
+    w = eng.world
+    cursor = LogCursor(["customer_registered"])
+    first = w.read_new(cursor)
+    assert [e.event.customer_id for e in first] == ["C1"]
+    w.emit(InjectionPlanted(injection_id="I-1", kind="x"), "scenario:injection")
+    assert w.read_new(cursor) == []  # the pending world event was flushed, then read past
+    assert cursor.position == eng.ledger.position == eng.ledger.store.head()[0]
+    w.execute(c.RegisterCustomer(customer_id="C2", name="Globex"), actor="system:crm")
+    w.emit(InjectionPlanted(injection_id="I-2", kind="y"), "scenario:injection")
+    assert [e.event.customer_id for e in w.read_new(cursor)] == ["C2"]
+    assert w.read_new(cursor) == [] and cursor.position == eng.ledger.position
