@@ -273,6 +273,7 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
         start = getattr(agent, "start", None)
         if start is not None:
             start(ledger)
+        set_up = time.perf_counter()
         try:
             turns = _run_days(loaded, instance, engine, agent, out, on_day, record, daily,
                               on_turn, stop_on_error)
@@ -293,10 +294,14 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
             if stop is not None:
                 stop()
         engine.finish()
+        ran = time.perf_counter()
         summary = _summary(loaded, instance, engine, ledger, agent_name, turns,
-                           time.perf_counter() - started)
+                           ran - started)
+        graded: dict[str, float] = {}
         verdict = grade(out, loaded, ledger.store, summary=summary,
-                        folds=daily.folds if daily.specs else None, during_run=True)
+                        folds=daily.folds if daily.specs else None, during_run=True,
+                        timing=graded)
+        phases = _phases(set_up - started, ran - set_up, turns, daily, graded)
     finally:
         ledger.close()
     write_verdict(verdict, out / VERDICT_FILE)
@@ -311,10 +316,27 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
     summary["daily_checks"] = daily.report()
     summary["daily_timing"] = daily.timing()
     summary["daily_by_month"] = daily.monthly()
+    summary["phases_s"] = phases
     if store_url is not None:
         summary["store"] = describe_store(ledger.store)
     write_text_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
     return AttemptResult(out, summary)
+
+
+def _phases(set_up: float, days: float, turns: list[dict[str, Any]], daily: _DailyControl,
+            graded: dict[str, float]) -> dict[str, float]:
+    """Where an attempt's wall time went, in seconds (``summary.json`` ``phases_s``): the
+    set-up (the instance drawn, the books opened, the counterparties and the agent
+    started), the simulation between the agent's turns (the world and the company's
+    automation, without the per-date checks), the turns (each whole, workspace and
+    prompt included), the per-date checks, and the grading's two parts: the books'
+    verification and the final checks."""
+    turns_s = sum(float(t.get("turn_wall_s", 0.0)) for t in turns)
+    checks_s = sum(wall for _, wall, _ in daily.seconds)
+    return {k: round(v, 4) for k, v in {
+        "set_up": set_up, "simulation": days - turns_s - checks_s, "turns": turns_s,
+        "per_date_checks": checks_s, "verification": graded.get("verification", 0.0),
+        "final_checks": graded.get("checks", 0.0)}.items()}
 
 
 class _DailyControl:

@@ -19,6 +19,7 @@ and the attempt is rejected (``books-verified`` failed; ``"verified": "refused"`
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -180,7 +181,8 @@ BOOKS_CHECK = "books-verified"
 
 def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
           summary: dict[str, Any], expect_head: str | None = None,
-          folds: Folds | None = None, during_run: bool = False) -> Verdict:
+          folds: Folds | None = None, during_run: bool = False,
+          timing: dict[str, float] | None = None) -> Verdict:
     """Verify the attempt's books (:func:`verify_attempt_books`), then evaluate the
     scenario's checks on its store and final workspace (``folds``: per-date control's,
     folded on to the log's head rather than afresh; the verdict is the same).
@@ -189,8 +191,10 @@ def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
     ``during_run``: the attempt's own run grades it as it ends, so only its turns had the
     books, and the change is the agent's. Then the verdict is rejected by one failed
     result, ``books-verified``, naming what does not check out; no other check reads
-    books that cannot be trusted."""
+    books that cannot be trusted. ``timing``, when given, receives the seconds each part
+    took: ``verification`` and ``checks``."""
     ws = final_workspace(out)
+    started = time.perf_counter()
     try:
         books = verify_attempt_books(out, store, summary, expect_head=expect_head)
     except IntegrityError as e:
@@ -202,8 +206,11 @@ def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
              if t.get("role", "clerk") != "clerk"}
     ctx = context_for(store, loaded, workspace=ws, agent_actors=actors, turn_roles=roles,
                       folds=folds)
+    verified = time.perf_counter()
     verdict = evaluate(final_specs(loaded), ctx, outputs_root=ws / "out" if ws else None)
     verdict.books = books.to_json()
+    if timing is not None:
+        timing.update(verification=verified - started, checks=time.perf_counter() - verified)
     return verdict
 
 

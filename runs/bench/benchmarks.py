@@ -228,6 +228,8 @@ class EngineBench:
     """Dates the per-date checks ran on, by month (``YYYY-MM``)."""
     per_date_cpu_ms: dict[str, float] = field(default_factory=dict)
     """Mean per-date check CPU time (the evaluating thread's) by month (``YYYY-MM``)."""
+    phases: dict[str, float] = field(default_factory=dict)
+    """Where the attempt's time went, seconds by phase (``summary.json`` ``phases_s``)."""
 
     def worked_months(self) -> list[str]:
         """The calendar months the scenario works through, in order: every month of
@@ -264,6 +266,7 @@ class EngineBench:
             out += [f"per_date_check_cpu_ms_first_month: {cpu[0]:.1f}",
                     f"per_date_check_cpu_ms_last_month: {cpu[-1]:.1f}",
                     f"per_date_check_cpu_last_vs_first: {cpu[-1] / cpu[0]:.2f}"]
+        out += [f"phase_{name}_s: {seconds:.2f}" for name, seconds in self.phases.items()]
         return out
 
 
@@ -314,7 +317,8 @@ def run_engine_bench(*, scenario: str = "month-end-close", customers: int | None
                        months, dict(timing.get("ms_per_date_by_month", {})),
                        bool(result.summary["verdict"]["accepted"]),
                        dict(timing.get("dates_by_month", {})),
-                       dict(timing.get("cpu_ms_per_date_by_month", {})))
+                       dict(timing.get("cpu_ms_per_date_by_month", {})),
+                       dict(result.summary.get("phases_s", {})))
 
 
 @dataclass(frozen=True)
