@@ -330,12 +330,16 @@ def _phases(set_up: float, days: float, turns: list[dict[str, Any]], daily: _Dai
     started), the simulation between the agent's turns (the world and the company's
     automation, without the per-date checks), the turns (each whole, workspace and
     prompt included), the per-date checks, and the grading's two parts: the books'
-    verification and the final checks."""
+    verification and the final checks. The turns are split into the agent's own time
+    (``agent``: its process, or a built-in agent's work) and the harness's around it
+    (``turn_harness``: workspace, inbox, prompt, outputs snapshot and hashes)."""
     turns_s = sum(float(t.get("turn_wall_s", 0.0)) for t in turns)
+    agent_s = sum(float(t.get("duration_s", 0.0)) for t in turns)
     checks_s = sum(wall for _, wall, _ in daily.seconds)
     return {k: round(v, 4) for k, v in {
-        "set_up": set_up, "simulation": days - turns_s - checks_s, "turns": turns_s,
-        "per_date_checks": checks_s, "verification": graded.get("verification", 0.0),
+        "set_up": set_up, "simulation": days - turns_s - checks_s, "agent": agent_s,
+        "turn_harness": turns_s - agent_s, "per_date_checks": checks_s,
+        "verification": graded.get("verification", 0.0),
         "final_checks": graded.get("checks", 0.0)}.items()}
 
 
@@ -547,7 +551,7 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
     produced = {str(p.relative_to(ws / "out")): _sha256(p)
                 for p in sorted((ws / "out").rglob("*")) if p.is_file()}
     return {"turn": n, "date": day.isoformat(), "role": role, "status": status,
-            "duration_s": round(duration, 3),
+            "duration_s": round(duration, 4),
             "turn_wall_s": round(time.perf_counter() - turn_started, 4),
             "commands": commands, "rejections": rejections, "requests": len(requests),
             "api_log": str(api_log.relative_to(out)) if api_log.is_file() else None,

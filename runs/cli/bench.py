@@ -57,7 +57,8 @@ def bench_engine(scenario: str, customers: int | None, vendors: int | None, agen
     (per_date_check_ms_first_month, per_date_check_ms_last_month) and their ratio, in wall
     time and as the checking thread's CPU time (per_date_check_cpu_ms_*); then the
     seconds of each phase of the attempt: phase_set_up_s, phase_simulation_s,
-    phase_turns_s, phase_per_date_checks_s, phase_verification_s, phase_final_checks_s.
+    phase_agent_s, phase_turn_harness_s, phase_per_date_checks_s, phase_verification_s,
+    phase_final_checks_s.
     """
     from runs.bench.benchmarks import run_engine_bench
 
