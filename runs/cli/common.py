@@ -74,12 +74,17 @@ def fail(problem: BaseException | str, *, code: int | None = None, prefix: str =
     sys.exit(status)
 
 
+KNOWN_ERRORS: tuple[type[BaseException], ...] = tuple(cls for cls, _ in EXIT_CODES)
+"""Every exception class :data:`EXIT_CODES` maps: the errors a command reports in a line."""
+
+
 @contextmanager
 def errors() -> Iterator[None]:
-    """Turn the books' exceptions into one clear line and their exit code."""
+    """Turn every known exception (:data:`EXIT_CODES`: the books', a scenario's, a desk
+    generator's, the runner's) into one clear line and its exit code."""
     try:
         yield
-    except (ErpError, BadInput) as e:  # IntegrityError and StoreError are ErpErrors
+    except KNOWN_ERRORS as e:
         fail(e)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from runs.cli.common import EXIT_BAD_INPUT, OUT_FILE, fail
+from runs.cli.common import EXIT_BAD_INPUT, OUT_FILE, errors, fail
 
 ATTEMPT_FILES = ("summary.json", "verdict.json", "books.db", "turns", "error.txt")
 """What marks a folder as an attempt's (any one; the others may be missing or corrupt)."""
@@ -140,10 +140,14 @@ def bench_view(customers: int, vendors: int, loads: int, attempt: Path | None) -
     """
     from runs.view.bench import CHROMIUM, run_view_bench
 
+    if attempt is not None and not (attempt / "summary.json").is_file():
+        fail(f"--attempt {attempt}: no summary.json (expected a finished attempt folder, as "
+             "erpsim run writes)", code=EXIT_BAD_INPUT)
     if not Path(CHROMIUM).is_file():
         fail(f"{CHROMIUM} is missing (apt-get install chromium; .ci/setup installs it)",
              code=EXIT_BAD_INPUT)
-    result = run_view_bench(customers=customers, vendors=vendors, loads=loads,
-                            attempt=attempt)
+    with errors():
+        result = run_view_bench(customers=customers, vendors=vendors, loads=loads,
+                                attempt=attempt)
     for line in result.lines():
         click.echo(line)

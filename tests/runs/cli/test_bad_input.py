@@ -425,3 +425,62 @@ def test_an_injection_the_population_cannot_hold_is_a_clear_error(tmp_path: Path
     again = CliRunner().invoke(main, ["run", str(folder / "scenario.yaml"), "--out", str(out),
                                       "--quiet", "--replace"])
     assert again.exit_code == 2 and "cannot be planted" in again.output
+
+
+@pytest.mark.parametrize("command", [
+    ["run", "{scenario}", "--out", "{tmp}/a"],
+    ["validate", "{scenario}", "--seeds", "0-1"],
+    ["validate", "{scenario}", "--mutants"],
+    ["sweep", "{scenario}", "--seeds", "0", "--systems", "reference", "--label", "x",
+     "--results-dir", "{tmp}/r"],
+    ["bench", "engine", "--scenario", "{scenario}"],
+    ["bench", "sweep", "--scenario", "{scenario}", "--attempts", "2"],
+])
+@pytest.mark.parametrize(("scenario", "says"), [
+    ("no-such-scenario", "scenario 'no-such-scenario': not in the library (expected one of: "),
+    ("{tmp}/broken.yaml", "scenario broken.yaml: line 2, column 1: expected the node content"),
+])
+def test_every_command_that_takes_a_scenario_refuses_a_bad_one_in_a_line(
+        tmp_path: Path, command: list[str], scenario: str, says: str) -> None:
+    """An unknown library name or a YAML that does not parse: exit 2 and the scenario's
+    error in one line, never a traceback (bench engine raised one), nothing written."""
+    (tmp_path / "broken.yaml").write_text("id: [\n")
+    args = [a.replace("{scenario}", scenario).replace("{tmp}", str(tmp_path)) for a in command]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert f"error: {says}" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.yaml"]
+
+
+def test_bench_view_refuses_a_folder_that_is_not_an_attempt(tmp_path: Path) -> None:
+    """``bench view --attempt`` of a folder without summary.json: exit 2 naming it (it
+    raised FileNotFoundError), before any browser is looked for."""
+    result = CliRunner().invoke(main, ["bench", "view", "--attempt", str(tmp_path),
+                                       "--loads", "1"])
+    assert result.exit_code == 2, result.output
+    assert (f"error: --attempt {tmp_path}: no summary.json (expected a finished attempt "
+            "folder") in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_errors_reports_every_known_error_in_a_line() -> None:
+    """``errors()`` maps every class of EXIT_CODES to its exit code with one line; an
+    unknown exception still propagates (a bug keeps its traceback)."""
+    from runs.cli.common import EXIT_CODES, errors
+
+    for cls, code in EXIT_CODES:
+        @click.command()
+        def raising(cls: type[BaseException] = cls) -> None:
+            with errors():
+                raise cls("what went wrong")
+        result = CliRunner().invoke(raising, [])
+        assert result.exit_code == code, (cls, result.output)
+        assert result.output == "error: what went wrong\n", cls
+
+    @click.command()
+    def buggy() -> None:
+        with errors():
+            raise KeyError("a bug")
+    result = CliRunner().invoke(buggy, [])
+    assert isinstance(result.exception, KeyError)
