@@ -53,6 +53,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from runs.errors import SystemsError
+from runs.execution.contract import DEFAULT_IMAGE, MEMORY_LIMIT, NETWORK_MODE
 
 BUILTIN = ("reference", "oracle", "null")
 """The built-in agents, systems by name."""
@@ -90,9 +91,9 @@ class SystemSpec(BaseModel):
     image: str | None = Field(default=None, min_length=1)
     """Docker mode: the image (default ``erpsim-agent:bookworm``)."""
     cpus: float = Field(default=2.0, gt=0, le=256)
-    memory: str = Field(default="6g", pattern=r"^[0-9]+[bkmgBKMG]?$")
+    memory: str = Field(default="6g", pattern=f"^{MEMORY_LIMIT}$")
     network: bool = False
-    network_mode: str = Field(default="bridge", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+    network_mode: str = Field(default="bridge", pattern=f"^{NETWORK_MODE}$")
     """Docker mode with ``network: true``: the docker network (``bridge``; ``host`` on an
     engine without a bridge, such as the one ``.ci/docker-up`` starts)."""
     timeout_s: float | None = Field(default=None, gt=0)
@@ -315,8 +316,6 @@ def _resolve(label: str, base: Path, name: str, spec: SystemSpec,
             env[var] = environ[var]
         else:
             env[var] = value
-    from runs.execution.contract import DEFAULT_IMAGE
-
     image = spec.image or (DEFAULT_IMAGE if spec.mode == "docker" else None)
     declaration: dict[str, Any] = {
         "adapter": adapter.name, "mode": spec.mode, "image": image,

@@ -27,6 +27,8 @@ from runs.cli.common import (
     EXIT_FAILED,
     EXIT_GRADER_ERROR,
     EXIT_OK,
+    MEMORY,
+    NETWORK,
     OUT_DIR,
     OUT_FILE,
     SEED,
@@ -66,10 +68,12 @@ TIERS = ("easy", "medium", "hard")
                    "as .codex/config.toml or .claude/settings.json).")
 @click.option("--cpus", type=click.FloatRange(min=0, min_open=True), default=2.0,
               show_default=True, help="Docker mode: CPU limit.")
-@click.option("--memory", default="6g", show_default=True, help="Docker mode: memory limit.")
+@click.option("--memory", type=MEMORY, default="6g", show_default=True,
+              help="Docker mode: memory limit (a whole number with an optional unit b, k, m "
+                   "or g).")
 @click.option("--network/--no-network", default=False, show_default=True,
               help="Docker mode: give the container a network.")
-@click.option("--network-mode", default="bridge", show_default=True,
+@click.option("--network-mode", type=NETWORK, default="bridge", show_default=True,
               help="Docker mode with --network: the docker network (host on an engine "
                    "without a bridge, such as the one .ci/docker-up starts).")
 @click.option("--out", type=OUT_DIR, required=True,

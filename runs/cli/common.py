@@ -11,6 +11,7 @@ crashed) or an infrastructure fault.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from desk.errors import GeneratorFailed
 from erp.errors import ErpError, IntegrityError
 from erp.store import EventStore
 from runs.errors import BadInput, InfrastructureError, Refused, RunsError
+from runs.execution.contract import MEMORY_LIMIT, NETWORK_MODE
 from scenarios.errors import ScenarioError
 
 EXIT_OK = 0
@@ -103,6 +105,30 @@ class _Date(click.ParamType):
 
 DATE = _Date()
 """A ``YYYY-MM-DD`` option value."""
+
+class Matching(click.ParamType):
+    """An option value that must match a regular expression as a whole."""
+
+    def __init__(self, name: str, pattern: str, expected: str) -> None:
+        self.name = name
+        self.pattern = re.compile(pattern)
+        self.expected = expected
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> str:
+        """``value`` when it matches; otherwise a usage error naming it and the form."""
+        if isinstance(value, str) and self.pattern.fullmatch(value):
+            return value
+        self.fail(f"{value!r} is not {self.expected}", param, ctx)
+
+
+MEMORY = Matching("SIZE", MEMORY_LIMIT, "a memory limit (expected a whole number with an "
+                  "optional unit b, k, m or g, such as 6g or 512m)")
+"""``--memory``: a docker memory limit, as a systems file's ``memory``."""
+
+NETWORK = Matching("NAME", NETWORK_MODE, "a docker network name (expected letters, digits "
+                   "and _ . : -, such as bridge or host)")
+"""``--network-mode``: a docker network's name, as a systems file's ``network_mode``."""
 
 SEED = click.IntRange(min=0)
 """A ``--seed`` value: a whole number, 0 or more (as ``--seeds`` ranges are), for every

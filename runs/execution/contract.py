@@ -75,6 +75,15 @@ USAGE_KEYS = (
 they are. A key left out is unknown, not zero."""
 
 
+MEMORY_LIMIT = r"[0-9]+[bkmgBKMG]?"
+"""A docker memory limit as the engine takes it: a whole number of bytes, or of a unit
+``b``, ``k``, ``m`` or ``g`` (``6g``); the whole value matches (``--memory``, a systems
+file's ``memory``)."""
+
+NETWORK_MODE = r"[A-Za-z0-9][A-Za-z0-9_.:-]*"
+"""A docker network's name (``bridge``, ``host``, a user network); the whole value
+matches (``--network-mode``, a systems file's ``network_mode``)."""
+
 @dataclass(frozen=True)
 class DockerOptions:
     """How a turn runs in docker mode.

@@ -484,3 +484,44 @@ def test_errors_reports_every_known_error_in_a_line() -> None:
             raise KeyError("a bug")
     result = CliRunner().invoke(buggy, [])
     assert isinstance(result.exception, KeyError)
+
+
+@pytest.mark.parametrize(("option", "value", "ok"), [
+    ("--memory", "6g", True), ("--memory", "512m", True), ("--memory", "1073741824", True),
+    ("--memory", "6G", True), ("--memory", "abc", False), ("--memory", "6 g", False),
+    ("--memory", "6gb", False), ("--memory", "-1", False), ("--memory", "", False),
+    ("--memory", "6g\n", False),
+    ("--network-mode", "bridge", True), ("--network-mode", "my_net.1", True),
+    ("--network-mode", "bad mode", False), ("--network-mode", "-x", False),
+])
+def test_docker_limits_are_checked_as_the_systems_file_checks_them(
+        tmp_path: Path, option: str, value: str, ok: bool) -> None:
+    """``run --memory`` and ``--network-mode`` take what a systems file's ``memory`` and
+    ``network_mode`` take (one pattern each): a bad one is refused before the attempt
+    folder exists, naming the option, the value and the form (the engine refused ``abc``
+    at turn 1, an infrastructure error, exit 3)."""
+    from runs.campaigns.systems import load_systems_file
+    from runs.errors import SystemsError
+
+    field = option.removeprefix("--").replace("-", "_")
+    adapter = tmp_path / "adapter" / "run"
+    adapter.parent.mkdir()
+    adapter.write_text("#!/bin/sh\nexit 0\n")
+    adapter.chmod(0o755)
+    systems = tmp_path / "systems.yaml"
+    systems.write_text(f"a:\n  adapter: adapter/run\n  mode: docker\n"
+                       f"  {field}: {json.dumps(value)}\n")
+    if ok:
+        load_systems_file(systems)
+    else:
+        with pytest.raises(SystemsError, match=f"a.{field}"):
+            load_systems_file(systems)
+    result = CliRunner().invoke(main, [
+        "run", "cash-application", "--out", str(tmp_path / "a"), "--agent-cmd", str(adapter),
+        "--docker", "no-such-image:x", option, value, "--turn-timeout", "5"])
+    if ok:  # accepted: the run goes on to the (missing) image, an infrastructure error
+        assert "Invalid value" not in result.output
+    else:
+        assert result.exit_code == 2, result.output
+        assert f"Invalid value for '{option}': {value!r} is not a" in result.output
+        assert not (tmp_path / "a").exists()
