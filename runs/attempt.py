@@ -328,11 +328,11 @@ def _phases(set_up: float, days: float, turns: list[dict[str, Any]], daily: _Dai
     """Where an attempt's wall time went, in seconds (``summary.json`` ``phases_s``): the
     set-up (the instance drawn, the books opened, the counterparties and the agent
     started), the simulation between the agent's turns (the world and the company's
-    automation, without the per-date checks), the turns (each whole, workspace and
-    prompt included), the per-date checks, and the grading's two parts: the books'
-    verification and the final checks. The turns are split into the agent's own time
-    (``agent``: its process, or a built-in agent's work) and the harness's around it
-    (``turn_harness``: workspace, inbox, prompt, outputs snapshot and hashes)."""
+    automation, without the per-date checks), the turns in two parts: the agent's own
+    time (``agent``: its process, or a built-in agent's work) and the harness's around
+    it (``turn_harness``: workspace, inbox, prompt, outputs snapshot and hashes), the
+    per-date checks, and the grading's two parts: the books' verification and the final
+    checks (none when the books did not verify)."""
     turns_s = sum(float(t.get("turn_wall_s", 0.0)) for t in turns)
     agent_s = sum(float(t.get("duration_s", 0.0)) for t in turns)
     checks_s = sum(wall for _, wall, _ in daily.seconds)

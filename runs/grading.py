@@ -200,6 +200,8 @@ def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
     except IntegrityError as e:
         if not during_run:
             raise
+        if timing is not None:
+            timing.update(verification=time.perf_counter() - started, checks=0.0)
         return _books_refused(loaded, summary, e, ws)
     actors = tuple(f"agent:turn-{t['turn']}" for t in summary.get("turns", []))
     roles = {f"agent:turn-{t['turn']}": t["role"] for t in summary.get("turns", [])

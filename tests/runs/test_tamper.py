@@ -278,6 +278,8 @@ def test_books_changed_during_the_run_reject_the_attempt(backend: str, scenario:
         assert "first documents (kind='invoice', doc_id='INV-" in only["detail"]
         assert verdict["books"]["verified"] == "refused"
         assert verdict["final_log_hash"] == result.summary["final_hash"]
+        phases = result.summary["phases_s"]  # the verification ran; no check did
+        assert phases["verification"] > 0 and phases["final_checks"] == 0
         res = invoke("check", folder)  # later: the folder's books are refused, not graded
         assert res.exit_code == 1 and "not graded" in flat(res.output), res.output
     finally:
