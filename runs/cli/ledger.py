@@ -22,6 +22,31 @@ _schema_opt = click.option("--schema", default=None,
                            help="PostgreSQL schema of the store (PostgreSQL URLs only).")
 
 
+def event_types() -> list[str]:
+    """Every event type a log holds: the books' (``erp``) and the world's, sorted."""
+    from erp.events import EVENT_CLASSES
+    from sim.world_events import WORLD_EVENT_CLASSES
+
+    return sorted(set(EVENT_CLASSES) | set(WORLD_EVENT_CLASSES))
+
+
+def _known_types(ctx: click.Context, param: click.Parameter,
+                 value: tuple[str, ...]) -> tuple[str, ...]:
+    """``--type`` values, each an event type of the books or the world (a misspelt one
+    would list nothing, silently)."""
+    import difflib
+
+    known = event_types()
+    for t in value:
+        if t not in known:
+            close = difflib.get_close_matches(t, known, n=3)
+            hint = (f"did you mean {' or '.join(close)}?" if close
+                    else "expected a type of the books or of the world, such as "
+                         "invoice_issued or payment_sent")
+            raise click.BadParameter(f"{t!r} is not an event type ({hint})", ctx, param)
+    return value
+
+
 @ledger.command()
 @click.argument("store")
 @click.option("--expect-head", metavar="HASH", default=None,
@@ -85,7 +110,10 @@ def trial_balance_command(store: str, as_of: date | None, schema: str | None) ->
 
 @ledger.command()
 @click.argument("store")
-@click.option("--type", "types", multiple=True, help="Only events of this type (repeatable).")
+@click.option("--type", "types", multiple=True, callback=_known_types,
+              help="Only events of this type (repeatable): a type of the books "
+                   "(invoice_issued, receipt_applied, ...) or of the world (payment_sent, "
+                   "bank_line_posted, ...).")
 @click.option("--actor", default=None, help="Only events written by this actor.")
 @click.option("--stream", default=None, help="Only events of this stream (invoice:INV-000001).")
 @click.option("--realm", type=click.Choice(["erp", "world"]), default=None,

@@ -525,3 +525,32 @@ def test_docker_limits_are_checked_as_the_systems_file_checks_them(
         assert result.exit_code == 2, result.output
         assert f"Invalid value for '{option}': {value!r} is not a" in result.output
         assert not (tmp_path / "a").exists()
+
+
+def test_ledger_events_refuses_a_type_no_event_has(attempt: Path) -> None:
+    """A misspelt ``--type`` listed nothing, silently: it is refused, with the types it is
+    close to (or the form expected), exit 2."""
+    res = CliRunner().invoke(main, ["ledger", "events", str(attempt), "--type",
+                                    "invoice_isued"])
+    assert res.exit_code == 2, res.output
+    assert ("'invoice_isued' is not an event type (did you mean invoice_issued"
+            in flat(res.output))
+    res = CliRunner().invoke(main, ["ledger", "events", str(attempt), "--type", "zzzz"])
+    assert res.exit_code == 2 and "expected a type of the books or of the world" in flat(
+        res.output), res.output
+
+
+def test_ledger_events_knows_every_type_an_attempt_writes(attempt: Path) -> None:
+    """Every type in a real attempt's log (both realms) passes ``--type`` and lists its
+    events."""
+    import sqlite3
+
+    from runs.cli.ledger import event_types
+
+    with sqlite3.connect(attempt / "books.db") as conn:
+        written = {t for (t,) in conn.execute("SELECT DISTINCT type FROM events")}
+    assert written and written <= set(event_types())
+    some = sorted(written)[0]
+    res = CliRunner().invoke(main, ["ledger", "events", str(attempt), "--type", some,
+                                    "--format", "jsonl", "--limit", "1"])
+    assert res.exit_code == 0 and json.loads(res.output)["type"] == some, res.output
