@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from itertools import islice
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from checks.context import ForwardFold, change_keys
@@ -1107,7 +1108,7 @@ def _ap_vendor(account: str, vid: str, world: WorldView, bills: Iterable[_Bill],
     counted = [b for b in w_bills if b.kind in COUNTED_BILL_KINDS]  # VendorBill.counted
     book_bills = sorted((b for b in bills
                          if b.vendor_id == vid and b.account == account),
-                        key=lambda b: (b.entry_date, b.bill_id))
+                        key=_BILL_ORDER)
     books_side = sum(b.total for b in book_bills)
     items, matched = (memo or _BillMatching()).match(account, vid, w_bills, book_bills)
     ext_side = 0
@@ -1137,7 +1138,7 @@ def _ap_vendor(account: str, vid: str, world: WorldView, bills: Iterable[_Bill],
     taken: set[str] = set()
     for c in sorted((c for c in credits
                      if c.vendor_id == vid and c.ap_account == account),
-                    key=lambda c: c.credit_id):
+                    key=_CREDIT_ID):
         books_side -= c.amount
         key = document_number_key(c.vendor_credit_number)
         wc = next((x for n, x in w_credits.items()
@@ -1169,7 +1170,7 @@ def _ap_vendor(account: str, vid: str, world: WorldView, bills: Iterable[_Bill],
     w_pays = dict(v.payments) if v else {}
     for p in sorted((p for p in payments
                      if p.vendor_id == vid and p.account == account),
-                    key=lambda p: p.payment_id):
+                    key=_PAYMENT_ID):
         books_side -= p.applied
         wp = w_pays.pop(p.payment_id, None)
         if wp is None:
@@ -1225,14 +1226,20 @@ class _BillIndex:
                 self.by_digits.setdefault((digits, w.total), []).append(w)
 
 
-def _world_bill_facts(w: VendorBill) -> tuple[Any, ...]:
-    """What matching a books bill reads of a vendor's bill (its delivery it does not)."""
-    return (w.bill_ref, w.invoice_number, w.total, w.kind, w.agreed_total, w.duplicate_of)
+_world_bill_facts: Callable[[VendorBill], tuple[Any, ...]] = attrgetter(
+    "bill_ref", "invoice_number", "total", "kind", "agreed_total", "duplicate_of")
+"""What matching a books bill reads of a vendor's bill (its delivery it does not), as a
+tuple (an ``attrgetter``: read for every bill of a changed vendor at every date)."""
 
+_book_bill_facts: Callable[[_Bill], tuple[Any, ...]] = attrgetter(
+    "entry_date", "bill_id", "number", "total")
+"""What matching reads of a books bill (in the order bills are matched)."""
 
-def _book_bill_facts(b: _Bill) -> tuple[Any, ...]:
-    """What matching reads of a books bill (in the order bills are matched)."""
-    return (b.entry_date, b.bill_id, b.number, b.total)
+_BILL_ORDER: Callable[[_Bill], tuple[Any, ...]] = attrgetter("entry_date", "bill_id")
+"""The order a vendor's books bills are matched in."""
+
+_CREDIT_ID = attrgetter("credit_id")
+_PAYMENT_ID = attrgetter("payment_id")
 
 
 class _BillMatching:
@@ -1274,14 +1281,14 @@ class _BillMatching:
     def match(self, account: str, vid: str, w_bills: list[VendorBill],
               book_bills: list[_Bill]) -> tuple[list[Item], dict[str, str]]:
         """The books bills' items and the matches (world bill ref -> books bill id)."""
-        world = [_world_bill_facts(w) for w in w_bills]
+        world = list(map(_world_bill_facts, w_bills))
         n_old = len(self.world)
         if world[:n_old] != self.world:  # a vendor's bill changed or went away: afresh
             self._clear()
             n_old = 0
         new_bills = w_bills[n_old:]
         self.world = world
-        books = [_book_bill_facts(b) for b in book_bills]
+        books = list(map(_book_bill_facts, book_bills))
         start = 0
         for start, (old, now) in enumerate(zip(self.books, books, strict=False)):  # noqa: B007
             if old != now:
