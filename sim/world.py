@@ -21,7 +21,7 @@ from erp.commands import Command
 from erp.errors import CommandRejected
 from erp.events import Role
 from erp.ledger import Ledger, Recorded, Submission
-from erp.store import StoredEvent
+from erp.store import EventStore, StoredEvent
 from sim.calendar import BusinessCalendar
 from sim.world_events import DocumentDelivered, WorldEvent
 
@@ -30,23 +30,27 @@ E = TypeVar("E", bound=WorldEvent)
 
 
 class LogCursor:
-    """Where a counterparty's reading of the company's log stopped, for events of some
-    types (the payments the bank debits, the returns the tax authority takes in).
+    """Where a reading of the log stopped, for events of some types and optionally one
+    realm (the payments the bank debits, the returns the tax authority takes in, the
+    world's truth month-end-close's oracle follows).
 
     Each read goes from the last read's end to the log's head at the time of the read,
     whether or not it found an event: a reader that kept the position of the last event
     it found read every later event again at every date until the next one of its types
     came (a year without a reported bank error re-read the year's log every day)."""
 
-    def __init__(self, types: list[str]) -> None:
+    def __init__(self, types: list[str], *, realm: str | None = None) -> None:
         self.types = types
+        self.realm = realm
         self.position = 0
         """The log position the last read went up to."""
 
-    def read(self, ledger: Ledger) -> list[StoredEvent]:
-        """The events of the cursor's types after its position, up to the log's head."""
-        head, _ = ledger.store.head()
-        found = list(ledger.store.read(after=self.position, until=head, types=self.types))
+    def read(self, store: EventStore) -> list[StoredEvent]:
+        """The events of the cursor's types (and realm) after its position, up to the
+        log's head."""
+        head, _ = store.head()
+        found = list(store.read(after=self.position, until=head, realm=self.realm,
+                                types=self.types))
         self.position = head
         return found
 
@@ -128,7 +132,7 @@ class World:
         """The events of ``cursor``'s types written since its last read (pending world
         events flushed first), each once; see :class:`LogCursor`."""
         self.flush()
-        return cursor.read(self.ledger)
+        return cursor.read(self.ledger.store)
 
     def documents_between(self, start: float, end: float) -> list[DocumentDelivered]:
         """Documents delivered at ``start <= time < end``."""

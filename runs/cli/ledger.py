@@ -24,10 +24,9 @@ _schema_opt = click.option("--schema", default=None,
 
 def event_types() -> list[str]:
     """Every event type a log holds: the books' (``erp``) and the world's, sorted."""
-    from erp.events import EVENT_CLASSES
-    from sim.world_events import WORLD_EVENT_CLASSES
+    from checks.audit import event_classes
 
-    return sorted(set(EVENT_CLASSES) | set(WORLD_EVENT_CLASSES))
+    return sorted({*event_classes("erp"), *event_classes("world")})
 
 
 def _known_types(ctx: click.Context, param: click.Parameter,

@@ -1174,13 +1174,15 @@ def reference(desk: TurnContext) -> None:
 
 class _Truth:
     """The world's bank lines, payments and bills, read forward: each turn reads only the
-    world events appended since the last turn's reading (up to the head read first, so a
-    stretch without such events is not read again)."""
+    world events appended since the last turn's reading (a ``LogCursor``: up to the head
+    read first, so a stretch without such events is not read again)."""
 
     def __init__(self) -> None:
+        from sim.world import LogCursor
         from sim.world_events import BankLinePosted, BillIssued, PaymentSent
 
-        self.position = 0
+        self._cursor = LogCursor(["bank_line_posted", "payment_sent", "bill_issued"],
+                                 realm="world")
         self.lines: dict[str, BankLinePosted] = {}
         self.payments: dict[str, PaymentSent] = {}
         self.bills_issued: dict[tuple[str, str], BillIssued] = {}
@@ -1189,9 +1191,7 @@ class _Truth:
         """Read the world events appended since the last call."""
         from sim.world_events import BankLinePosted, BillIssued, PaymentSent, decode_world_event
 
-        head = store.head()[0]
-        for e in store.read(after=self.position, until=head, realm="world", types=[
-                "bank_line_posted", "payment_sent", "bill_issued"]):
+        for e in self._cursor.read(store):
             x = decode_world_event(e.type, e.payload)
             if isinstance(x, BankLinePosted):
                 self.lines[x.line_id] = x
@@ -1199,7 +1199,6 @@ class _Truth:
                 self.payments[x.payment_id] = x
             elif isinstance(x, BillIssued):
                 self.bills_issued[(x.vendor_id, x.bill_ref)] = x
-        self.position = head
 
 
 _TRUTH: weakref.WeakKeyDictionary[World, _Truth] = weakref.WeakKeyDictionary()
