@@ -14,15 +14,19 @@ Figures (one per line, ``name: value``):
 - ``command_path_vs_raw`` and ``rebuild_vs_raw``: ratios within this run;
 - ``single_command_txn_per_s``: commands each in its own transaction, as an
   agent's requests arrive.
+
+A bench run several times (``--repeat``) prints each figure's median over the runs
+(:func:`median_figures`), and every run's figures beside it.
 """
 
 from __future__ import annotations
 
 import gc
 import sqlite3
+import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from pathlib import Path
@@ -63,6 +67,33 @@ class LedgerBench:
             f"rebuild_vs_raw: {self.rebuild_events_per_s / raw:.3f}",
             f"single_command_txn_per_s: {self.single_command_txn_per_s:.0f}",
         ]
+
+
+def median_figures(runs: Sequence[Sequence[str]]) -> tuple[list[str], list[str]]:
+    """Each figure's median over ``runs`` (each a run's ``name: value`` lines, as a
+    bench's ``lines()`` gives them) and each figure's value in every run.
+
+    Returns the median lines, in the first run's order and its figures' decimals (an
+    odd number of runs gives the middle run's value as it printed it), and one
+    ``name: v1, v2, ...`` line per figure with the runs' values in run order. A figure
+    that some run did not print is the median of the runs that did.
+    """
+    values: dict[str, list[str]] = {}
+    for lines in runs:
+        for line in lines:
+            name, sep, value = line.partition(": ")
+            if not sep:
+                raise ValueError(f"a bench figure line is 'name: value', not {line!r}")
+            values.setdefault(name, []).append(value)
+    medians: list[str] = []
+    each: list[str] = []
+    for name, texts in values.items():
+        decimals = len(texts[0].partition(".")[2])
+        middle = statistics.median(float(t) for t in texts)
+        exact = [t for t in texts if float(t) == middle]
+        medians.append(f"{name}: {exact[0] if exact else f'{middle:.{decimals}f}'}")
+        each.append(f"{name}: {', '.join(texts)}")
+    return medians, each
 
 
 def _raw_insert(rows: list[tuple[object, ...]], day_sizes: list[int], path: Path) -> float:

@@ -7,6 +7,28 @@ import click
 from runs.cli.campaign import command_line, plan_from_options
 from runs.cli.common import SEED, errors
 
+REPEAT = click.option(
+    "--repeat", type=click.IntRange(1, 99), default=1, show_default=True,
+    help="Run the bench this many times and print each figure's median over the runs "
+         "(every run's figures go to stderr, after them).")
+
+
+def _echo_figures(runs: list[list[str]]) -> None:
+    """One run's figures; or, of several, the medians, then each figure's runs (stderr)."""
+    from runs.bench.benchmarks import median_figures
+
+    if len(runs) == 1:
+        for line in runs[0]:
+            click.echo(line)
+        return
+    medians, each = median_figures(runs)
+    for line in medians:
+        click.echo(line)
+    click.echo(f"# each figure above is the median of {len(runs)} runs; the runs, in order:",
+               err=True)
+    for line in each:
+        click.echo(f"# {line}", err=True)
+
 
 @click.group()
 def bench() -> None:
@@ -19,15 +41,22 @@ def bench() -> None:
 @click.option("--single", type=click.IntRange(min=100), default=20_000, show_default=True,
               help="Commands run each in its own transaction.")
 @click.option("--seed", type=SEED, default=1, show_default=True)
-def bench_ledger(events: int, single: int, seed: int) -> None:
-    """The books' command path, rebuild and single-command transactions against raw sqlite3."""
+@REPEAT
+def bench_ledger(events: int, single: int, seed: int, repeat: int) -> None:
+    """The books' command path, rebuild and single-command transactions against raw sqlite3.
+
+    With --repeat N, each figure is the median of N runs (each run's go to stderr)."""
     from runs.bench.benchmarks import run_ledger_bench
 
-    result = run_ledger_bench(events=events, single=single, seed=seed,
-                              progress=lambda m: click.echo(f"# {m}", err=True))
-    click.echo(f"# {result.events:,} events", err=True)
-    for line in result.lines():
-        click.echo(line)
+    runs = []
+    for n in range(repeat):
+        if repeat > 1:
+            click.echo(f"# run {n + 1} of {repeat}", err=True)
+        result = run_ledger_bench(events=events, single=single, seed=seed,
+                                  progress=lambda m: click.echo(f"# {m}", err=True))
+        click.echo(f"# {result.events:,} events", err=True)
+        runs.append(result.lines())
+    _echo_figures(runs)
 
 
 @bench.command("engine")
@@ -48,8 +77,9 @@ def bench_ledger(events: int, single: int, seed: int) -> None:
                    "the controller's closing turn on the next month's first business day); "
                    "the checks that name the month's end (statement date, last day, period) "
                    "judge the last month's, and every month's period is to be closed.")
+@REPEAT
 def bench_engine(scenario: str, customers: int | None, vendors: int | None, agent_name: str,
-                 seed: int, months: int) -> None:
+                 seed: int, months: int, repeat: int) -> None:
     """Events of both realms per second: engine, counterparties, books and checks together.
 
     Prints engine_events_per_s, engine_wall_s and, with per-date checks, the mean time
@@ -58,16 +88,20 @@ def bench_engine(scenario: str, customers: int | None, vendors: int | None, agen
     time and as the checking thread's CPU time (per_date_check_cpu_ms_*); then the
     seconds of each phase of the attempt: phase_set_up_s, phase_simulation_s,
     phase_agent_s, phase_turn_harness_s, phase_per_date_checks_s, phase_verification_s,
-    phase_final_checks_s.
+    phase_final_checks_s. With --repeat N, each figure is the median of N runs (each
+    run's go to stderr).
     """
     from runs.bench.benchmarks import run_engine_bench
 
-    with errors():
-        result = run_engine_bench(scenario=scenario, customers=customers, vendors=vendors,
-                                  agent=agent_name, seed=seed, months=months)
-    click.echo(result.heading(scenario, agent_name), err=True)
-    for line in result.lines():
-        click.echo(line)
+    runs = []
+    for n in range(repeat):
+        with errors():
+            result = run_engine_bench(scenario=scenario, customers=customers, vendors=vendors,
+                                      agent=agent_name, seed=seed, months=months)
+        run = f" (run {n + 1} of {repeat})" if repeat > 1 else ""
+        click.echo(result.heading(scenario, agent_name) + run, err=True)
+        runs.append(result.lines())
+    _echo_figures(runs)
 
 
 @bench.command("turn")
