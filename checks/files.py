@@ -16,7 +16,8 @@ Who is at fault decides the outcome:
 
 Reading rules (where the methods page is silent):
 
-- Text is decoded as UTF-8; a byte-order mark is tolerated.
+- Text is decoded as UTF-8; a byte-order mark is tolerated. A text file's CRLF and CR
+  line endings read as LF (a regex's ``^`` and ``$`` meet every line end).
 - CSV: the stdlib ``csv`` module, comma-separated (tab for a ``.tsv`` path), strict
   quoting. The first non-blank row is the header; header names are stripped of
   surrounding whitespace and compared case-sensitively. Blank lines and rows whose every
@@ -25,10 +26,12 @@ Reading rules (where the methods page is silent):
   A NUL byte fails (a binary file).
 - Cell values are stripped of surrounding whitespace before comparison (``csv_set_equal``
   follows its ``normalize`` list instead; ``normalize: []`` compares raw cells).
-- A number in a CSV cell (:func:`parse_number`): an optional sign, currency symbols
-  ($ € £ ¥) and spaces ignored, thousands commas in groups of three, a decimal point,
-  an exponent; ``(30.00)`` is -30.00; a trailing ``%`` is dropped and the figure read as
-  written (``12.5%`` is 12.5, not 0.125).
+- A number in a CSV cell (:func:`parse_number`): an optional sign (``-``, or the minus
+  sign U+2212 or a dash typeset reports write), currency symbols ($ € £ ¥) and spaces
+  around the figure ignored (never between its digits: ``12 5`` and ``12€50`` are not
+  figures), thousands commas (or single spaces) in groups of three, a decimal point,
+  an exponent (not beyond a float's range); ``(30.00)`` is -30.00; a trailing ``%`` is
+  dropped and the figure read as written (``12.5%`` is 12.5, not 0.125).
 - Phrases match as case-insensitive substrings with whitespace runs collapsed on both
   sides (a phrase may wrap across a line break; ``paid`` is found in ``unpaid``).
 - Regexes (``text_matches_all``, ``text_sentence_matches``) are case-insensitive, with
@@ -490,8 +493,10 @@ def agent_csv(ctx: CheckContext, rel: str) -> Table:
 
 
 def agent_text(ctx: CheckContext, rel: str) -> str:
-    """The agent's text file (:class:`Unusable` on any problem)."""
-    return decode(workspace_file(ctx, rel).read_bytes(), rel)
+    """The agent's text file with its line endings as ``\\n`` (:class:`Unusable` on any
+    problem): a CRLF or CR file's lines end where an LF file's do, for ``^`` and ``$``."""
+    text = decode(workspace_file(ctx, rel).read_bytes(), rel)
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def reference_csv(ctx: CheckContext, rel: str) -> Table:
@@ -562,30 +567,48 @@ def _failing(fn: Callable[[Any, CheckContext], CheckResult]
 
 # --- numbers ----------------------------------------------------------------------------
 
-_CURRENCY = re.compile(r"[$€£¥\s]")
-_NUMBER_BODY = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][+-]?\d+)?"
-                          r"|\.\d+(?:[eE][+-]?\d+)?")
+#: Characters written for a minus sign: MINUS SIGN, FIGURE DASH, EN DASH, SMALL and
+#: FULLWIDTH HYPHEN-MINUS (typeset reports and some spreadsheets write them for ``-``).
+_MINUS_SIGNS = str.maketrans(dict.fromkeys("\u2212\u2012\u2013\ufe63\uff0d", "-"))
+#: What may surround a figure: whitespace and currency symbols (never between its digits).
+_AFFIX = re.compile(r"^[\s$€£¥]+|[\s$€£¥]+$")
+_NUMBER_BODY = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+|\d+)"
+                          r"(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?")
+#: A figure's largest decimal exponent: beyond it no float holds the figure.
+_MAX_EXPONENT = 308
+
+
+def _trim(text: str) -> str:
+    return _AFFIX.sub("", text)
+
+
+def _strip_percent(text: str) -> str:
+    return _trim(text[:-1]) if text.endswith("%") else text
 
 
 def parse_number(text: str) -> Decimal | None:
     """A cell read as a number, or None: ``1,234.50``, ``$1,234.50``, ``-$5``, ``(30.00)``.
 
-    Currency symbols and spaces are ignored; thousands commas must group by three;
-    parentheses mean negative; a trailing ``%`` is dropped (``12.5%`` reads 12.5).
+    Currency symbols and spaces may surround the figure, its sign or its parentheses,
+    never stand between its digits (``12 5`` and ``12€50`` are not figures); thousands
+    separators are commas, or single spaces, grouping by three (``1,240.00``,
+    ``1 240.00``); parentheses mean negative, and so does a leading minus written as
+    ``-``, as the minus sign U+2212 or as a dash; a trailing ``%`` is dropped (``12.5%``
+    reads 12.5). A figure beyond a float's range (``1e999``) is not a figure.
     """
-    t = _CURRENCY.sub("", text)
+    t = _strip_percent(_trim(text.translate(_MINUS_SIGNS)))
     negative = False
     if len(t) >= 2 and t[0] == "(" and t[-1] == ")":
-        negative, t = True, t[1:-1]
+        negative, t = True, _strip_percent(_trim(t[1:-1]))
     if t and t[0] in "+-":
-        negative, t = negative != (t[0] == "-"), t[1:]
-        t = _CURRENCY.sub("", t)
-    t = t.removesuffix("%")
+        negative, t = negative != (t[0] == "-"), _trim(t[1:])
     if not _NUMBER_BODY.fullmatch(t):
         return None
     try:
-        value = Decimal(t.replace(",", ""))
+        value = Decimal(re.sub(r"[,\s]", "", t))
     except InvalidOperation:  # pragma: no cover - the pattern admits only valid literals
+        return None
+    if value and value.adjusted() > _MAX_EXPONENT:
         return None
     return -value if negative else value
 
