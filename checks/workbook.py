@@ -23,11 +23,14 @@ Reading rules:
   reads as one figure by ``files.parse_number``: ``"$1,240.00"`` is 1240, ``"(30.00)"`` is
   -30, ``"12.5%"`` is **12.5** (the figure as written, as in the CSV checks; a numeric cell
   formatted as a percentage holds 0.125 and reads 0.125). Dates (``"2026-03-31"``), ids
-  (``"INV-0042"``) and digit strings with a leading zero (``"0042"``) are not figures, nor
-  are error cells.
+  (``"INV-0042"``, ``"4111 1111 1111 1111"``), digit strings with a leading zero
+  (``"0042"``, ``"-0042"``) and numbers joined by a space or a currency symbol (``"12 5"``,
+  ``"12€50"``) are not figures, nor are error cells, nor a number beyond a float's range.
 - Figures compare signed: ``"(30.00)"`` matches -30, not 30.
 - ``near_text`` is found, case-insensitive with whitespace runs collapsed, in the text
-  cells (after recalculation) of the figure's row or column, in its sheet.
+  cells (after recalculation) of the figure's row or column, in its sheet; a merged
+  cell's text is on every row and column its range spans (a label merged over D1:F1
+  heads columns D, E and F).
 - ``sheet`` names a sheet exactly, or else case-insensitively (as Excel does).
 - A *live* formula (``xlsx_has_formulas``) is a formula cell (each cell of an array
   formula's range counts) whose formula is not a bare constant: ``=1240`` or
@@ -261,13 +264,15 @@ class Sheet:
     """One sheet: its formulas (formula view), and its values after recalculation.
 
     ``values`` holds every non-empty cell's value (``None`` when only the formula view
-    was read); ``errors`` the cells whose value is an Excel error.
+    was read); ``errors`` the cells whose value is an Excel error; ``merged`` the merged
+    ranges as ``(min_row, min_col, max_row, max_col)``.
     """
 
     title: str
     formulas: dict[Cell, str]
     values: dict[Cell, Any] | None = None
     errors: dict[Cell, str] | None = None
+    merged: tuple[tuple[int, int, int, int], ...] = ()
 
 
 def cell_name(sheet: str, cell: Cell) -> str:
@@ -447,7 +452,9 @@ def _recalculated_sheets(data: bytes, rel: str, timeout: float) -> list[Sheet]:
                     errors[(c.row, c.column)] = str(c.value)
                 else:
                     values[(c.row, c.column)] = c.value
-        sheets.append(Sheet(ws.title, formulas.get(ws.title, {}), values, errors))
+        merged = tuple((m.min_row, m.min_col, m.max_row, m.max_col)
+                       for m in ws.merged_cells.ranges)
+        sheets.append(Sheet(ws.title, formulas.get(ws.title, {}), values, errors, merged))
     return sheets
 
 
@@ -479,7 +486,9 @@ def select_sheets(sheets: Sequence[Sheet], name: str | None, rel: str) -> list[S
 
 # --- figures ------------------------------------------------------------------------------
 
-_ID_LIKE = re.compile(r"^[(+\-]?[$€£¥]?\s*0\d")
+#: A digit string with a leading zero (``0042``, ``-0042``, ``(\u2212 0042)``): an id, whatever
+#: sign, bracket, currency symbol or space is written before it.
+_ID_LIKE = re.compile(r"^[\s(+\-\u2212\u2012\u2013\ufe63\uff0d$€£¥]*0\d")
 
 
 def cell_figure(value: Any) -> float | None:
@@ -487,7 +496,10 @@ def cell_figure(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        x = float(value)
+        try:
+            x = float(value)
+        except OverflowError:  # an int beyond any float: no figure
+            return None
         return x if math.isfinite(x) else None
     if isinstance(value, str):
         text = value.strip()
@@ -515,14 +527,17 @@ def _number(x: float) -> str:
 
 
 def _mentions(sheet: Sheet, text: str) -> tuple[set[int], set[int]]:
-    """The rows and columns of ``sheet`` with a text cell mentioning ``text``."""
+    """The rows and columns of ``sheet`` with a text cell mentioning ``text``; a merged
+    cell's text mentions it on every row and column the merged range spans."""
     want = _fold(text)
+    spans = {(r0, c0): (r1, c1) for r0, c0, r1, c1 in sheet.merged}
     rows: set[int] = set()
     cols: set[int] = set()
     for (r, c), v in (sheet.values or {}).items():
         if isinstance(v, str) and want in _fold(v):
-            rows.add(r)
-            cols.add(c)
+            r1, c1 = spans.get((r, c), (r, c))
+            rows.update(range(r, r1 + 1))
+            cols.update(range(c, c1 + 1))
     return rows, cols
 
 
@@ -811,12 +826,20 @@ def xlsx_table_values(spec: XlsxTableValues, ctx: CheckContext) -> CheckResult:
                          f"(headers in row {head})", expected=n, wrong=0)
 
 
-_CONSTANT_FORMULA = re.compile(r"=[\s\d.+\-*/^%()eE]*")
+#: A number literal of a formula: an exponent only right after digits (``1E5``), so the
+#: ``E5`` of ``=E5`` (a reference to column E) is no number.
+_NUMBER_LITERAL = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_ARITHMETIC_ONLY = re.compile(r"[\s+\-*/^%()]*")
 
 
 def is_live_formula(formula: str) -> bool:
-    """True unless the formula is a bare constant (``=1240``, ``=100*1.2``, ``=-(5)``)."""
-    return not _CONSTANT_FORMULA.fullmatch(formula.strip())
+    """True unless the formula is a bare constant (``=1240``, ``=100*1.2``, ``=-(5)``,
+    ``=1E5``): once its number literals are taken out, only operators and brackets are left.
+    """
+    body = formula.strip()
+    if not body.startswith("="):
+        return True
+    return not _ARITHMETIC_ONLY.fullmatch(_NUMBER_LITERAL.sub(" ", body[1:]))
 
 
 @check_type(XlsxHasFormulas)
