@@ -12,8 +12,10 @@ Units and estimands (one configured system at a time):
   infrastructure errors and grader errors stay in the denominator; only an attempt
   whose verdict is ``accepted`` counts (a grader error is ungraded, never accepted).
 - ``pass^k`` = units whose k repetitions are *all* accepted / units. The observed joint
-  outcome; never ``pass@1 ** k``. A unit with fewer than k recorded repetitions cannot
-  count.
+  outcome; never ``pass@1 ** k``. A unit counts only when it has at least k recorded
+  repetitions and every one of them was accepted: fewer than k cannot count, and a
+  repetition beyond k that was not accepted (a row outside the matrix) is not outvoted
+  by k accepted ones.
 - at-least-once = units with at least one accepted repetition / units (hindsight).
 - mean check fraction = the mean over attempts (each weighs the same) of the attempt's
   ``required_passed / required_total``; an attempt with no required check result counts
@@ -113,8 +115,10 @@ K = TypeVar("K", bound=_Sortable)
 # --- per-attempt quantities -------------------------------------------------------------
 
 def is_accepted(row: AttemptLike) -> bool:
-    """Accepted by its verdict. A grader error (ungraded) or no verdict is not accepted."""
-    return row.accepted is True and row.verdict_status != "grader_error"
+    """Accepted by its verdict: the verdict's status is ``accepted`` and the row says so.
+    A grader error (ungraded), a rejection or no verdict (an infrastructure error) is
+    never accepted, whatever the row's ``accepted`` flag says."""
+    return row.accepted is True and row.verdict_status == "accepted"
 
 
 def check_fraction(row: AttemptLike) -> float:
@@ -214,16 +218,17 @@ def summarize(rows: Sequence[AttemptLike], *, k: int | None = None) -> Summary:
     """The figures of a group of attempts (normally one system's).
 
     ``k`` is the repetitions each unit should have (the campaign's runs); by default the
-    largest number recorded for any unit. A unit with fewer than ``k`` accepted
-    repetitions does not count toward pass^k, whatever the reason.
+    largest number recorded for any unit. A unit counts toward pass^k only when it has
+    at least ``k`` recorded repetitions and all of them were accepted (every observed
+    repetition passes), whatever the reason one was not.
     """
     if k is None:
         k = repetitions_per_unit(rows)
     accepted = sum(is_accepted(r) for r in rows)
     units = group_by(rows, unit_of)
-    unit_acc = [sum(is_accepted(r) for r in us) for us in units.values()]
-    all_k = sum(1 for n in unit_acc if k > 0 and n >= k)
-    once = sum(1 for n in unit_acc if n >= 1)
+    unit_acc = [(sum(is_accepted(r) for r in us), len(us)) for us in units.values()]
+    all_k = sum(1 for n, recorded in unit_acc if k > 0 and recorded >= k and n == recorded)
+    once = sum(1 for n, _ in unit_acc if n >= 1)
     statuses = Counter(r.status for r in rows)
     pooled_passed = sum(r.required_passed or 0 for r in rows)
     pooled_total = sum(r.required_total or 0 for r in rows)
