@@ -5,6 +5,9 @@
 from __future__ import annotations
 
 import json
+import math
+import sqlite3
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,12 +52,15 @@ class Campaign:
         return p if p.is_absolute() else self.folder / p
 
 
-def _names(items: Any, keys: Sequence[str], what: str) -> tuple[str, ...]:
-    """Names from a list of strings or of mappings naming themselves under ``keys``."""
+def _names(items: Any, keys: Sequence[str], what: str,
+           source: str = CAMPAIGN_FILE) -> tuple[str, ...]:
+    """Names from a list of strings or of mappings naming themselves under ``keys``;
+    :class:`BadInput` naming ``source``, the field and the value for anything else, and
+    for a name given twice (the matrix would count its cells twice)."""
     if isinstance(items, dict):
         items = list(items)
     if not isinstance(items, list):
-        raise BadInput(f"campaign.json: {what} is {type(items).__name__} (expected a list)")
+        raise BadInput(f"{source}: matrix.{what} is {type(items).__name__} (expected a list)")
     out: list[str] = []
     for item in items:
         if isinstance(item, str):
@@ -62,54 +68,130 @@ def _names(items: Any, keys: Sequence[str], what: str) -> tuple[str, ...]:
         elif isinstance(item, dict) and any(isinstance(item.get(k), str) for k in keys):
             out.append(next(str(item[k]) for k in keys if isinstance(item.get(k), str)))
         else:
-            raise BadInput(f"campaign.json: {what}: {item!r} names nothing (expected a name "
-                           f"or a mapping with one of: {', '.join(keys)})")
+            raise BadInput(f"{source}: matrix.{what}: {item!r} names nothing (expected a "
+                           f"name or a mapping with one of: {', '.join(keys)})")
+    twice = sorted(n for n, c in Counter(out).items() if c > 1)
+    if twice:
+        raise BadInput(f"{source}: matrix.{what} names {twice[0]!r} more than once "
+                       f"(expected each name once)")
     return tuple(out)
 
 
-def matrix_from_campaign(data: dict[str, Any]) -> Matrix:
-    """The matrix campaign.json records (``runs.campaign.Plan.matrix``).
-
-    ``matrix``: ``scenarios`` (mappings with a ``name``, or names), ``seeds`` (a list,
-    or a range text like ``0-49``), ``systems`` (mappings with a ``name``, or names) and
-    ``runs`` (K, also read as ``repetitions``; repetitions are numbered 1..K).
-    """
+def _seed_list(value: Any, where: str, source: str) -> tuple[int, ...]:
+    """Seeds recorded as a list of whole numbers (0 or more), or a range text like
+    ``0-49``; :class:`BadInput` naming ``source``, the field and the value otherwise (a
+    fraction, a boolean or a seed given twice is not silently read as another seed)."""
     from runs.validate import parse_seeds
 
+    if isinstance(value, str):
+        try:
+            return tuple(parse_seeds(value))
+        except ValueError as e:
+            raise BadInput(f"{source}: {where} {value!r} unreadable ({e})") from None
+    if not isinstance(value, list):
+        raise BadInput(f"{source}: {where} is {type(value).__name__} {value!r} (expected a "
+                       "list of seeds, whole numbers 0 or more, or a range like 0-49)")
+    bad = [x for x in value if not isinstance(x, int) or isinstance(x, bool) or x < 0]
+    if bad:
+        raise BadInput(f"{source}: {where}: {bad[0]!r} is not a seed (expected whole "
+                       "numbers 0 or more)")
+    twice = sorted(x for x, c in Counter(value).items() if c > 1)
+    if twice:
+        raise BadInput(f"{source}: {where} lists seed {twice[0]} more than once (expected "
+                       "each seed once)")
+    return tuple(value)
+
+
+def matrix_from_campaign(data: dict[str, Any], source: str = CAMPAIGN_FILE) -> Matrix:
+    """The matrix campaign.json records (``runs.campaign.Plan.matrix``).
+
+    ``matrix``: ``scenarios`` (mappings with a ``name``, or names; a mapping's own
+    ``seeds`` when it has them), ``seeds`` (a list, or a range text like ``0-49``),
+    ``systems`` (mappings with a ``name``, or names) and ``runs`` (K, also read as
+    ``repetitions``; repetitions are numbered 1..K). Anything else is
+    :class:`BadInput` naming ``source`` (the file), the field, its value and what was
+    expected.
+    """
     m = data.get("matrix")
     if not isinstance(m, dict):
-        raise BadInput("campaign.json: no matrix (expected a mapping with scenarios, seeds, "
+        raise BadInput(f"{source}: no matrix (expected a mapping with scenarios, seeds, "
                        "systems and runs)")
     missing = [k for k in ("scenarios", "seeds", "systems") if k not in m]
     if not any(k in m for k in ("runs", "repetitions")):
         missing.append("runs")
     if missing:
-        raise BadInput(f"campaign.json: the matrix lacks {', '.join(missing)} (expected "
+        raise BadInput(f"{source}: the matrix lacks {', '.join(missing)} (expected "
                        "scenarios, seeds, systems and runs)")
-    seeds_raw = m["seeds"]
-    try:
-        seeds = (tuple(parse_seeds(seeds_raw)) if isinstance(seeds_raw, str)
-                 else tuple(int(s) for s in seeds_raw))
-    except (TypeError, ValueError) as e:
-        raise BadInput(f"campaign.json: seeds {seeds_raw!r} unreadable ({e})") from None
+    seeds = _seed_list(m["seeds"], "matrix.seeds", source)
     reps = m["runs"] if "runs" in m else m["repetitions"]
     if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
-        raise BadInput(f"campaign.json: runs {reps!r} is not a positive whole number "
+        raise BadInput(f"{source}: matrix.runs {reps!r} is not a positive whole number "
                        "(expected the repetitions per scenario, seed and system)")
+    scenarios = _names(m["scenarios"], ("name", "id"), "scenarios", source)
+    systems = _names(m["systems"], ("name",), "systems", source)
     own: list[tuple[str, tuple[int, ...]]] = []
     for item in m["scenarios"] if isinstance(m["scenarios"], list) else []:
-        if isinstance(item, dict) and isinstance(item.get("seeds"), list):
-            name = next((str(item[k]) for k in ("name", "id") if isinstance(item.get(k), str)),
-                        None)
-            if name is not None and [int(x) for x in item["seeds"]] != list(seeds):
-                own.append((name, tuple(int(x) for x in item["seeds"])))
-    return Matrix(scenarios=_names(m["scenarios"], ("name", "id"), "scenarios"),
-                  seeds=seeds, systems=_names(m["systems"], ("name",), "systems"),
+        if isinstance(item, dict) and item.get("seeds") is not None:
+            name = next(str(item[k]) for k in ("name", "id") if isinstance(item.get(k), str))
+            mine = _seed_list(item["seeds"], f"scenario {name}: seeds", source)
+            if list(mine) != list(seeds):
+                own.append((name, mine))
+    return Matrix(scenarios=scenarios, seeds=seeds, systems=systems,
                   repetitions=tuple(range(1, reps + 1)), scenario_seeds=tuple(own))
 
 
+def check_campaign_fields(data: dict[str, Any], source: str = CAMPAIGN_FILE) -> None:
+    """The fields the report reads beside the matrix, checked once when the campaign is
+    opened: a scenario's ``category`` and ``tier`` (text, or absent / null) and a
+    system's ``price`` (a mapping of input, cached_input and output, and optionally
+    cache_write, each a number >= 0 in dollars per million tokens). :class:`BadInput`
+    naming ``source``, the entry, the field and the value otherwise; a malformed value is
+    never silently read as "uncategorized" or "no price"."""
+    m = data.get("matrix")
+    if not isinstance(m, dict):
+        return
+    for e in m.get("scenarios", []) if isinstance(m.get("scenarios"), list) else []:
+        if not isinstance(e, dict):
+            continue
+        name = e.get("name") or e.get("id")
+        for fld in ("category", "tier"):
+            v = e.get(fld)
+            if v is not None and not isinstance(v, str):
+                raise BadInput(f"{source}: scenario {name}: {fld} {v!r} is "
+                               f"{type(v).__name__} (expected text, or null for none)")
+    for s in m.get("systems", []) if isinstance(m.get("systems"), list) else []:
+        if not isinstance(s, dict) or s.get("price") is None:
+            continue
+        price = s["price"]
+        expect = ("expected a mapping of input, cached_input and output (cache_write "
+                  "optional), each a number >= 0 in dollars per million tokens")
+        if not isinstance(price, dict):
+            raise BadInput(f"{source}: system {s.get('name')}: price {price!r} is "
+                           f"{type(price).__name__} ({expect})")
+        for key in ("input", "cached_input", "output", "cache_write"):
+            v = price.get(key)
+            if key == "cache_write" and v is None:
+                continue
+            if (not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v)
+                    or v < 0):
+                what = "missing" if key not in price else repr(v)
+                raise BadInput(f"{source}: system {s.get('name')}: price.{key} {what} "
+                               f"is not a price ({expect})")
+
+
+_UNREADABLE_LEDGER = (sqlite3.Error, ValueError, TypeError, KeyError)
+"""What reading a damaged ledger's rows raises: SQLite's errors (a missing column or
+table, a malformed file), a JSON column that does not parse, a field of the wrong type."""
+
+
+def _ledger_fault(path: Path, e: BaseException) -> BadInput:
+    return BadInput(f"{path}: unreadable results ledger ({type(e).__name__}: {e}; expected "
+                    "an erpsim results ledger as `erpsim sweep` writes it)")
+
+
 def read_rows(ledger_path: Path) -> list[Any]:
-    """Every attempt row of a results ledger."""
+    """Every attempt row of a results ledger (:class:`BadInput` naming the file when it
+    cannot be opened or a row cannot be read back)."""
     from runs.campaigns.ledger import ResultsError, ResultsLedger
 
     try:
@@ -117,6 +199,8 @@ def read_rows(ledger_path: Path) -> list[Any]:
             return list(ledger.rows())
     except ResultsError as e:
         raise BadInput(str(e)) from None
+    except _UNREADABLE_LEDGER as e:
+        raise _ledger_fault(ledger_path, e) from None
 
 
 def known_labels(results_dir: Path) -> list[str]:
@@ -141,7 +225,8 @@ def open_campaign(results_dir: Path, label: str) -> Campaign:
         raise BadInput(f"{folder / CAMPAIGN_FILE}: unreadable ({e})") from None
     if not isinstance(data, dict):
         raise BadInput(f"{folder / CAMPAIGN_FILE}: not a JSON object")
-    matrix = matrix_from_campaign(data)
+    matrix = matrix_from_campaign(data, str(folder / CAMPAIGN_FILE))
+    check_campaign_fields(data, str(folder / CAMPAIGN_FILE))
     if not (folder / RESULTS_FILE).is_file():
         raise BadInput(f"label {label!r}: no results ledger at {folder / RESULTS_FILE}")
     rows = read_rows(folder / RESULTS_FILE)
@@ -211,6 +296,8 @@ def receipts_of(campaign: Campaign, scorer: str | None = None) -> list[Any]:
             return ledger.receipts(scorer)
     except ResultsError as e:
         raise BadInput(str(e)) from None
+    except _UNREADABLE_LEDGER as e:
+        raise _ledger_fault(campaign.ledger_path, e) from None
 
 
 def stored_scorers(campaign: Campaign) -> dict[str, int]:
@@ -299,9 +386,13 @@ def attempt_usage(campaign: Campaign) -> dict[Any, Any]:
         except (OSError, ValueError, AttributeError):
             out[tuple(row.key)] = None
             continue
+        if not isinstance(turns, list):
+            out[tuple(row.key)] = None  # a summary of another shape: unknown, not zero
+            continue
         parts = []
-        for t in turns if isinstance(turns, list) else []:
-            usage = ((t.get("process") or {}).get("usage") if isinstance(t, dict) else None)
+        for t in turns:
+            process = t.get("process") if isinstance(t, dict) else None
+            usage = process.get("usage") if isinstance(process, dict) else None
             parts.append(usage_from(usage) if isinstance(usage, dict) else None)
         out[tuple(row.key)] = add_usage(parts)
     return out
@@ -372,7 +463,12 @@ def monthly_accuracy(campaign: Campaign) -> dict[tuple[str, str], dict[str, tupl
             continue
         series = out.setdefault((row.scenario, row.system), {})
         for month, v in months.items():
-            if isinstance(v, dict) and isinstance(v.get("checks"), int) and v["checks"]:
+            if not isinstance(v, dict):
+                continue
+            checks, ok = v.get("checks"), v.get("passed", 0)
+            if (isinstance(checks, int) and not isinstance(checks, bool) and checks > 0
+                    and isinstance(ok, int) and not isinstance(ok, bool)
+                    and 0 <= ok <= checks):
                 passed, total = series.get(month, (0, 0))
-                series[month] = (passed + int(v.get("passed", 0)), total + v["checks"])
+                series[month] = (passed + ok, total + checks)
     return {k: v for k, v in out.items() if v}
