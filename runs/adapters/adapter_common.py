@@ -8,7 +8,8 @@ adapter from its own folder, which docker mode mounts whole at ``/adapter``).
   is documented in ``README.md`` beside this file);
 - ``usage.json`` written atomically (:func:`write_usage`);
 - the infrastructure exit (:data:`INFRA_EXIT`, :func:`infra_failure`): the model
-  endpoint refused, failed or never answered, so the turn says nothing about the agent;
+  endpoint refused, failed or never answered, or the CLI is not there or cannot start
+  (:func:`locate_cli`, :class:`CliNotStarted`), so the turn says nothing about the agent;
 - running the CLI with its stdout read line by line, copied to the adapter's stdout, a
   watchdog tick when it is silent, and SIGTERM passed on (:func:`run_cli`).
 """
@@ -18,7 +19,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import queue
+import shutil
 import signal
 import socket
 import subprocess
@@ -31,8 +34,9 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-#: The adapter's exit status when the model endpoint failed (BSD's EX_TEMPFAIL): an
-#: infrastructure error, never the agent's doing. The cause is one stderr line.
+#: The adapter's exit status when the model endpoint failed or the CLI is missing or
+#: cannot start (BSD's EX_TEMPFAIL): an infrastructure error, never the agent's doing.
+#: The cause is one stderr line.
 INFRA_EXIT = 75
 
 #: Names of variables that hold a model credential: never shown in logs.
@@ -129,6 +133,32 @@ def shown_env(env: Mapping[str, str], names: tuple[str, ...]) -> str:
     return " ".join(shown)
 
 
+def locate_cli(name: str, var: str, env: Mapping[str, str]) -> tuple[str | None, str]:
+    """The CLI to run: ``$VAR`` when set (a path, or a command name looked up on the
+    environment's ``PATH``), else ``name`` on that ``PATH``. Returns ``(path, "")``, or
+    ``(None, why)`` naming the variable, its value and what was expected: a turn without
+    its CLI is an infrastructure error, not the agent's."""
+    path = env.get("PATH", "")
+    given = env.get(var, "")
+    if given:
+        found = given if os.sep in given else shutil.which(given, path=path)
+        if found is None or not os.path.lexists(found):
+            where = "" if os.sep in given else f" on PATH ({path})"
+            return None, f"{var}={given}: no such file{where} (expected the `{name}` executable)"
+        if os.path.isdir(found) or not os.access(found, os.X_OK):
+            return None, (f"{var}={given}: not an executable file (expected the `{name}` "
+                          "executable)")
+        return found, ""
+    found = shutil.which(name, path=path)
+    if found is None:
+        return None, f"no `{name}` on PATH ({path}); set {var} to its path"
+    return found, ""
+
+
+class CliNotStarted(Exception):
+    """The CLI's process could not be started (:func:`run_cli`): the cause, in a line."""
+
+
 def cli_version(exe: str, env: Mapping[str, str]) -> str | None:
     """The first line of ``EXE --version``, or None when it does not answer in 20 s."""
     try:
@@ -200,10 +230,14 @@ def run_cli(cmd: list[str], *, cwd: Path, env: Mapping[str, str], stdin: IO[byte
     ``watchdog`` is called at least every ``tick_s`` seconds; when it returns a reason,
     the CLI is terminated (SIGTERM, then SIGKILL after 5 s) and the reason returned.
     A SIGTERM to the adapter (the runner's timeout) is passed on to the CLI, so the
-    adapter can still write what it has.
+    adapter can still write what it has. :class:`CliNotStarted` when the process cannot
+    be started (its file gone or not executable, the system out of processes).
     """
-    child = subprocess.Popen(cmd, cwd=cwd, env=dict(env), stdin=stdin,
-                             stdout=subprocess.PIPE)
+    try:
+        child = subprocess.Popen(cmd, cwd=cwd, env=dict(env), stdin=stdin,
+                                 stdout=subprocess.PIPE)
+    except OSError as e:
+        raise CliNotStarted(f"could not start {cmd[0]}: {e.strerror or e}") from e
     assert child.stdout is not None
     lines: queue.Queue[bytes | None] = queue.Queue()
 

@@ -11,9 +11,10 @@ a benchmark-owned folder (``TMPDIR`` inside it). Its stdout and stderr go to
 workspace. At its timeout the adapter is killed with everything it started (its
 process group in local mode, its container in docker mode).
 
-Exit status: ``0`` completed, :data:`INFRA_EXIT` (75) the model endpoint failed (an
-infrastructure error whose cause is the adapter's last stderr line holding
-``infrastructure error: CAUSE``), anything else crashed.
+Exit status: ``0`` completed, :data:`INFRA_EXIT` (75) the model endpoint failed or the
+agent's CLI is missing or cannot start (an infrastructure error whose cause is the
+adapter's last stderr line holding ``infrastructure error: CAUSE``), anything else
+crashed.
 
 Usage: an adapter that knows what the turn cost writes a JSON object to
 ``O/usage.json`` (the path is also in ``ERPSIM_USAGE_FILE``); see :data:`USAGE_KEYS`.
@@ -55,7 +56,8 @@ USAGE_MAX_BYTES = 1_000_000
 LABEL = "erpsim"
 """Every container the runner starts carries the label ``erpsim=1``."""
 INFRA_EXIT = 75
-"""An adapter's exit status for "the model endpoint failed" (BSD's ``EX_TEMPFAIL``): the
+"""An adapter's exit status for "the model endpoint failed" or "the CLI is missing or
+cannot start" (BSD's ``EX_TEMPFAIL``): the
 turn is an infrastructure error (status ``error``), never the agent's doing. The cause
 is the adapter's stderr line ``... infrastructure error: CAUSE`` (the last one)."""
 INFRA_MARK = "infrastructure error:"

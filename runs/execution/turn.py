@@ -133,7 +133,7 @@ def infrastructure_cause(stderr_log: Path, max_bytes: int = 65536) -> str:
             who = head.strip().rstrip(":").strip()
             cause = " ".join(cause.split()) or "no cause given"
             return f"{who + ': ' if who else ''}{cause} (exit {INFRA_EXIT}, {stderr_log})"
-    return (f"adapter exited {INFRA_EXIT} (model endpoint failed) but wrote no "
+    return (f"adapter exited {INFRA_EXIT} (an infrastructure error) but wrote no "
             f"'{INFRA_MARK} CAUSE' line to {stderr_log}{unreadable}")
 
 

@@ -201,13 +201,6 @@ def test_a_refusing_endpoint_is_an_infrastructure_error_before_the_cli_runs(
     assert outcome.cli_version is not None and "0.0.0-fake" in outcome.cli_version
 
 
-def test_codex_missing_from_path_is_said_in_the_log(tmp_path: Path) -> None:
-    outcome = run_turn(turn(tmp_path, "codex", {"PATH": "/usr/bin:/bin"}))
-    assert outcome.exit_code == 127
-    assert "codex adapter: no `codex` on PATH (set ERPSIM_CODEX_BIN)" in (
-        outcome.stderr_log.read_text())
-
-
 def test_the_fake_agent_acts_through_erp(tmp_path: Path) -> None:
     # The shape of the integration test: the fake CLI runs `erp` as an agent would.
     client = tmp_path / "cli.py"
@@ -322,11 +315,61 @@ def test_claude_code_api_error_result_is_an_infrastructure_error(tmp_path: Path)
         f"overloaded (exit 75, {proc.stderr_log})")
 
 
-def test_claude_code_missing_from_path_is_said_in_the_log(tmp_path: Path) -> None:
-    outcome = run_turn(turn(tmp_path, "claude-code", {"PATH": "/usr/bin:/bin"}))
-    assert (outcome.exit_code, outcome.status) == (127, "crashed")
-    assert "claude-code adapter: no `claude` on PATH (set ERPSIM_CLAUDE_BIN)" in (
-        outcome.stderr_log.read_text())
+# --- a CLI that is not there: an infrastructure error, never the agent's crash ---------
+
+CLIS = [("codex", "codex", "ERPSIM_CODEX_BIN"), ("claude-code", "claude", "ERPSIM_CLAUDE_BIN")]
+
+
+def _missing(tmp: Path, value: str) -> tuple[str, str]:
+    """An ``ERPSIM_*_BIN`` value that names no runnable CLI, and what the cause says."""
+    if value == "nothing":
+        return str(tmp / "no-such-cli"), "no such file (expected the `{exe}` executable)"
+    if value == "directory":
+        return str(tmp), "not an executable file (expected the `{exe}` executable)"
+    if value == "not-executable":
+        plain = tmp / "cli.txt"
+        plain.write_text("#!/bin/sh\nexit 0\n")
+        return str(plain), "not an executable file (expected the `{exe}` executable)"
+    return "no-such-command", "no such file on PATH (/usr/bin:/bin) (expected the `{exe}` " \
+        "executable)"
+
+
+@pytest.mark.parametrize(("adapter", "exe", "var"), CLIS)
+@pytest.mark.parametrize("value", ["nothing", "directory", "not-executable", "bare-name"])
+def test_a_cli_variable_naming_no_runnable_cli_is_an_infrastructure_error(
+        tmp_path: Path, adapter: str, exe: str, var: str, value: str) -> None:
+    given, says = _missing(tmp_path, value)
+    outcome = run_turn(turn(tmp_path, adapter, {"PATH": "/usr/bin:/bin", var: given}))
+    assert (outcome.status, outcome.exit_code) == ("error", 75), outcome.stderr_log.read_text()
+    assert outcome.infrastructure_error == (
+        f"{adapter} adapter: {var}={given}: {says.format(exe=exe)} "
+        f"(exit 75, {outcome.stderr_log})")
+    assert "Traceback" not in outcome.stderr_log.read_text()
+    assert outcome.usage is not None and outcome.usage["input_tokens"] == 0
+
+
+@pytest.mark.parametrize(("adapter", "exe", "var"), CLIS)
+def test_a_cli_missing_from_path_is_an_infrastructure_error(tmp_path: Path, adapter: str,
+                                                            exe: str, var: str) -> None:
+    outcome = run_turn(turn(tmp_path, adapter, {"PATH": "/usr/bin:/bin"}))
+    assert (outcome.status, outcome.exit_code) == ("error", 75)
+    assert outcome.infrastructure_error == (
+        f"{adapter} adapter: no `{exe}` on PATH (/usr/bin:/bin); set {var} to its path "
+        f"(exit 75, {outcome.stderr_log})")
+
+
+@pytest.mark.parametrize(("adapter", "exe", "var"), CLIS)
+def test_a_cli_whose_process_cannot_start_is_an_infrastructure_error(
+        tmp_path: Path, adapter: str, exe: str, var: str) -> None:
+    broken = tmp_path / exe
+    broken.write_text("#!/nonexistent/interpreter\n")
+    broken.chmod(0o755)
+    outcome = run_turn(turn(tmp_path, adapter, {"PATH": "/usr/bin:/bin", var: str(broken)}))
+    assert (outcome.status, outcome.exit_code) == ("error", 75)
+    assert outcome.infrastructure_error == (
+        f"{adapter} adapter: could not start {broken}: No such file or directory "
+        f"(exit 75, {outcome.stderr_log})")
+    assert "Traceback" not in outcome.stderr_log.read_text()
 
 
 # --- script ---------------------------------------------------------------------------
@@ -397,7 +440,7 @@ def test_exit_75_without_a_cause_line_says_so_and_names_the_log(tmp_path: Path) 
     outcome = run_turn(proc)
     assert outcome.status == "error"
     assert outcome.infrastructure_error == (
-        "adapter exited 75 (model endpoint failed) but wrote no 'infrastructure error: "
+        "adapter exited 75 (an infrastructure error) but wrote no 'infrastructure error: "
         f"CAUSE' line to {proc.stderr_log}")
 
 
