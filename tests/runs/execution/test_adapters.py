@@ -399,11 +399,14 @@ def test_script_runs_the_script_cmd_next_to_it(tmp_path: Path) -> None:
     assert (proc.output_dir / "note.txt").read_text() == "from script.cmd\n"
 
 
-def test_script_without_a_command_says_how_to_give_one(tmp_path: Path) -> None:
+def test_script_without_a_command_is_an_infrastructure_error_saying_how_to_give_one(
+        tmp_path: Path) -> None:
     outcome = run_turn(turn(tmp_path, "script"))
-    assert outcome.exit_code == 2
-    assert "script adapter: no command to run: set ERPSIM_SCRIPT" in (
-        outcome.stderr_log.read_text())
+    assert (outcome.status, outcome.exit_code) == ("error", 75)
+    assert outcome.infrastructure_error is not None
+    assert outcome.infrastructure_error.startswith(
+        "script adapter: no command to run: set ERPSIM_SCRIPT in the turn's environment, or "
+        f"put a script.cmd next to {ADAPTERS / 'script'} (exit 75, ")
 
 
 # --- exit 75: the model endpoint failed ---------------------------------------------------
