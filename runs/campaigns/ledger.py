@@ -334,7 +334,11 @@ class ResultsLedger:
         _configure(conn)
         tables = {name for (name,) in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not {"attempts", "replaced_attempts", "receipts"} <= tables:
+        if "attempts" not in tables:  # every ledger has had it: this one is damaged
+            conn.close()
+            raise ResultsError(f"{path}: no attempts table (a damaged results ledger; "
+                               "expected one as `erpsim sweep` writes it); nothing was changed")
+        if not {"replaced_attempts", "receipts"} <= tables:
             conn.executescript(_SCHEMA)  # tables added since this ledger was created
         return cls(path, conn)
 

@@ -121,6 +121,12 @@ def is_accepted(row: AttemptLike) -> bool:
     return row.accepted is True and row.verdict_status == "accepted"
 
 
+def all_k_accepted(unit: Sequence[AttemptLike], k: int) -> bool:
+    """Whether a unit's attempts count toward pass^k: at least ``k`` (> 0) recorded
+    repetitions, every one of them accepted (the observed joint outcome)."""
+    return k > 0 and len(unit) >= k and all(is_accepted(r) for r in unit)
+
+
 def check_fraction(row: AttemptLike) -> float:
     """The attempt's share of required checks passed (see the module for no-check rows)."""
     total = row.required_total or 0
@@ -226,9 +232,8 @@ def summarize(rows: Sequence[AttemptLike], *, k: int | None = None) -> Summary:
         k = repetitions_per_unit(rows)
     accepted = sum(is_accepted(r) for r in rows)
     units = group_by(rows, unit_of)
-    unit_acc = [(sum(is_accepted(r) for r in us), len(us)) for us in units.values()]
-    all_k = sum(1 for n, recorded in unit_acc if k > 0 and recorded >= k and n == recorded)
-    once = sum(1 for n, _ in unit_acc if n >= 1)
+    all_k = sum(all_k_accepted(us, k) for us in units.values())
+    once = sum(1 for us in units.values() if any(is_accepted(r) for r in us))
     statuses = Counter(r.status for r in rows)
     pooled_passed = sum(r.required_passed or 0 for r in rows)
     pooled_total = sum(r.required_total or 0 for r in rows)

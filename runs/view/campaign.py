@@ -17,6 +17,7 @@ import numpy as np
 
 from runs.campaigns.metrics import (
     DEFAULT_BOOTSTRAP_SEED,
+    all_k_accepted,
     bootstrap_differences,
     by_system,
     group_by,
@@ -85,8 +86,7 @@ def read_campaign_view(results_dir: Path, label: str) -> CampaignData:
         units = group_by(rows, unit_of)
         acc = [sum(is_accepted(r) for r in us) for us in units.values()]
         sizes = [len(us) for us in units.values()]
-        all_k = [1 if len(us) >= k and n >= k else 0 for us, n in zip(units.values(), acc,
-                                                                      strict=True)]
+        all_k = [int(all_k_accepted(us, k)) for us in units.values()]
         data.rates.append({"system": system, "units": len(units), "attempts": len(rows),
                            "pass_at_1": bootstrap_interval(acc, sizes),
                            "pass_hat_k": bootstrap_interval(all_k, [1] * len(all_k)), "k": k})

@@ -101,6 +101,34 @@ def test_create_never_overwrites_and_open_refuses_foreign_files(tmp_path: Path) 
         ResultsLedger.open(tmp_path / "junk.db")
 
 
+def test_a_ledger_without_its_attempts_table_is_refused_and_left_as_it_was(
+        tmp_path: Path) -> None:
+    path = tmp_path / "results.db"
+    with ResultsLedger.create(path) as ledger:
+        ledger.write(row())
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE attempts")
+    before = path.read_bytes()
+    with pytest.raises(ResultsError, match=r"no attempts table .*nothing was changed"):
+        ResultsLedger.open(path)
+    assert path.read_bytes() == before
+    with sqlite3.connect(path) as conn:
+        tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master")}
+    assert "attempts" not in tables
+
+
+def test_an_older_ledger_gets_the_tables_added_since(tmp_path: Path) -> None:
+    path = tmp_path / "results.db"
+    with ResultsLedger.create(path) as ledger:
+        ledger.write(row())
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE receipts")
+    with ResultsLedger.open(path) as ledger:
+        assert len(list(ledger.rows())) == 1
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM receipts").fetchone() == (0,)
+
+
 def test_receipts_bind_a_new_verdict_to_outputs_scorer_and_original(tmp_path: Path) -> None:
     verdict = {"status": "rejected", "accepted": False, "results": []}
     receipt = Receipt.create(row().key, scorer_name="strict-v2",
