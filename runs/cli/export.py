@@ -37,10 +37,12 @@ def beancount_command(target: str, out: Path | None, schema: str | None) -> None
     """The books as a beancount ledger, folded from the verified event log.
 
     Accounts are opened from the chart under Assets, Liabilities, Equity, Income and
-    Expenses; each posting event is one transaction dated by its accounting date, with
-    the party and document of every posting as metadata; the trial balance closes the
-    file as zero-tolerance balance assertions. `bean-check FILE` checks it; `fava FILE`
-    browses it.
+    Expenses, each with its erpsim code and title as metadata (a code that is no beancount
+    name, such as 1000.10, is written X--1000-D10; an account posted to that the chart
+    never opened is opened too); each posting event is one transaction dated by its
+    accounting date, with the party and document of every posting as metadata; the trial
+    balance closes the file as zero-tolerance balance assertions. `bean-check FILE` checks
+    it; `fava FILE` browses it.
     """
     with errors():
         store = open_books(target, schema)
@@ -55,9 +57,10 @@ def beancount_command(target: str, out: Path | None, schema: str | None) -> None
         write_text_atomic(out, exported.text)
     except OSError as e:
         cannot_write("--out", out, e)
+    asserted = (f"balances asserted {exported.asserted}" if exported.asserted
+                else "no postings, no balances asserted")
     click.echo(f"beancount: {out} ({exported.transactions} transactions, "
-               f"{len(exported.accounts)} accounts, balances asserted after "
-               f"{exported.last_date})")
+               f"{len(exported.accounts)} accounts, {asserted})")
 
 
 PARQUET_TABLES = ("events", "gl_lines", "subledger", "documents", "doc_history",
