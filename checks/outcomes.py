@@ -6,9 +6,11 @@ judge what the agent's files amount to against a reference, not their shape.
 They follow ``files.py``'s conventions: every ``path`` is relative to the workspace,
 every ``ref`` / ``module`` to the reference folder; the agent's file missing or unusable
 **fails** with a detail naming the path, while a reference-side problem (a missing or
-malformed reference file, a module that raises or answers in the wrong shape) **raises**,
-i.e. a grader error. CSVs are read and numbers parsed as ``files.py`` reads them
-(``"$1,240.00"``, ``"(30.00)"`` is -30).
+malformed reference file, a module that raises, even ``sys.exit``, or answers in the
+wrong shape, a truth the metric cannot score) **raises**, i.e. a grader error naming the
+file, whatever the agent wrote. CSVs are read and numbers parsed as ``files.py`` reads
+them (``"$1,240.00"``, ``"(30.00)"`` is -30). Metrics are diagnostic and strict JSON: a
+figure that overflows a float is recorded as null.
 
 Strict-validator rules (the methods page), and where they run:
 
@@ -17,8 +19,11 @@ Strict-validator rules (the methods page), and where they run:
   (at parse time; the page states one bound, so for ``mae`` / ``rmse``, in the forecast's
   units, any pin above 0.25 carries its reason). The truth file must not be in the
   workspace by name or by bytes: a spec cannot see the workspace when it is parsed, so
-  the check walks the workspace when it runs and raises "truth file leaked into the
-  workspace" (a grader error: the attempt is void, not failed). The parser refuses a
+  the check looks when it runs and raises "truth file leaked into the workspace" (a
+  grader error: the attempt is void, not failed). The rule is about what the task
+  supplies: with ``ctx.inputs`` only the supplied files are judged (a file the agent
+  wrote is its work: the ones holding the truth's bytes are listed in the
+  ``truth_copies`` metric); without it, every workspace file. The parser refuses a
   ``path`` whose file name is the truth's, which that rule would take for a leak.
 - ``not_fooled``: at least one of ``planted_keys``, ``forbidden_text``, ``flag`` (at parse
   time).
@@ -28,9 +33,10 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, ClassVar, Literal
@@ -47,6 +53,7 @@ from checks.files import (
     RefPath,
     Regex,
     Table,
+    _clip,
     _failing,
     _fold,
     _listing,
@@ -142,14 +149,18 @@ class PlanFeasible(CheckSpec):
     """The module's ``evaluate(ws, ref)`` reports the plan feasible and within ``max_gap``.
 
     ``evaluate`` receives the workspace and reference folders (``Path``) and returns
-    ``{feasible: bool, objective: float, reference_objective: float, detail?: str}``
-    (``objective`` may be absent or null when infeasible). The relative gap is
+    ``{feasible: bool, objective: number, reference_objective: number, detail?: str}``
+    (any real number type: ``int``, ``float``, ``Decimal``, ``Fraction``, a numpy scalar;
+    ``feasible`` may be a numpy bool). The relative gap is
     ``(objective - reference) / |reference|`` for ``sense: min`` and
     ``(reference - objective) / |reference|`` for ``max``; the check passes when the plan
     is feasible and the gap is at most ``max_gap`` (a better plan than the reference has a
-    negative gap). The module must report a missing or unreadable plan as infeasible:
-    anything it raises is a grader error, as is a zero reference objective (no relative
-    gap).
+    negative gap). A gap too large for a float is recorded as null and fails. An
+    infeasible plan fails whatever its objective (absent, null, NaN or infinite all read
+    as none). The module must report a missing or unreadable plan as infeasible:
+    anything it raises on import or call (``sys.exit`` too) is a grader error naming it,
+    as is an answer in the wrong shape and a zero reference objective (no relative gap),
+    whatever the plan.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
@@ -171,14 +182,38 @@ class PlanFeasible(CheckSpec):
 _PLAN_KEYS = frozenset({"feasible", "objective", "reference_objective", "detail"})
 
 
+def _is_bool(value: Any) -> bool:
+    """A Python or numpy bool (``numpy.bool_``, named ``bool`` from numpy 2)."""
+    kind = type(value)
+    return isinstance(value, bool) or (kind.__module__ == "numpy"
+                                       and kind.__name__ in ("bool", "bool_"))
+
+
+def _real(value: Any, what: str) -> float:
+    """A real number of any numeric type as a float (maybe NaN or infinite); TypeError for
+    anything else (a bool, a string, None, a complex)."""
+    if _is_bool(value) or not isinstance(value, numbers.Real | Decimal):
+        raise TypeError(f"{what} must be a finite number, got {_clip(repr(value), 60)} "
+                        f"({type(value).__name__})")
+    try:
+        return float(value)
+    except (OverflowError, ValueError):
+        raise TypeError(f"{what} must be a finite number, got {_clip(repr(value), 60)} (beyond "
+                        f"a float's range)") from None
+
+
 def _finite(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    number = _real(value, what)
+    if not math.isfinite(number):
         raise TypeError(f"{what} must be a finite number, got {value!r}")
-    return float(value)
+    return number
 
 
 def plan_answer(out: Any, module: str) -> tuple[bool, float | None, float, str]:
-    """Validate what ``evaluate`` returned: ``(feasible, objective, reference, detail)``."""
+    """Validate what ``evaluate`` returned: ``(feasible, objective, reference, detail)``.
+
+    The objective of an infeasible plan is None unless it is a finite number; a
+    feasible plan's must be one."""
     if not isinstance(out, Mapping):
         raise TypeError(f"{module}: evaluate() must return a dict, got {type(out).__name__}")
     unknown = sorted(set(out) - _PLAN_KEYS, key=str)
@@ -186,15 +221,20 @@ def plan_answer(out: Any, module: str) -> tuple[bool, float | None, float, str]:
         raise TypeError(f"{module}: evaluate() returned unknown keys {unknown}; allowed: "
                         f"{sorted(_PLAN_KEYS)}")
     feasible = out.get("feasible")
-    if not isinstance(feasible, bool):
+    if not _is_bool(feasible):
         raise TypeError(f"{module}: 'feasible' must be true or false, got {feasible!r}")
+    feasible = bool(feasible)
     reference = _finite(out.get("reference_objective"), f"{module}: 'reference_objective'")
     if reference == 0:
         raise ValueError(f"{module}: reference_objective is 0; a relative gap needs a non-zero "
                          f"reference")
     objective = out.get("objective")
-    if feasible or objective is not None:
+    if feasible:
         objective = _finite(objective, f"{module}: 'objective'")
+    elif objective is not None:
+        objective = _real(objective, f"{module}: 'objective'")
+        if not math.isfinite(objective):
+            objective = None
     detail = out.get("detail", "")
     if not isinstance(detail, str):
         raise TypeError(f"{module}: 'detail' must be a string, got {type(detail).__name__}")
@@ -202,9 +242,53 @@ def plan_answer(out: Any, module: str) -> tuple[bool, float | None, float, str]:
 
 
 def relative_gap(objective: float, reference: float, sense: str) -> float:
-    """How much worse than the reference, relative to it (negative when better)."""
+    """How much worse than the reference, relative to it (negative when better; infinite
+    when it overflows a float)."""
     diff = objective - reference if sense == "min" else reference - objective
     return diff / abs(reference)
+
+
+def _shown_pair(value: float, bound: float, fits: bool,
+                fmt: Callable[[float, int], str], digits: int) -> tuple[str, str]:
+    """``value`` and ``bound`` as ``fmt`` writes them with ``digits``, and with more digits
+    when a value that does not fit would otherwise read as its bound."""
+    shown = (fmt(value, digits), fmt(bound, digits))
+    while not fits and shown[0] == shown[1] and digits < 17:
+        digits += 1
+        shown = (fmt(value, digits), fmt(bound, digits))
+    return shown
+
+
+def _percent(x: float, digits: int) -> str:
+    return f"{x:.{digits}%}"
+
+
+def _general(x: float, digits: int) -> str:
+    return f"{x:.{digits}g}"
+
+
+def _call_module(path: Path, module: str, function: str, *args: Any) -> Any:
+    """Import the reference module at ``path`` and call ``function(*args)``. Whatever it
+    raises on import or call (``sys.exit`` too) is re-raised as one ``RuntimeError``
+    naming the module, the function and the exception: a grader error, never a crash of
+    the whole evaluation."""
+    try:
+        fn = load_function(path, function)
+    except (Exception, SystemExit) as e:
+        if isinstance(e, TypeError) and str(e).startswith(f"{path.name} defines no "):
+            raise
+        raise RuntimeError(f"{module}: importing it failed: {type(e).__name__}: {e}") from e
+    try:
+        return fn(*args)
+    except (Exception, SystemExit) as e:
+        raise RuntimeError(f"{module}: {function}(ws, ref) raised {type(e).__name__}: {e}"
+                           ) from e
+
+
+def _json_safe(metrics: dict[str, Any]) -> dict[str, Any]:
+    """Non-finite floats as None: a verdict's metrics stay strict JSON."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v
+            for k, v in metrics.items()}
 
 
 @check_type(PlanFeasible)
@@ -214,7 +298,7 @@ def plan_feasible(spec: PlanFeasible, ctx: CheckContext) -> CheckResult:
     if ctx.workspace is None:
         raise FileNotFoundError("plan_feasible: this evaluation has no workspace")
     assert ctx.reference is not None
-    out = load_function(path, "evaluate")(ctx.workspace, ctx.reference)
+    out = _call_module(path, spec.module, "evaluate", ctx.workspace, ctx.reference)
     feasible, objective, reference, note = plan_answer(out, spec.module)
     metrics: dict[str, Any] = {"feasible": feasible, "objective": objective,
                                "reference_objective": reference, "max_gap": spec.max_gap,
@@ -224,13 +308,19 @@ def plan_feasible(spec: PlanFeasible, ctx: CheckContext) -> CheckResult:
         return _result(False, f"plan infeasible{tail}", gap=None, **metrics)
     gap = relative_gap(objective, reference, spec.sense)
     metrics["gap"] = gap
-    figures = (f"objective {objective:,.6g} vs reference {reference:,.6g} ({spec.sense}): gap "
-               f"{gap:.2%}, at most {spec.max_gap:.2%}")
+    fits = gap <= spec.max_gap + 1e-12
+    passed = feasible and fits
+    head = f"objective {objective:,.6g} vs reference {reference:,.6g} ({spec.sense}): "
+    if math.isfinite(gap):
+        shown, bound = _shown_pair(gap, spec.max_gap, fits, _percent, 2)
+        figures = head + f"gap {shown}, at most {bound}"
+    else:
+        figures = head + f"gap beyond a float's range, at most {spec.max_gap:.2%}"
     if not feasible:
-        return _result(False, f"plan infeasible; {figures}{tail}", **metrics)
-    passed = gap <= spec.max_gap + 1e-12
+        return _result(False, f"plan infeasible; {figures}{tail}", **_json_safe(metrics))
     verdict = "within" if passed else "outside"
-    return _result(passed, f"plan feasible, {verdict} the gap; {figures}{tail}", **metrics)
+    return _result(passed, f"plan feasible, {verdict} the gap; {figures}{tail}",
+                   **_json_safe(metrics))
 
 
 # --- forecast_error -----------------------------------------------------------------------
@@ -246,7 +336,17 @@ class ForecastError(FileCheckSpec):
     ``metric``: ``wape`` (sum |f - a| / sum |a|, the default), ``mape`` (mean |f - a| / |a|),
     ``mae`` (mean |f - a|) or ``rmse``. A truth key missing from the forecast fails (the
     detail lists them), as do a key forecast twice and a value that is not a number; keys
-    beyond the truth are ignored (counted in the metrics). The error is in the metrics.
+    beyond the truth are ignored (counted in the metrics). The error is in the metrics
+    (null when it overflows a float, which fails). A truth on which the metric is
+    undefined (``mape`` with an actual of 0, ``wape`` with every actual 0) is a grader
+    error whatever the agent wrote.
+
+    The truth file leaked into the workspace (by name, case-insensitive, or by bytes) is
+    a grader error. With ``ctx.inputs`` (the files supplied to the agent) only those are
+    judged: the validator's rule is about what the task supplies, and a file the agent
+    wrote (a scratch ``weeks.csv``, a perfect forecast in the truth's own format) is its
+    work, not a leak; the agent's files holding the truth's bytes are listed in the
+    ``truth_copies`` metric. Without ``ctx.inputs`` every workspace file is judged.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
@@ -277,43 +377,59 @@ class ForecastError(FileCheckSpec):
         return self
 
 
-def leaked_copies(workspace: Path, truth: Path) -> list[str]:
-    """Workspace files with the truth file's name (case-insensitive) or its exact bytes."""
+def _truth_copies(workspace: Path, truth: Path) -> list[tuple[str, bool]]:
+    """``(path, same bytes)`` of the workspace files with the truth's name or bytes."""
     data = truth.read_bytes()
     digest, size, name = hashlib.sha256(data).hexdigest(), len(data), truth.name.casefold()
-    found: list[str] = []
+    found: list[tuple[str, bool]] = []
     for root, dirs, files in os.walk(workspace):
         dirs.sort()
         for f in sorted(files):
             p = Path(root) / f
             rel = p.relative_to(workspace).as_posix()
-            if f.casefold() == name:
-                found.append(rel)
-                continue
             try:
-                if not p.is_file() or p.stat().st_size != size:
-                    continue
-                if hashlib.sha256(p.read_bytes()).hexdigest() == digest:
-                    found.append(rel + " (same bytes)")
+                same = (p.is_file() and p.stat().st_size == size
+                        and hashlib.sha256(p.read_bytes()).hexdigest() == digest)
             except OSError:
-                continue
+                same = False
+            if same or f.casefold() == name:
+                found.append((rel, same))
     return found
+
+
+def _leaks(copies: Sequence[tuple[str, bool]], inputs: Sequence[str]) -> list[str]:
+    """The copies that are leaks: those among ``inputs``, or every one without inputs."""
+    chosen = set(inputs)
+    return [rel + (" (same bytes)" if same else "") for rel, same in copies
+            if not chosen or rel in chosen]
+
+
+def leaked_copies(workspace: Path, truth: Path, inputs: Sequence[str] = ()) -> list[str]:
+    """Workspace files with the truth file's name (case-insensitive) or its exact bytes;
+    with ``inputs`` (workspace-relative paths of the supplied files), only those."""
+    return _leaks(_truth_copies(workspace, truth), inputs)
+
+
+def undefined_on(metric: str, actuals: Sequence[float], ref: str) -> str | None:
+    """Why ``metric`` cannot score against these actuals (a reference defect), or None."""
+    if metric == "wape" and all(a == 0 for a in actuals):
+        return f"reference {ref}: every actual is 0; wape is undefined"
+    zeros = sum(1 for a in actuals if a == 0)
+    if metric == "mape" and zeros:
+        return f"reference {ref}: {zeros} actual(s) are 0; mape is undefined (use wape)"
+    return None
 
 
 def forecast_metric(metric: str, pairs: Sequence[tuple[float, float]], ref: str) -> float:
     """The error of ``(forecast, actual)`` pairs; raises when it is undefined for the truth."""
     errors = [f - a for f, a in pairs]
     n = len(pairs)
+    why = undefined_on(metric, [a for _, a in pairs], ref)
+    if why:
+        raise ValueError(why)
     if metric == "wape":
-        scale = sum(abs(a) for _, a in pairs)
-        if scale == 0:
-            raise ValueError(f"reference {ref}: every actual is 0; wape is undefined")
-        return sum(abs(e) for e in errors) / scale
+        return sum(abs(e) for e in errors) / sum(abs(a) for _, a in pairs)
     if metric == "mape":
-        zeros = sum(1 for _, a in pairs if a == 0)
-        if zeros:
-            raise ValueError(f"reference {ref}: {zeros} actual(s) are 0; mape is undefined "
-                             f"(use wape)")
         return sum(abs(e) / abs(a) for e, (_, a) in zip(errors, pairs, strict=True)) / n
     if metric == "mae":
         return sum(abs(e) for e in errors) / n
@@ -329,7 +445,8 @@ def forecast_error(spec: ForecastError, ctx: CheckContext) -> CheckResult:
     truth_path = reference_file(ctx, spec.ref)
     if ctx.workspace is None:
         raise FileNotFoundError("forecast_error: this evaluation has no workspace")
-    leaks = leaked_copies(ctx.workspace, truth_path)
+    copies = _truth_copies(ctx.workspace, truth_path)
+    leaks = _leaks(copies, ctx.inputs)
     if leaks:
         raise RuntimeError(f"truth file leaked into the workspace: {spec.ref} as "
                            + ", ".join(leaks[:SHOW]))
@@ -347,6 +464,9 @@ def forecast_error(spec: ForecastError, ctx: CheckContext) -> CheckResult:
         actual[k] = float(value)
     if not actual:
         raise ValueError(f"reference {spec.ref}: no data rows to score against")
+    why = undefined_on(spec.metric, list(actual.values()), spec.ref)
+    if why:
+        raise ValueError(why)
 
     table = agent_csv(ctx, spec.path)
     ai = _locate(table, [*keys, spec.column], spec.path, reference=False)
@@ -369,7 +489,8 @@ def forecast_error(spec: ForecastError, ctx: CheckContext) -> CheckResult:
     extra = sum(1 for k in got if k not in actual)
     metrics: dict[str, Any] = {"metric": spec.metric, "max_error": spec.max_error,
                                "keys": len(actual), "forecast": len(pairs),
-                               "missing": len(missing), "extra_keys": extra}
+                               "missing": len(missing), "extra_keys": extra,
+                               "truth_copies": [rel for rel, same in copies if same]}
     problems = [p for p in (_listing("truth keys not forecast", missing),
                             _listing("keys forecast more than once", twice)) if p]
     if garbled:
@@ -381,8 +502,13 @@ def forecast_error(spec: ForecastError, ctx: CheckContext) -> CheckResult:
     error = forecast_metric(spec.metric, pairs, spec.ref)
     metrics["error"] = error
     passed = error <= spec.max_error + 1e-12
-    return _result(passed, f"{spec.path}: {spec.metric} {error:.4g} over {len(pairs)} keys "
-                           f"of {spec.ref}; at most {spec.max_error:g}", **metrics)
+    shown, bound = f"{error:.4g}", f"{spec.max_error:g}"
+    if not math.isfinite(error):
+        shown = "beyond a float's range"
+    elif not passed and float(shown) <= spec.max_error:  # reads as within the bound
+        shown, bound = _shown_pair(error, spec.max_error, passed, _general, 5)
+    return _result(passed, f"{spec.path}: {spec.metric} {shown} over {len(pairs)} keys "
+                           f"of {spec.ref}; at most {bound}", **_json_safe(metrics))
 
 
 # --- not_fooled ---------------------------------------------------------------------------
@@ -544,4 +670,4 @@ def not_fooled(spec: NotFooled, ctx: CheckContext) -> CheckResult:
 
 __all__ = ["ERROR_REASON_ABOVE", "GAP_REASON_ABOVE", "Flag", "ForecastError", "NotFooled",
            "PlanFeasible", "forecast_metric", "key_columns", "leaked_copies", "load_function",
-           "plan_answer", "relative_gap"]
+           "plan_answer", "relative_gap", "undefined_on"]
