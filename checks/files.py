@@ -48,6 +48,7 @@ import functools
 import hashlib
 import importlib.util
 import io
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -1082,6 +1083,30 @@ def load_custom(path: Path) -> Callable[[Path, Path], Any]:
     return load_function(path, "check")
 
 
+def call_module(path: Path, module: str, function: str, *args: Any) -> Any:
+    """Import the reference module at ``path`` and call ``function(*args)``. Whatever it
+    raises on import or call (``sys.exit`` too) is re-raised as one ``RuntimeError``
+    naming the module, the function and the exception: a grader error, never a crash of
+    the whole evaluation. A module that changes the working directory has it put back."""
+    cwd = os.getcwd()
+    try:
+        try:
+            fn = load_function(path, function)
+        except (Exception, SystemExit) as e:
+            if isinstance(e, TypeError) and str(e).startswith(f"{path.name} defines no "):
+                raise
+            raise RuntimeError(f"{module}: importing it failed: {type(e).__name__}: {e}"
+                               ) from e
+        try:
+            return fn(*args)
+        except (Exception, SystemExit) as e:
+            raise RuntimeError(f"{module}: {function}(ws, ref) raised {type(e).__name__}: "
+                               f"{e}") from e
+    finally:
+        if os.getcwd() != cwd:
+            os.chdir(cwd)
+
+
 def custom_results(out: Any, module: str) -> list[CheckResult]:
     """Validate what a custom ``check`` returned; raise ``TypeError`` on any bad shape."""
     if not isinstance(out, list | tuple) or not out:
@@ -1123,11 +1148,13 @@ def custom(spec: Custom, ctx: CheckContext) -> list[CheckResult]:
     if ctx.workspace is None:
         raise FileNotFoundError("custom check: this evaluation has no workspace")
     assert ctx.reference is not None
-    return custom_results(load_custom(path)(ctx.workspace, ctx.reference), spec.module)
+    return custom_results(call_module(path, spec.module, "check", ctx.workspace,
+                                      ctx.reference), spec.module)
 
 
 __all__ = ["MAX_BYTES", "CsvColumns", "CsvRowCount", "CsvSetEqual", "CsvValuesMatch", "Custom",
            "FileExists", "Table", "TextContainsAll", "TextContainsAny", "TextMatchesAll",
            "TextNotContains", "TextNumbersPresent", "TextRefAbsent", "TextRefSentences",
-           "TextSentenceMatches", "agent_csv", "custom_results", "figure_pattern", "load_custom",
-           "load_function", "numbers_in_text", "parse_csv", "parse_number", "sentences"]
+           "TextSentenceMatches", "agent_csv", "call_module", "custom_results", "figure_pattern",
+           "load_custom", "load_function", "numbers_in_text", "parse_csv", "parse_number",
+           "sentences"]

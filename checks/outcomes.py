@@ -61,6 +61,7 @@ from checks.files import (
     _unique,
     agent_csv,
     agent_text,
+    call_module,
     file_path,
     load_function,
     parse_number,
@@ -267,24 +268,6 @@ def _general(x: float, digits: int) -> str:
     return f"{x:.{digits}g}"
 
 
-def _call_module(path: Path, module: str, function: str, *args: Any) -> Any:
-    """Import the reference module at ``path`` and call ``function(*args)``. Whatever it
-    raises on import or call (``sys.exit`` too) is re-raised as one ``RuntimeError``
-    naming the module, the function and the exception: a grader error, never a crash of
-    the whole evaluation."""
-    try:
-        fn = load_function(path, function)
-    except (Exception, SystemExit) as e:
-        if isinstance(e, TypeError) and str(e).startswith(f"{path.name} defines no "):
-            raise
-        raise RuntimeError(f"{module}: importing it failed: {type(e).__name__}: {e}") from e
-    try:
-        return fn(*args)
-    except (Exception, SystemExit) as e:
-        raise RuntimeError(f"{module}: {function}(ws, ref) raised {type(e).__name__}: {e}"
-                           ) from e
-
-
 def _json_safe(metrics: dict[str, Any]) -> dict[str, Any]:
     """Non-finite floats as None: a verdict's metrics stay strict JSON."""
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v
@@ -298,7 +281,7 @@ def plan_feasible(spec: PlanFeasible, ctx: CheckContext) -> CheckResult:
     if ctx.workspace is None:
         raise FileNotFoundError("plan_feasible: this evaluation has no workspace")
     assert ctx.reference is not None
-    out = _call_module(path, spec.module, "evaluate", ctx.workspace, ctx.reference)
+    out = call_module(path, spec.module, "evaluate", ctx.workspace, ctx.reference)
     feasible, objective, reference, note = plan_answer(out, spec.module)
     metrics: dict[str, Any] = {"feasible": feasible, "objective": objective,
                                "reference_objective": reference, "max_gap": spec.max_gap,

@@ -596,6 +596,36 @@ def test_custom_module_without_check_is_a_grader_error(ctx: CheckContext) -> Non
     assert "c.py defines no check(ws, ref) function" in verdict.grader_errors[0].error
 
 
+@pytest.mark.parametrize(("body", "message"), [
+    ("import sys\nsys.exit(3)\ndef check(ws, ref):\n    return []\n",
+     "c.py: importing it failed: SystemExit: 3"),
+    ("def check(ws, ref):\n    raise SystemExit('stop')\n",
+     "c.py: check(ws, ref) raised SystemExit: stop"),
+    ("def check(ws, ref):\n    return {}['missing']\n",
+     "c.py: check(ws, ref) raised KeyError: 'missing'"),
+])
+def test_a_custom_module_that_exits_or_raises_is_one_grader_error_naming_it(
+        ctx: CheckContext, body: str, message: str) -> None:
+    put(ctx.reference, "c.py", body)
+    put(ctx.workspace, "out/a.csv", "id\n1\n")
+    specs = parse_checks([{"type": "custom", "module": "c.py"},
+                          {"type": "csv_row_count", "path": "out/a.csv", "equals": 1}])
+    verdict = evaluate(specs, ctx, version="test")  # never SystemExit out of the evaluation
+    assert [(g.check, g.error) for g in verdict.grader_errors] == [
+        ("custom#1", f"RuntimeError: {message}")]
+    assert [r.name for r in verdict.results] == ["csv_row_count#2"]  # the others still ran
+
+
+def test_a_custom_module_that_changes_directory_has_it_put_back(ctx: CheckContext,
+                                                                tmp_path: Path) -> None:
+    put(ctx.reference, "c.py", "import os\ndef check(ws, ref):\n    os.chdir(ws)\n"
+                               "    return [{'name': 'a', 'passed': True}]\n")
+    before = os.getcwd()
+    verdict = evaluate(parse_checks([{"type": "custom", "module": "c.py"}]), ctx, version="t")
+    assert verdict.status == "accepted"
+    assert os.getcwd() == before
+
+
 # --- missing and unusable files ---------------------------------------------------------
 
 ONE_OF_EACH: list[dict[str, Any]] = [
