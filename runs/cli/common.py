@@ -196,6 +196,9 @@ def cannot_write(option: str, path: Path, error: OSError) -> NoReturn:
     fail(f"{option} {path}: cannot be written: {cause}{where}", code=EXIT_BAD_INPUT)
 
 
+POSTGRES_PREFIXES = ("postgresql:", "postgresql+psycopg:", "postgres:")
+"""How a PostgreSQL store URL starts (``EventStore.open``)."""
+
 ATTEMPT_MARKERS = ("summary.json", "verdict.json", "turns")
 """What marks a folder as an attempt's (``erpsim run`` or a sweep wrote it)."""
 
@@ -206,7 +209,9 @@ def open_store(target: str, schema: str | None, *,
     (its ``books.db``, or the PostgreSQL schema its summary.json names), unverified.
 
     Returns the store and the attempt's summary (None for a store). A folder that is not
-    an attempt's is bad input naming what an attempt folder holds.
+    an attempt's is bad input naming what an attempt folder holds; so is ``schema`` with
+    anything but a PostgreSQL URL (an SQLite store has no schemas; an attempt folder's
+    summary names its own).
     """
     from runs.grading import GradingError, open_attempt_store, read_summary
 
@@ -215,6 +220,9 @@ def open_store(target: str, schema: str | None, *,
         if store_url is not None:
             raise BadInput(f"--store-url is for an attempt folder whose books are in "
                            f"PostgreSQL; {target} is a store (give its URL as STORE)")
+        if schema is not None and not target.startswith(POSTGRES_PREFIXES):
+            raise BadInput(f"--schema {schema}: {target} is an SQLite store, which has no "
+                           "schemas (--schema is for a PostgreSQL URL)")
         return EventStore.open(target, schema=schema), None
     if schema is not None:
         raise BadInput(f"--schema {schema}: {target} is an attempt folder; its summary.json "

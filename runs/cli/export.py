@@ -14,21 +14,13 @@ import click
 from erp.beancount import export_beancount
 from erp.store import EventStore
 from runs.cli.common import OUT_DIR, OUT_FILE, cannot_write, errors, fail, open_verified
-from runs.errors import BadInput
 from runs.files import write_text_atomic
-
-POSTGRES_PREFIXES = ("postgresql:", "postgresql+psycopg:", "postgres:")
-"""How a PostgreSQL store URL starts (``EventStore.open``)."""
 
 
 def open_books(target: str, schema: str | None) -> EventStore:
     """A verified store: an attempt folder's books, or a store file or URL
     (:func:`runs.cli.common.open_verified`). ``--schema`` names a schema of a PostgreSQL
     URL only: given with an SQLite file it is refused, not ignored."""
-    if (schema is not None and not target.startswith(POSTGRES_PREFIXES)
-            and not Path(target).is_dir()):
-        raise BadInput(f"--schema {schema}: {target} is an SQLite store, which has no "
-                       "schemas (--schema is for a PostgreSQL URL)")
     return open_verified(target, schema)
 
 

@@ -366,6 +366,19 @@ def test_schema_for_an_attempt_folder_is_refused(attempt: Path) -> None:
             "store") in flat(res.output)
 
 
+@pytest.mark.parametrize("command", [["ledger", "verify"], ["ledger", "trial-balance"],
+                                     ["ledger", "events"]])
+@pytest.mark.parametrize("form", ["path", "url"])
+def test_schema_for_an_sqlite_store_is_refused_not_ignored(attempt: Path, command: list[str],
+                                                           form: str) -> None:
+    books = attempt / "books.db"
+    target = str(books) if form == "path" else f"sqlite:///{books}"
+    res = CliRunner().invoke(main, [*command, target, "--schema", "s"])
+    assert res.exit_code == 2, res.output
+    assert (f"--schema s: {target} is an SQLite store, which has no schemas (--schema is "
+            "for a PostgreSQL URL)") in flat(res.output)
+
+
 # --- check --scenario of another scenario -----------------------------------------------
 
 def test_check_with_another_scenarios_checks_is_refused(attempt: Path) -> None:
