@@ -13,10 +13,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import os
 import tempfile
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,45 @@ def output_hashes(root: Path | None) -> dict[str, str]:
     return out
 
 
+METRICS_DEPTH = 32
+"""How deep a check's metrics may nest before the rest is kept as text."""
+
+
+def json_metrics(metrics: Mapping[Any, Any]) -> dict[str, Any]:
+    """A check's metrics as strict JSON values. Metrics are diagnostic and never change a
+    result, so what JSON cannot hold is converted rather than refused: a non-finite float
+    is null, a number type of another library (``.item()``) its Python value, a set a
+    sorted list, a key that is not a string its text, anything else (a date, a path) its
+    ``str``; nesting beyond :data:`METRICS_DEPTH` (or a cycle) is cut to text."""
+
+    def safe(value: Any, depth: int) -> Any:
+        if value is None or isinstance(value, bool | int | str):
+            return value
+        if isinstance(value, float):
+            return value if math.isfinite(value) else None
+        if depth >= METRICS_DEPTH:
+            return str(value)
+        if isinstance(value, Mapping):
+            return {k if isinstance(k, str) else str(k): safe(v, depth + 1)
+                    for k, v in value.items()}
+        if isinstance(value, set | frozenset):
+            return [safe(v, depth + 1) for v in sorted(value, key=repr)]
+        if isinstance(value, list | tuple):
+            return [safe(v, depth + 1) for v in value]
+        item = getattr(value, "item", None)
+        if callable(item):
+            try:
+                plain = item()
+            except (TypeError, ValueError):
+                plain = None
+            if plain is not value and isinstance(plain, bool | int | float | str):
+                return safe(plain, depth + 1)
+        return str(value)
+
+    out: dict[str, Any] = safe(dict(metrics), 0)
+    return out
+
+
 def run_check(spec: CheckSpec, index: int, ctx: CheckContext) -> list[CheckResult]:
     """Run one check; its results are named after the check and carry its ``required``."""
     load_builtin()
@@ -146,13 +186,9 @@ def run_check(spec: CheckSpec, index: int, ctx: CheckContext) -> list[CheckResul
             raise TypeError(f"check {label} returned {type(r).__name__}, not CheckResult")
         if not isinstance(r.detail, str):
             raise TypeError(f"check {label}: detail is a {type(r.detail).__name__}, not str")
-        try:  # caught here, as this check's grader error, not when verdict.json is written
-            json.dumps(dict(r.metrics))
-        except (TypeError, ValueError) as e:
-            raise TypeError(f"check {label}: metrics are not JSON ({e})") from None
+        metrics = json_metrics(r.metrics)  # diagnostic: never a grader error of its own
         name = label if r.name in ("", label) else f"{label}/{r.name}"
-        named.append(CheckResult(name, bool(r.passed), r.detail, dict(r.metrics),
-                                 spec.required))
+        named.append(CheckResult(name, bool(r.passed), r.detail, metrics, spec.required))
     return named
 
 

@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 
@@ -20,7 +20,15 @@ from checks.registry import (
     load_builtin,
     parse_checks,
 )
-from checks.verdict import SCORER_NAME, Verdict, evaluate, output_hashes, write_verdict
+from checks.verdict import (
+    METRICS_DEPTH,
+    SCORER_NAME,
+    Verdict,
+    evaluate,
+    json_metrics,
+    output_hashes,
+    write_verdict,
+)
 from erp.store import GENESIS, EventStore, NewEvent
 
 
@@ -131,7 +139,6 @@ def test_an_optional_check_that_raises_still_blocks_acceptance(outcome_type: Non
 
 
 @pytest.mark.parametrize(("outcome", "message"), [
-    ("decimal", "metrics are not JSON"),
     ("none", "returned no result"),
     ("junk", "returned str, not CheckResult"),
 ])
@@ -140,6 +147,40 @@ def test_a_malformed_result_is_a_grader_error(outcome_type: None, ctx: CheckCont
     v = run(ctx, outcome)
     assert v.status == "grader_error"
     assert message in v.grader_errors[0].error
+
+
+def test_metrics_json_cannot_hold_are_converted_and_never_change_the_result(
+        outcome_type: None, ctx: CheckContext) -> None:
+    # metrics are diagnostic: a Decimal in them is kept as its text, the check still passes
+    v = run(ctx, "decimal")
+    assert v.status == "accepted" and not v.grader_errors
+    assert v.results[0].metrics == {"x": "1.5"}
+    json.dumps(v.to_json(), allow_nan=False)  # strict JSON
+
+
+def test_json_metrics_converts_what_json_cannot_hold() -> None:
+    import datetime as dt
+    from decimal import Decimal
+    from fractions import Fraction
+
+    import numpy as np
+
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    out = json_metrics({"nan": float("nan"), "inf": [float("-inf"), 1.5], "d": Decimal("2.50"),
+                        "when": dt.date(2026, 3, 2), "set": {3, 1, 2}, 7: "int key",
+                        ("a", 1): "tuple key", "np": [np.int64(4), np.float32(0.5),
+                                                      np.bool_(True), np.float64("nan")],
+                        "frac": Fraction(1, 3), "cycle": cyclic, "ok": {"n": [1, "x", None]}})
+    assert out == {"nan": None, "inf": [None, 1.5], "d": "2.50", "when": "2026-03-02",
+                   "set": [1, 2, 3], "7": "int key", "('a', 1)": "tuple key",
+                   "np": [4, 0.5, True, None], "frac": "1/3",
+                   "cycle": out["cycle"], "ok": {"n": [1, "x", None]}}
+    json.dumps(out, allow_nan=False)
+    depth, inner = 0, out["cycle"]
+    while isinstance(inner, list):
+        depth, inner = depth + 1, inner[0]
+    assert isinstance(inner, str) and depth == METRICS_DEPTH - 1  # a cycle is cut to text
 
 
 def test_output_hashes_are_sha256_of_the_files(outcome_type: None, ctx: CheckContext) -> None:
