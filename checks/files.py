@@ -493,11 +493,27 @@ def agent_csv(ctx: CheckContext, rel: str) -> Table:
     return parse_csv(decode(workspace_file(ctx, rel).read_bytes(), rel), rel)
 
 
+TYPOGRAPHY = str.maketrans({
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u02bc": "'",
+    "\u2032": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"',
+    "\u2033": '"', "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-",
+    "\u2014": "-", "\u2015": "-", "\u2212": "-"})
+"""Typographic quotes, apostrophes, hyphens and dashes as their ASCII forms: a writer's
+(or a model's) "didn\u2019t" or "pre\u2011approved" reads as "didn't" and "pre-approved"."""
+
+
+def plain_typography(text: str) -> str:
+    """``text`` with typographic quotes, apostrophes and dashes as ASCII (:data:`TYPOGRAPHY`)."""
+    return text.translate(TYPOGRAPHY)
+
+
 def agent_text(ctx: CheckContext, rel: str) -> str:
-    """The agent's text file with its line endings as ``\\n`` (:class:`Unusable` on any
-    problem): a CRLF or CR file's lines end where an LF file's do, for ``^`` and ``$``."""
+    """The agent's text file with its line endings as ``\\n`` and its typography plain
+    (:func:`plain_typography`; :class:`Unusable` on any problem): a CRLF or CR file's lines
+    end where an LF file's do, for ``^`` and ``$``, and a curly apostrophe is the ``'`` a
+    phrase or pattern names."""
     text = decode(workspace_file(ctx, rel).read_bytes(), rel)
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return plain_typography(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def reference_csv(ctx: CheckContext, rel: str) -> Table:
@@ -856,8 +872,9 @@ def csv_values_match(spec: CsvValuesMatch, ctx: CheckContext) -> CheckResult:
 
 
 def _fold(text: str) -> str:
-    """Case-insensitive form with whitespace runs collapsed to one space."""
-    return " ".join(text.split()).casefold()
+    """Case-insensitive form with whitespace runs collapsed to one space and typography
+    plain (a phrase written with a curly apostrophe matches a straight one)."""
+    return " ".join(plain_typography(text).split()).casefold()
 
 
 @check_type(TextContainsAll)
@@ -1152,9 +1169,9 @@ def custom(spec: Custom, ctx: CheckContext) -> list[CheckResult]:
                                       ctx.reference), spec.module)
 
 
-__all__ = ["MAX_BYTES", "CsvColumns", "CsvRowCount", "CsvSetEqual", "CsvValuesMatch", "Custom",
-           "FileExists", "Table", "TextContainsAll", "TextContainsAny", "TextMatchesAll",
-           "TextNotContains", "TextNumbersPresent", "TextRefAbsent", "TextRefSentences",
-           "TextSentenceMatches", "agent_csv", "call_module", "custom_results", "figure_pattern",
-           "load_custom", "load_function", "numbers_in_text", "parse_csv", "parse_number",
-           "sentences"]
+__all__ = ["MAX_BYTES", "TYPOGRAPHY", "CsvColumns", "CsvRowCount", "CsvSetEqual",
+           "CsvValuesMatch", "Custom", "FileExists", "Table", "TextContainsAll",
+           "TextContainsAny", "TextMatchesAll", "TextNotContains", "TextNumbersPresent",
+           "TextRefAbsent", "TextRefSentences", "TextSentenceMatches", "agent_csv",
+           "call_module", "custom_results", "figure_pattern", "load_custom", "load_function",
+           "numbers_in_text", "parse_csv", "parse_number", "plain_typography", "sentences"]

@@ -806,3 +806,34 @@ def test_valid_specs_keep_their_defaults() -> None:
     [single] = parse_checks([{"type": "csv_values_match", "path": "a.csv", "ref": "r.csv",
                               "key": ["id"], "columns": ["v"], "must_match_keys": ["A|1"]}])
     assert single.must_keys() == [("A|1",)]  # type: ignore[attr-defined]
+
+
+# --- typography: a curly apostrophe is the ' a phrase or pattern names ----------------------
+
+TYPESET = ("The customer didn\u2019t pay the \u201cdisputed\u201d invoice; it is "
+           "pre\u2011approved for write\u2013off.\n")
+
+
+@pytest.mark.parametrize("spec", [
+    {"type": "text_contains_all", "phrases": ["didn't pay", '"disputed"', "pre-approved",
+                                              "write-off"]},
+    {"type": "text_contains_any", "phrases": ["didn't pay"]},
+    {"type": "text_matches_all", "patterns": [r"didn't\s+pay", r"pre-approved"]},
+    {"type": "text_sentence_matches", "all": [r"didn't", r"write-off"]},
+    {"type": "text_contains_all", "phrases": ["didn\u2019t pay"]},  # typeset phrase, too
+])
+def test_typeset_quotes_and_dashes_read_as_their_ascii_forms(ctx: CheckContext,
+                                                             spec: dict[str, Any]) -> None:
+    put(ctx.workspace, "out/memo.txt", TYPESET)
+    result = check(ctx, path="out/memo.txt", **spec)
+    assert result.passed, result.detail
+
+
+def test_a_forbidden_phrase_is_found_however_it_is_typeset(ctx: CheckContext) -> None:
+    put(ctx.workspace, "out/memo.txt", TYPESET)
+    result = check(ctx, type="text_not_contains", path="out/memo.txt", phrases=["didn't pay"])
+    assert not result.passed
+    put(ctx.workspace, "out/memo.txt", "The customer didn't pay.\n")
+    result = check(ctx, type="text_not_contains", path="out/memo.txt",
+                   phrases=["didn\u2019t pay"])
+    assert not result.passed
