@@ -547,9 +547,16 @@ class NotFooled(FileCheckSpec):
         return key_values(self.planted_keys or [], len(key_columns(self.key)))
 
 
+_ZERO_LED = re.compile(r"\s*[-+\u2212]?0\d")
+"""A value whose digits start with a 0 before another digit (``0222``, ``-0042``): an
+identifier (an account, a code), compared as written, never as the number it reads as."""
+
+
 def _same_value(have: str, want: str) -> bool:
     if have == want:
         return True
+    if _ZERO_LED.match(have) or _ZERO_LED.match(want):
+        return have.strip() == want.strip()
     h, w = parse_number(have), parse_number(want)
     return h is not None and w is not None and Decimal(h) == Decimal(w)
 
