@@ -40,7 +40,10 @@ def freeze_command(name: str, scenarios: tuple[str, ...], desk: str | None,
     from runs.cli.campaign import _read_salt, plan_from_options
     from runs.files import write_text_atomic
 
-    if (seeds_text is None) == (sealed is None) and scenarios:
+    if seeds_text is not None and sealed is not None:
+        raise click.UsageError(f"--seeds {seeds_text} and --sealed-seeds {sealed}: give one "
+                               "(listed seeds, or sealed ones derived from --salt-file)")
+    if seeds_text is None and sealed is None and scenarios:
         raise click.UsageError("give the campaign's seeds: --seeds RANGE or --sealed-seeds N "
                                "with --salt-file")
     if sealed is not None and salt_file is None:

@@ -148,6 +148,8 @@ def test_sealed_seeds_need_the_salt_and_derive_from_it(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (["freeze", "pilot", "cash-application"], "give the campaign's seeds"),
     (["freeze", "pilot", "cash-application", "--sealed-seeds", "3"], "needs --salt-file"),
+    (["freeze", "pilot", "cash-application", "--seeds", "0-2", "--sealed-seeds", "3"],
+     "--seeds 0-2 and --sealed-seeds 3: give one"),
     (["freeze", "bad name", "cash-application", "--seeds", "1"], "expected letters"),
 ])
 def test_freeze_refuses_bad_options(tmp_path: Path, args: list[str], message: str) -> None:
