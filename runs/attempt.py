@@ -10,7 +10,10 @@ The attempt folder::
     DIR/turns/NN/agent/          an external agent's logs (stdout.log, stderr.log,
                                  usage.json, transcript.jsonl) and, for every agent,
                                  api.jsonl: one line per request or command of the turn
-    DIR/error.txt                why the attempt stopped, when a turn could not be run
+    DIR/error.txt                why the attempt stopped, when a turn could not be run or
+                                 the environment failed (the store, a full disk)
+    DIR/.attempt.running         while the run goes on (held with flock); left behind by a
+                                 run that was interrupted or killed
     DIR/summary.json             counts, the final trial balance, control ties, final_hash,
                                  the verdict's outcome and the per-date checks' first failures
     DIR/verdict.json             every check result, the scorer, output and log hashes
@@ -18,7 +21,9 @@ The attempt folder::
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import fcntl
 import hashlib
 import json
 import os
@@ -42,9 +47,21 @@ from erp.errors import CommandRejected
 from erp.ledger import Ledger
 from erp.money import format_cents
 from erp.store import StoredEvent
-from runs.errors import AttemptAborted, AttemptError
+from runs.errors import AttemptAborted, AttemptError, InfrastructureError
 from runs.files import write_text_atomic
-from runs.grading import VERDICT_FILE, context_for, daily_specs, describe_store, grade
+from runs.grading import (
+    RUNNING_FILE,
+    VERDICT_FILE,
+    EnvironmentFailed,
+    StoreWatch,
+    context_for,
+    daily_specs,
+    describe_store,
+    environment_fault,
+    grade,
+    grader_error_fault,
+    running_holder,
+)
 from scenarios.agents import Agent, built_in_agent
 from scenarios.errors import SolverError
 from scenarios.facts import prompt_facts
@@ -242,18 +259,110 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
     ``stop_on_error``: ``error.txt`` says why, and :class:`AttemptAborted` is raised (no
     summary or verdict: the attempt measured nothing).
 
+    A fault of the environment (the store's database lost or failing, a full or read-only
+    disk: :func:`runs.grading.environment_fault`), wherever it shows (raised, answered by
+    the ERP API as a 500, a built-in agent's turn, a check's grader error), ends the
+    attempt as an infrastructure error: ``error.txt`` names the cause, no verdict or
+    summary is left, and :class:`~runs.errors.InfrastructureError` (:class:`AttemptAborted`
+    when a turn showed it) is raised; never a crashed turn or a verdict.
+
     An existing, non-empty folder is refused, unless ``replace`` and it holds a
-    finished attempt (its ``summary.json``) or one that stopped (its ``error.txt``),
-    which is then deleted first.
+    finished attempt (its ``summary.json``), one that stopped (its ``error.txt``) or one
+    whose run was interrupted or killed (its ``.attempt.running``, no longer held), which
+    is then deleted first; an attempt still running there is never replaced.
     """
     if out.exists() and any(out.iterdir()):
+        holder = running_holder(out)
+        if holder is not None:
+            raise AttemptError(f"{out} is an attempt still running ({holder}); wait for it "
+                               "to end or stop it, or choose another --out")
         if not (replace and ((out / "summary.json").is_file()
-                             or (out / ERROR_FILE).is_file())):
+                             or (out / ERROR_FILE).is_file()
+                             or (out / RUNNING_FILE).is_file())):
             raise AttemptError(f"{out} exists and is not empty; choose another --out"
                                + ("" if not replace else " (--replace only replaces an "
-                                  "attempt folder, one with a summary.json or error.txt)"))
+                                  "attempt folder, one with a summary.json or error.txt, or "
+                                  "one whose run was interrupted)"))
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
+    running = _Running(out)
+    try:
+        return _run_attempt(loaded, seed, agent_name, out, on_day=on_day, agent=agent,
+                            record=record, store_url=store_url, schema=schema,
+                            on_turn=on_turn, stop_on_error=stop_on_error)
+    finally:
+        running.release()
+
+
+class _Running:
+    """The attempt folder's :data:`~runs.grading.RUNNING_FILE`, held (``flock``) while the
+    run goes on; removed when the run leaves ``summary.json`` or ``error.txt``, kept as
+    the mark of an interrupted run otherwise (the system releases the lock of a killed
+    process)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.path = out / RUNNING_FILE
+        self.fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self.fd)
+            self.fd = None
+            raise AttemptError(f"{out} is an attempt another run has just started") from None
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, f"pid {os.getpid()}\n".encode(), 0)
+
+    def release(self) -> None:
+        """Let go of the folder; the mark stays when the run left neither file."""
+        if self.fd is None:
+            return
+        ended = (self.out / "summary.json").is_file() or (self.out / ERROR_FILE).is_file()
+        if ended:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+        os.close(self.fd)
+        self.fd = None
+
+
+def _run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *,
+                 on_day: Callable[[date, int], None] | None, agent: Agent | None,
+                 record: Recording | None, store_url: str | None, schema: str | None,
+                 on_turn: Callable[[dict[str, Any]], None] | None,
+                 stop_on_error: bool) -> AttemptResult:
+    try:
+        return _run_in(loaded, seed, agent_name, out, on_day=on_day, agent=agent,
+                       record=record, store_url=store_url, schema=schema, on_turn=on_turn,
+                       stop_on_error=stop_on_error)
+    except (AttemptAborted, AttemptError):
+        raise
+    except Exception as e:
+        cause = environment_fault(e)
+        if cause is None:
+            raise
+        message = (f"{loaded.scenario.id} seed {seed}: infrastructure error: the environment "
+                   f"failed: {cause}; the attempt stopped, nothing was graded")
+        _stopped(out, message + "\n\n" + traceback.format_exc())
+        raise InfrastructureError(message) from e
+
+
+def _stopped(out: Path, text: str) -> None:
+    """Leave ``error.txt`` saying why the attempt stopped, and no verdict or summary this
+    run may have written (as far as the file system lets it: a full or read-only disk
+    may keep all three as they are, and the folder's ``.attempt.running`` then says the
+    run did not end)."""
+    for name in (VERDICT_FILE, "summary.json"):
+        with contextlib.suppress(OSError):
+            (out / name).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        write_text_atomic(out / ERROR_FILE, text)
+
+
+def _run_in(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *,
+            on_day: Callable[[date, int], None] | None, agent: Agent | None,
+            record: Recording | None, store_url: str | None, schema: str | None,
+            on_turn: Callable[[dict[str, Any]], None] | None,
+            stop_on_error: bool) -> AttemptResult:
     started = time.perf_counter()
     instance: Instance = build_instance(loaded.scenario, seed)
     if store_url is None:
@@ -264,6 +373,7 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
             ledger.close()
             raise AttemptError(f"the store {ledger.store.label} already holds "
                                f"{ledger.position} events; an attempt starts on empty books")
+    watch = StoreWatch(ledger.store)
     try:
         engine = Engine(instance.calendar, ledger, instance.streams)
         instance.start(engine)
@@ -276,12 +386,12 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
         set_up = time.perf_counter()
         try:
             turns = _run_days(loaded, instance, engine, agent, out, on_day, record, daily,
-                              on_turn, stop_on_error)
+                              on_turn, stop_on_error, watch)
         except AttemptAborted as e:
             e.error_file = str(out / ERROR_FILE)
             logs = sorted(str(p.relative_to(out)) for p in
                           (out / "turns" / f"{e.turn:02d}" / "agent").glob("*.log"))
-            write_text_atomic(out / ERROR_FILE, f"{e}\n" + "".join(
+            _stopped(out, f"{e}\n" + "".join(
                 f"log: {rel} (in the attempt folder)\n" for rel in logs))
             raise
         except InjectionFailed as e:  # the scenario's settings, not the agent: bad input
@@ -302,7 +412,11 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
                         folds=daily.folds if daily.specs else None, during_run=True,
                         timing=graded)
         phases = _phases(set_up - started, ran - set_up, turns, daily, graded)
+        fault = watch.take()  # a per-date or final check's grader error, say
+        if fault is not None:
+            raise EnvironmentFailed(fault)
     finally:
+        watch.close()
         ledger.close()
     write_verdict(verdict, out / VERDICT_FILE)
     summary["verdict"] = {"status": verdict.status, "accepted": verdict.accepted,
@@ -379,6 +493,10 @@ class _DailyControl:
         # the per-date verdict keeps no output hashes: hash only out/, not the inbox
         verdict = evaluate([s for _, s in self.specs], ctx,
                            outputs_root=self.workspace / "out" if self.workspace else None)
+        fault = grader_error_fault(verdict)
+        if fault is not None:  # the environment failed, not the books: not a date's result
+            raise EnvironmentFailed(f"a per-date check could not read the books on {day}: "
+                                    f"{fault}")
         self.seconds.append((day, time.perf_counter() - started,
                              time.thread_time() - started_cpu))
         broken = [(r.name, r.detail) for r in verdict.results if not r.passed]
@@ -442,7 +560,8 @@ def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
               record: Recording | None = None,
               daily: _DailyControl | None = None,
               on_turn: Callable[[dict[str, Any]], None] | None = None,
-              stop_on_error: bool = True) -> list[dict[str, Any]]:
+              stop_on_error: bool = True,
+              watch: StoreWatch | None = None) -> list[dict[str, Any]]:
     sc = loaded.scenario
     turn_dates = set(instance.turn_dates)
     days = instance.calendar.business_days()
@@ -459,7 +578,7 @@ def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
             new = engine.world.documents_between(delivered_to, now)
             delivered_to = now
             turns.append(_run_turn(loaded, instance, engine, agent, out, n, day, new, shown,
-                                   previous_out, record))
+                                   previous_out, record, watch))
             if on_turn is not None:
                 on_turn(turns[-1])
             if turns[-1]["status"] == "error" and stop_on_error:
@@ -472,9 +591,26 @@ def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
                 ended = True  # the scenario ends the agent's work; the world goes on
         if on_day is not None:
             on_day(day, i + 1)
+        fault = watch.take() if watch is not None else None
+        if fault is not None:  # the world's or a per-date check's, caught where it arose
+            raise EnvironmentFailed(fault)
     if sc.turns.outputs and previous_out is not None:
         shutil.copytree(previous_out, out / "outputs", dirs_exist_ok=True)
     return turns
+
+
+def _api_failed(requests: list[dict[str, Any]] | None) -> str | None:
+    """How the turn's ERP API failed, when it answered a request with a 5xx (the server
+    itself failed: its store, or a bug of ours; never an agent's mistake), else None. A
+    503 ``store_busy`` is not one: it asks the agent to try again."""
+    failed = [e for e in requests or () if (e.get("status") or 0) >= 500
+              and e.get("error") != "store_busy"]
+    if not failed:
+        return None
+    first = failed[0]
+    return (f"the ERP API failed answering {len(failed)} request(s), the first "
+            f"{first.get('method')} {first.get('path')}: {first.get('status')} "
+            f"{first.get('error') or ''} {first.get('message') or ''}".rstrip())
 
 
 def _aborted(turn: dict[str, Any]) -> AttemptAborted:
@@ -488,7 +624,8 @@ def _aborted(turn: dict[str, Any]) -> AttemptAborted:
 def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent: Agent,
               out: Path, n: int, day: date, new: list[DocumentDelivered],
               old: list[DocumentDelivered], previous_out: Path | None,
-              record: Recording | None = None) -> dict[str, Any]:
+              record: Recording | None = None,
+              watch: StoreWatch | None = None) -> dict[str, Any]:
     sc = loaded.scenario
     turn_started = time.perf_counter()
     turn_dir = out / "turns" / f"{n:02d}"
@@ -526,11 +663,15 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
     started = time.perf_counter()
     status = "completed"
     process: dict[str, Any] | None = None
+    fault: str | None = None
+    if watch is not None:
+        watch.take()  # what failed before the turn was raised then, or is seen after it
     try:
         agent.run_turn(desk)
-    except Exception:  # an agent's crash is recorded; the attempt goes on
+    except Exception as e:  # an agent's crash is recorded; the attempt goes on
         status = "crashed"
         (turn_dir / "agent.log").write_text(traceback.format_exc(), encoding="utf-8")
+        fault = environment_fault(e)
     outcome = getattr(agent, "last_outcome", None)
     if outcome is not None and status == "completed":  # an external agent's process
         status = outcome.status
@@ -538,6 +679,11 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
         process["runner_overhead_s"] = agent.last_overhead.get("runner_s")  # type: ignore[attr-defined]
     duration = time.perf_counter() - started
     requests: list[dict[str, Any]] | None = getattr(agent, "last_requests", None)
+    fault = fault or (watch.take() if watch is not None else None) or _api_failed(requests)
+    if fault is not None and status != "error":  # the harness failed, not the agent
+        status = "error"
+        process = {**(process or {"exit_code": None}),
+                   "infrastructure_error": f"the environment failed during the turn: {fault}"}
     api_log = turn_dir / "agent" / API_LOG
     if requests is None:  # a built-in agent: its in-process commands
         requests = desk.entries

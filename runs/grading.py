@@ -18,8 +18,14 @@ and the attempt is rejected (``books-verified`` failed; ``"verified": "refused"`
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
+import os
+import re
+import sqlite3
 import time
+from collections import deque
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -42,6 +48,223 @@ from runs.errors import GradingError
 from scenarios.loader import LoadedScenario
 
 VERDICT_FILE = "verdict.json"
+RUNNING_FILE = ".attempt.running"
+"""The mark of an attempt folder whose run has not ended: written (and held with
+``flock``) by :func:`runs.attempt.run_attempt` when it starts, removed when the run writes
+``summary.json`` or ``error.txt``. Left behind, it says the run was interrupted or killed
+(``erpsim run --replace`` replaces such a folder); held, that the run goes on."""
+
+
+def running_holder(out: Path) -> str | None:
+    """Who runs the attempt in ``out`` now (``"pid N"``), or None when no run holds its
+    :data:`RUNNING_FILE` (none there, or its run died: the system released the lock)."""
+    try:
+        fd = os.open(out / RUNNING_FILE, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return os.pread(fd, 100, 0).decode(errors="replace").strip() or "another run"
+        return None
+    finally:
+        os.close(fd)  # closing the descriptor releases a lock it took
+
+
+ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES,
+                                errno.EPERM})
+"""An ``OSError`` of one of these is the machine's fault: a full disk or quota, a
+read-only or failing filesystem, a folder the harness may no longer write (its mode
+changed under the run)."""
+
+
+def environment_fault(error: BaseException | None) -> str | None:
+    """What in the environment failed, when ``error`` is (or was raised from, or while
+    handling, or copied by SimPy from) a fault of the environment; None otherwise.
+
+    Faults of the environment: the store's database failing or out of reach (a driver's
+    ``OperationalError`` or ``InterfaceError``: a lost connection, a terminated backend, a
+    full or failing disk; never a lock wait that ran out, which the store answers as
+    ``StoreBusy`` to be tried again), a store that cannot be used (``StoreError``, not
+    ``IntegrityError``: books that do not verify are data), and a file system that is
+    full, read-only or failing (:data:`ENVIRONMENT_ERRNOS`). Anything else (an agent's or
+    a check's bug) is not one.
+    """
+    seen: set[int] = set()
+    todo: deque[BaseException] = deque([error] if error is not None else [])
+    while todo:
+        e = todo.popleft()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        cause = _fault_of(e)
+        if cause is not None:
+            return cause
+        todo.extend(x for x in (e.__cause__, e.__context__, simpy_original(e))
+                    if x is not None)
+    return None
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else ""
+
+
+class EnvironmentFailed(GradingError):
+    """The environment failed while an attempt ran or was graded (``cause`` says what:
+    :func:`environment_fault`), where the error itself was caught (a check's grader
+    error, the ERP API's answer): no verdict can come of it."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
+def _fault_names() -> frozenset[str]:
+    """The class names of the driver errors that are faults of the environment (as a
+    grader error's traceback text names them)."""
+    import sqlalchemy as sa
+
+    roots: list[type] = [sa.exc.OperationalError, sa.exc.InterfaceError,
+                         sqlite3.OperationalError, sqlite3.InterfaceError, StoreError]
+    try:
+        import psycopg
+
+        roots += [psycopg.OperationalError, psycopg.InterfaceError]
+    except ImportError:  # pragma: no cover - a dependency of erpsim
+        pass
+    names: set[str] = set()
+    todo = list(roots)
+    while todo:
+        cls = todo.pop()
+        if cls.__name__ not in names and not issubclass(cls, IntegrityError):
+            names.add(cls.__name__)
+            todo.extend(cls.__subclasses__())
+    return frozenset(names)
+
+
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*): (.*)$")
+_ERRNO = re.compile(r"\[Errno (\d+)\]")
+
+
+def grader_error_fault(verdict: Verdict) -> str | None:
+    """The first grader error of ``verdict`` that a fault of the environment caused (by
+    its traceback's exception lines: a driver's ``OperationalError`` or
+    ``InterfaceError`` that is not a lock wait, a ``StoreError``, an ``OSError`` of
+    :data:`ENVIRONMENT_ERRNOS`), as ``check: cause``; None when there is none. A check
+    that raised because the store failed has not answered: it is no grader error."""
+    names = _fault_names()
+    for g in verdict.grader_errors:
+        for line in [g.error, *g.traceback.splitlines()]:
+            m = _EXCEPTION_LINE.match(line.strip())
+            if m is None:
+                continue
+            name, text = m.groups()
+            errno_m = _ERRNO.search(text)
+            if ((name in names and "locked" not in text and "55P03" not in text)
+                    or (errno_m is not None and int(errno_m.group(1)) in ENVIRONMENT_ERRNOS)):
+                return f"{g.check}: {name}: {text}"
+    return None
+
+
+def _fault_of(error: BaseException) -> str | None:
+    import sqlalchemy as sa
+
+    from erp.errors import StoreBusy
+
+    if isinstance(error, EnvironmentFailed):
+        return error.cause
+    if isinstance(error, OSError) and error.errno in ENVIRONMENT_ERRNOS:
+        return f"{type(error).__name__}: {error}"
+    if isinstance(error, StoreBusy):
+        return f"StoreBusy: {_first_line(error)}"
+    if isinstance(error, StoreError) and not isinstance(error, IntegrityError):
+        return f"{type(error).__name__}: {_first_line(error)}"
+    orig = error.orig if isinstance(error, sa.exc.DBAPIError) else error
+    if _lock_wait(orig):
+        return None
+    driver = (sa.exc.OperationalError, sa.exc.InterfaceError, sqlite3.OperationalError,
+              sqlite3.InterfaceError)
+    if isinstance(error, driver) or _psycopg_fault(error) or (
+            isinstance(error, sa.exc.DBAPIError) and error.connection_invalidated):
+        text = _first_line(orig if orig is not None else error)
+        return f"{type(orig if orig is not None else error).__name__}: {text}"
+    return None
+
+
+def _lock_wait(error: BaseException | None) -> bool:
+    """A lock wait that ran out (SQLite "database is locked", PostgreSQL 55P03)."""
+    if isinstance(error, sqlite3.OperationalError):
+        return "locked" in str(error)
+    return getattr(error, "sqlstate", None) == "55P03"
+
+
+def _psycopg_fault(error: BaseException) -> bool:
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - a dependency of erpsim
+        return False
+    return isinstance(error, (psycopg.OperationalError, psycopg.InterfaceError))
+
+
+def simpy_original(error: BaseException) -> BaseException | None:
+    """The exception a SimPy process raised, when ``error`` is SimPy's failed attempt to
+    copy it (``type(e)(*e.args)`` raises for an exception whose constructor takes other
+    arguments, such as SQLAlchemy's: the cause would be lost); else None."""
+    tb = error.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name == "step" and "simpy" in frame.f_code.co_filename:
+            value = getattr(frame.f_locals.get("event"), "_value", None)
+            if isinstance(value, BaseException) and value is not error:
+                return value
+        tb = tb.tb_next
+    return None
+
+
+def describe_failure(error: BaseException) -> str:
+    """``Type: message`` of an error, or of the exception SimPy failed to copy
+    (:func:`simpy_original`), so that the cause is named, not SimPy's ``TypeError``."""
+    original = simpy_original(error)
+    shown = original if original is not None else error
+    return f"{type(shown).__name__}: {shown}"
+
+
+class StoreWatch:
+    """The faults of the environment a store's database raised while it is watched,
+    whoever caught them: a check's (a grader error), the ERP API's (an answer 500), an
+    agent's (a crashed turn). SQLAlchemy's ``handle_error`` event sees every driver error
+    of the store's engine, in any thread. ``take()`` returns the first one not taken yet."""
+
+    def __init__(self, store: EventStore) -> None:
+        import sqlalchemy as sa
+
+        self._engine = store.engine
+        self.faults: list[str] = []
+        self._taken = 0
+        sa.event.listen(self._engine, "handle_error", self._on_error)
+
+    def _on_error(self, context: Any) -> None:
+        error = context.sqlalchemy_exception or context.original_exception
+        cause = environment_fault(error) if error is not None else None
+        if cause is not None:
+            self.faults.append(cause)
+
+    def take(self) -> str | None:
+        """The first fault since the last ``take()`` (and how many more), or None."""
+        new = self.faults[self._taken:]
+        self._taken = len(self.faults)
+        if not new:
+            return None
+        return new[0] + (f" (and {len(new) - 1} more store error(s))" if len(new) > 1 else "")
+
+    def close(self) -> None:
+        """Stop watching."""
+        import sqlalchemy as sa
+
+        if sa.event.contains(self._engine, "handle_error", self._on_error):
+            sa.event.remove(self._engine, "handle_error", self._on_error)
 
 
 @dataclass(frozen=True)
@@ -65,6 +288,15 @@ def read_summary(out: Path) -> dict[str, Any]:
     try:
         return dict(json.loads(path.read_text(encoding="utf-8")))
     except FileNotFoundError:
+        holder = running_holder(out)
+        if holder is not None:
+            raise GradingError(f"{out}: the attempt is still running ({holder}); no "
+                               "summary.json yet") from None
+        if (out / RUNNING_FILE).is_file():
+            raise GradingError(f"{out}: the attempt did not finish (its run was interrupted, "
+                               "killed or could not write its files: no summary.json); "
+                               "nothing was graded: run it again with erpsim run "
+                               "--replace") from None
         raise GradingError(f"{out}: no summary.json (not a finished attempt folder)") from None
     except (OSError, ValueError) as e:
         raise GradingError(f"{path}: unreadable ({e})") from e
@@ -192,7 +424,8 @@ def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
     books, and the change is the agent's. Then the verdict is rejected by one failed
     result, ``books-verified``, naming what does not check out; no other check reads
     books that cannot be trusted. ``timing``, when given, receives the seconds each part
-    took: ``verification`` and ``checks``."""
+    took: ``verification`` and ``checks``. A check that raised because the environment
+    failed (:func:`grader_error_fault`) raises :class:`EnvironmentFailed`: no verdict."""
     ws = final_workspace(out)
     started = time.perf_counter()
     try:
@@ -210,6 +443,9 @@ def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
                       folds=folds)
     verified = time.perf_counter()
     verdict = evaluate(final_specs(loaded), ctx, outputs_root=ws / "out" if ws else None)
+    fault = grader_error_fault(verdict)
+    if fault is not None:
+        raise EnvironmentFailed(f"a check could not read the books: {fault}")
     verdict.books = books.to_json()
     if timing is not None:
         timing.update(verification=verified - started, checks=time.perf_counter() - verified)
@@ -287,10 +523,22 @@ def grade_folder(out: Path, loaded: LoadedScenario, *, write: bool = False,
     """
     summary = read_summary(out)
     store = open_attempt_store(out, summary, store_url=store_url)
+    watch = StoreWatch(store)
     try:
         verdict = grade(out, loaded, store, summary=summary, expect_head=expect_head)
+        fault = watch.take()
+    except IntegrityError:
+        raise
+    except Exception as e:
+        fault = environment_fault(e)
+        if fault is None:
+            raise
     finally:
+        watch.close()
         store.close()
+    if fault is not None:  # a grader error of a store that failed is not a verdict
+        raise GradingError(f"{out}: its store failed while it was graded: {fault}; "
+                           "nothing was graded or written (grade it again)")
     if write:
         write_verdict(verdict, out / VERDICT_FILE)
     return verdict

@@ -137,7 +137,7 @@ def run_job(job: AttemptJob) -> AttemptRow:
     """
     prepare_process()
     from runs.attempt import run_attempt
-    from runs.grading import VERDICT_FILE
+    from runs.grading import VERDICT_FILE, describe_failure
 
     started_at = utc_now()
     t0 = time.perf_counter()
@@ -165,7 +165,7 @@ def run_job(job: AttemptJob) -> AttemptRow:
         return attempt_row(job, result.summary, verdict, started_at=started_at,
                            duration_s=time.perf_counter() - t0)
     except Exception as e:
-        text = f"{type(e).__name__}: {e}"
+        text = describe_failure(e)  # SimPy's copy of a process's error names the original
         tb = traceback.format_exc()
         with contextlib.suppress(OSError):
             where = tmp if tmp is not None and tmp.is_dir() else final

@@ -19,6 +19,9 @@ Never lose, never double-count:
   matrix is the one in campaign.json (:class:`MatrixChanged`);
 - an attempt whose harness raised is recorded with status ``infrastructure_error`` and
   the error's text, never dropped: it stays in every denominator as not accepted.
+- when the environment fails under the campaign's own files (a full or read-only disk,
+  the results ledger unwritable) the sweep stops with :class:`CampaignStopped` naming the
+  cause: the rows written are whole, and ``resume`` completes it.
 
 Execution: every attempt is an :class:`AttemptJob` (picklable) run by :func:`run_job`,
 in this process (``parallel=1``), on a local process pool (``parallel=N``; its worker
@@ -429,6 +432,31 @@ def jobs_for(plan: Plan, folder: Path, keys: Iterable[AttemptKey], *,
     return out
 
 
+class CampaignStopped(CampaignError):
+    """The environment failed under the campaign itself (its folder's disk full or
+    read-only, the results ledger unwritable: :func:`runs.grading.environment_fault`):
+    it stopped. The rows written are whole; an attempt whose row could not be written
+    has none, and ``--resume`` runs it again once the cause is fixed."""
+
+
+def _stopped(error: Exception, folder: Path, plan: Plan, recorded: int,
+             fresh: bool) -> CampaignStopped | None:
+    """The :class:`CampaignStopped` of an error that is a fault of the environment."""
+    from runs.grading import environment_fault
+
+    cause = environment_fault(error)
+    if cause is None:
+        return None
+    if fresh and not folder.exists():
+        return CampaignStopped(f"label {plan.label!r}: the campaign could not be created at "
+                               f"{folder}: the environment failed: {cause}; nothing was "
+                               "created")
+    return CampaignStopped(f"label {plan.label!r}: the campaign stopped: the environment "
+                           f"failed under {folder}: {cause}; {recorded} row(s) were recorded "
+                           "in this run, each whole; fix the cause, then run the same "
+                           "command with --resume")
+
+
 def run_campaign(plan: Plan, folder: Path, *, parallel: int = 1,
                  dask_address: str | None = None, store_url: str | None = None,
                  resume: bool = False, command: Sequence[str] | None = None,
@@ -448,7 +476,9 @@ def run_campaign(plan: Plan, folder: Path, *, parallel: int = 1,
     (:func:`check_matrix_size`) and, with ``dask_address``, that a Dask scheduler answers
     there (:func:`dask_problem`, a :class:`PreflightFailed` problem). A new label whose
     executors then fail to start is removed again: a sweep that never ran an attempt
-    leaves no label behind.
+    leaves no label behind. When the environment fails under the campaign's own files (a
+    full or read-only disk, an unwritable results ledger) it stops with
+    :class:`CampaignStopped`, naming the cause: never a traceback, never a half row.
     """
     if parallel < 1:
         raise CampaignError(f"--parallel must be at least 1 (got {parallel})")
@@ -470,9 +500,15 @@ def run_campaign(plan: Plan, folder: Path, *, parallel: int = 1,
     if problems:
         raise PreflightFailed(problems)
     fresh = not (folder.exists() or folder.is_symlink())
-    pending, lock = prepare_campaign(plan, folder, resume=resume, command=command,
-                                     parallel=parallel, dask_address=dask_address,
-                                     store_url=store_url)
+    try:
+        pending, lock = prepare_campaign(plan, folder, resume=resume, command=command,
+                                         parallel=parallel, dask_address=dask_address,
+                                         store_url=store_url)
+    except Exception as e:
+        stop = None if isinstance(e, CampaignError) else _stopped(e, folder, plan, 0, fresh)
+        if stop is None:
+            raise
+        raise stop from e
     run = CampaignRun(folder=folder, plan=plan, pending=len(pending))
     jobs = jobs_for(plan, folder, pending, store_url=store_url)
     started = time.perf_counter()
@@ -486,13 +522,19 @@ def run_campaign(plan: Plan, folder: Path, *, parallel: int = 1,
             raise
         if on_start is not None:
             on_start(len(pending), plan.size)
-        with ResultsLedger.open(folder / RESULTS_FILE) as ledger:
-            for row in rows:
-                ledger.write(row)
-                run.recorded.append(row)
-                if on_row is not None:
-                    on_row(row)
-        record_cli_versions(folder, run.recorded)
+        try:
+            with ResultsLedger.open(folder / RESULTS_FILE) as ledger:
+                for row in rows:
+                    ledger.write(row)
+                    run.recorded.append(row)
+                    if on_row is not None:
+                        on_row(row)
+            record_cli_versions(folder, run.recorded)
+        except Exception as e:
+            stop = _stopped(e, folder, plan, len(run.recorded), False)
+            if stop is None:
+                raise
+            raise stop from e
     run.wall_s = time.perf_counter() - started
     return run
 

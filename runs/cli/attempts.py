@@ -79,7 +79,8 @@ TIERS = ("easy", "medium", "hard")
 @click.option("--out", type=OUT_DIR, required=True,
               help="Attempt folder to create (must not exist or be empty).")
 @click.option("--replace", is_flag=True,
-              help="Replace OUT if it holds a finished attempt (never any other folder).")
+              help="Replace OUT if it holds a finished, stopped or interrupted attempt (never "
+                   "any other folder, nor one whose run is still going).")
 @click.option("--quiet", is_flag=True, help="No progress bar; only the final figures.")
 @click.option("--tier", type=click.Choice(TIERS), default=None,
               help="Difficulty tier: one the scenario declares under tiers: (size, share of "
@@ -99,8 +100,9 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
 
     Exit 0 accepted, 1 rejected (or no turn of an external agent completed), 2 bad
     input, 3 a grader error, or a turn the harness could not run (the adapter could
-    not start, the docker engine or the model endpoint failed): its cause is printed
-    and the attempt stops there.
+    not start, the docker engine or the model endpoint failed) or a fault of the
+    environment (the store's database lost, a full or read-only disk): its cause is
+    printed and the attempt stops there, without a verdict.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
