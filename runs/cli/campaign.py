@@ -4,7 +4,9 @@ Exit codes of ``sweep``: 0 every attempt of the matrix has a row and none is an
 infrastructure error; 1 some attempts ended in an infrastructure error (rerun them
 with ``--resume``); 2 bad input (an existing label without ``--resume``, a matrix
 that differs from the recorded one, an unknown scenario or system, a bad systems
-file); 130 interrupted (the rows written so far stay; ``--resume`` completes them).
+file); 3 the environment failed under the campaign's own files (its disk full or
+read-only: the rows written stay whole, ``--resume`` completes it); 130 interrupted (the
+rows written so far stay; ``--resume`` completes them).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
     from runs.campaigns.plan import Plan
 
 from runs.cli.attempts import TIERS
-from runs.cli.common import EXIT_FAILED, EXIT_INTERRUPTED, OUT_DIR, fail
+from runs.cli.common import EXIT_FAILED, EXIT_GRADER_ERROR, EXIT_INTERRUPTED, OUT_DIR, fail
 from runs.errors import RunsError
 
 
@@ -149,8 +151,10 @@ def sweep(ctx: click.Context, scenarios: tuple[str, ...], desk: str | None, seed
     created, a preflight checks that the --store-url connects, a Dask scheduler answers at
     --dask, the docker engine and images answer for docker systems, the adapters are
     executable and each system's model endpoint (ERPSIM_MODEL_BASE_URL in its env)
-    answers; each problem names the setting (exit 2, nothing written). Prints a
-    table per system at the end, and the first infrastructure error with its error file.
+    answers; each problem names the setting (exit 2, nothing written). When the
+    campaign's own files cannot be written (its disk full or read-only) it stops naming
+    the cause (exit 3); --resume completes it. Prints a table per system at the end, and
+    the first infrastructure error with its error file.
     """
     from rich.progress import (
         BarColumn,
@@ -161,7 +165,7 @@ def sweep(ctx: click.Context, scenarios: tuple[str, ...], desk: str | None, seed
         TimeRemainingColumn,
     )
 
-    from runs.campaigns.run import run_campaign
+    from runs.campaigns.run import CampaignStopped, run_campaign
     from runs.cli.display import console
     from runs.errors import CampaignError
 
@@ -218,6 +222,8 @@ def sweep(ctx: click.Context, scenarios: tuple[str, ...], desk: str | None, seed
         finally:
             if state.get("started"):
                 progress.stop()
+    except CampaignStopped as e:  # the environment failed under it: an infrastructure fault
+        fail(e, code=EXIT_GRADER_ERROR)
     except CampaignError as e:
         fail(e)
     except KeyboardInterrupt:

@@ -84,7 +84,7 @@ def test_a_results_ledger_that_cannot_be_written_stops_the_sweep_then_resume_com
 
     monkeypatch.setattr(ResultsLedger, "write", full)
     res = sweep(*_args(scenario, results, "k"))
-    assert res.exit_code == 2, res.output
+    assert res.exit_code == 3, res.output  # an infrastructure fault
     text = flat(res.output)
     assert "the campaign stopped: the environment failed" in text
     assert "database or disk is full" in text and "--resume" in text
