@@ -36,6 +36,7 @@ from runs.cli.common import (
     cannot_write,
     errors,
     fail,
+    interruptible,
     refuse_unused_store_url,
 )
 from runs.errors import AttemptAborted, RunsError
@@ -102,7 +103,8 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
     input, 3 a grader error, or a turn the harness could not run (the adapter could
     not start, the docker engine or the model endpoint failed) or a fault of the
     environment (the store's database lost, a full or read-only disk): its cause is
-    printed and the attempt stops there, without a verdict.
+    printed and the attempt stops there, without a verdict. 130 interrupted (Ctrl-C or
+    SIGTERM): the agent's processes stop with it; --replace runs it again.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -161,7 +163,8 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
         if line is not None:
             con.print(line, highlight=False, markup=False)
 
-    with errors():
+    with errors(), interruptible(f"the attempt in {out} did not finish; run the same "
+                                 "command with --replace to run it again"):
         try:
             if quiet:
                 result = run_attempt(loaded, seed, agent_name, out, replace=replace,

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
@@ -74,6 +76,29 @@ def fail(problem: BaseException | str, *, code: int | None = None, prefix: str =
         status = EXIT_BAD_INPUT if code is None else code
     click.echo(f"error: {prefix}{problem}", err=True)
     sys.exit(status)
+
+
+@contextmanager
+def interruptible(then: str) -> Iterator[None]:
+    """Ctrl-C or SIGTERM while the block runs: print ``interrupted: THEN`` and exit 130.
+
+    SIGTERM is turned into the same interruption (a ``KeyboardInterrupt`` raised in the
+    main thread), so the block's ``finally`` clauses run: an agent's process group is
+    killed with its turn, its folder's marker released. Outside the main thread, only
+    Ctrl-C is handled."""
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, on_term) if main else None
+    try:
+        yield
+    except KeyboardInterrupt:
+        click.echo(f"\ninterrupted: {then}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
 
 
 KNOWN_ERRORS: tuple[type[BaseException], ...] = tuple(cls for cls, _ in EXIT_CODES)

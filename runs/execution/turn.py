@@ -206,6 +206,11 @@ def _run_local(proc: TurnProcess) -> TurnOutcome:
             timed_out = True
             code = None
             _kill_group(child, proc.kill_grace_s)
+        except BaseException:  # the runner interrupted (Ctrl-C, SIGTERM): the agent with it
+            _signal_group(child.pid, signal.SIGKILL)
+            with contextlib.suppress(BaseException):
+                child.wait(timeout=5)
+            raise
         wall = time.monotonic() - started
         # What the adapter left running in its group does not outlive the turn.
         if _signal_group(child.pid, signal.SIGKILL) and not timed_out:

@@ -121,6 +121,43 @@ def test_a_run_killed_mid_turn_is_replaced_and_gives_the_clean_hash(
     assert invoke("check", out, "--scenario", scenario).exit_code == 0
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_run_interrupted_mid_turn_takes_its_agent_with_it_and_exits_130(
+        scenario: Path, clean_hash: str, tmp_path: Path, sig: signal.Signals) -> None:
+    out = tmp_path / "interrupted"
+    pid_file = tmp_path / "agent.pid"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from runs.cli import main; main()", "run", str(scenario),
+         "--out", str(out), "--quiet", "--agent-cmd", str(SCRIPT),
+         "--agent-env", f"ERPSIM_SCRIPT=echo $$ > {pid_file}; exec sleep 60"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    agent: psutil.Process | None = None
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.is_file() and pid_file.read_text().strip()):
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the first turn never started"
+            time.sleep(0.02)
+        agent = psutil.Process(int(pid_file.read_text()))
+        os.kill(proc.pid, sig)
+        code = proc.wait(timeout=30)
+        stderr = proc.stderr.read().decode() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 130, stderr
+    assert "interrupted: the attempt in" in stderr and "--replace" in stderr
+    assert "Traceback" not in stderr
+    _gone, alive = psutil.wait_procs([agent], timeout=10)
+    assert not alive, "the agent outlived the run it belonged to"
+    assert not (out / "verdict.json").exists()
+    res = invoke("run", scenario, "--out", out, "--quiet", "--replace")
+    assert res.exit_code == 0, res.output
+    assert f"final_hash: {clean_hash}" in flat(res.output)
+
+
 def test_a_run_interrupted_while_graded_is_replaced(scenario: Path, clean_hash: str,
                                                    tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
