@@ -187,6 +187,19 @@ def is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+#: Characters a JSON string may hold raw that a reader splitting lines the way Python's
+#: ``str.splitlines`` does takes for line ends (``json.dumps`` escapes the others, all
+#: below U+0020): NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def json_line(record: Any) -> str:
+    """``record`` as one JSON line, UTF-8 text kept, that no line splitter breaks: a tool's
+    output or the model's text holding U+2028, U+2029 or U+0085 stays on its line
+    (escaped; the JSON decodes to the same string)."""
+    return json.dumps(record, ensure_ascii=False).translate(_LINE_BREAKS)
+
+
 class Transcript:
     """The turn's normalized transcript: one JSON object per line, flushed as it comes.
 
@@ -205,7 +218,7 @@ class Transcript:
         """Append one line (fields that are None are left out)."""
         record = {"ts": now(), "kind": kind,
                   **{k: v for k, v in fields.items() if v is not None}}
-        self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._fh.write(json_line(record) + "\n")
         self._fh.flush()
 
     def close(self) -> None:
@@ -224,9 +237,13 @@ class RunResult:
 def run_cli(cmd: list[str], *, cwd: Path, env: Mapping[str, str], stdin: IO[bytes] | int,
             on_line: Callable[[str], None],
             watchdog: Callable[[], str | None] | None = None,
-            tick_s: float = 1.0) -> RunResult:
+            tick_s: float = 1.0,
+            on_err_line: Callable[[str], bool] | None = None) -> RunResult:
     """Run the CLI; each stdout line is copied to our stdout and given to ``on_line``.
 
+    With ``on_err_line``, each line of the CLI's stderr is given to it too (in the same
+    thread as ``on_line`` and ``watchdog``, in the order the lines came) and copied to
+    our stderr when it returns True; without, the CLI's stderr is ours.
     ``watchdog`` is called at least every ``tick_s`` seconds; when it returns a reason,
     the CLI is terminated (SIGTERM, then SIGKILL after 5 s) and the reason returned.
     A SIGTERM to the adapter (the runner's timeout) is passed on to the CLI, so the
@@ -235,18 +252,23 @@ def run_cli(cmd: list[str], *, cwd: Path, env: Mapping[str, str], stdin: IO[byte
     """
     try:
         child = subprocess.Popen(cmd, cwd=cwd, env=dict(env), stdin=stdin,
-                                 stdout=subprocess.PIPE)
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE if on_err_line else None)
     except OSError as e:
         raise CliNotStarted(f"could not start {cmd[0]}: {e.strerror or e}") from e
     assert child.stdout is not None
-    lines: queue.Queue[bytes | None] = queue.Queue()
+    lines: queue.Queue[tuple[bool, bytes | None]] = queue.Queue()  # (from stderr, line)
 
-    def pump(stream: IO[bytes]) -> None:
+    def pump(stream: IO[bytes], err: bool) -> None:
         for raw in stream:
-            lines.put(raw)
-        lines.put(None)
+            lines.put((err, raw))
+        lines.put((err, None))
 
-    threading.Thread(target=pump, args=(child.stdout,), daemon=True).start()
+    streams = [(child.stdout, False)]
+    if child.stderr is not None:
+        streams.append((child.stderr, True))
+    for stream, err in streams:
+        threading.Thread(target=pump, args=(stream, err), daemon=True).start()
 
     def stop(reason: str | None = None) -> None:
         if child.poll() is None:
@@ -258,15 +280,21 @@ def run_cli(cmd: list[str], *, cwd: Path, env: Mapping[str, str], stdin: IO[byte
 
     previous = signal.signal(signal.SIGTERM, lambda *_: stop())
     stopped: str | None = None
+    open_streams = len(streams)
     try:
-        while True:
+        while open_streams:
             try:
-                raw = lines.get(timeout=tick_s)
+                err, raw = lines.get(timeout=tick_s)
             except queue.Empty:
-                raw = b""
+                err, raw = False, b""
             if raw is None:
-                break
-            if raw:
+                open_streams -= 1
+            elif raw and err:
+                assert on_err_line is not None
+                if on_err_line(raw.decode("utf-8", "replace")):
+                    sys.stderr.buffer.write(raw)
+                    sys.stderr.buffer.flush()
+            elif raw:
                 sys.stdout.buffer.write(raw)
                 sys.stdout.buffer.flush()
                 on_line(raw.decode("utf-8", "replace"))
