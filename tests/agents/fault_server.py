@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import signal
 import sys
 import threading
 import time
@@ -29,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.agents.model_server import ModelServer, Script, _handler
+from tests.agents.serve import serve_until_stopped
 
 
 @dataclass(frozen=True)
@@ -268,12 +268,7 @@ def main(argv: list[str]) -> int:
     print(f"fault server ({args.fault or 'no fault'}): claude-code "
           f"ERPSIM_MODEL_BASE_URL={server.base_url}, codex "
           f"ERPSIM_MODEL_BASE_URL={server.openai_base_url}", flush=True)
-    done = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: done.set())
-    with contextlib.suppress(KeyboardInterrupt):
-        done.wait()
-    server.stop()
-    return 0
+    return serve_until_stopped(server)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from tests.agents.conftest import cash_script
 from tests.agents.model_server import ModelServer, Served
@@ -64,6 +65,11 @@ def main(argv: list[str]) -> int:
     print(f"scripted model server: claude-code ERPSIM_MODEL_BASE_URL={server.base_url}, "
           f"codex ERPSIM_MODEL_BASE_URL={server.openai_base_url}, "
           f"ERPSIM_MODEL=erpsim-test-model", flush=True)
+    return serve_until_stopped(server)
+
+
+def serve_until_stopped(server: Any) -> int:
+    """Serve until SIGTERM or Ctrl-C, then stop ``server`` (a started model server)."""
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     with contextlib.suppress(KeyboardInterrupt):
