@@ -117,7 +117,10 @@ def jsonl_objects(data: AttemptData, what: str, path: Path) -> list[dict[str, An
     bad = 0
     first_bad = ""
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        # JSON Lines end at "\n" only: splitlines() would also cut at a U+2028, U+2029,
+        # U+0085 or form feed inside a string, which JSON may hold raw (a CRLF's "\r" is
+        # JSON whitespace).
+        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
     except OSError as e:
         data.gap(what, path, f"unreadable ({e})")
         return None
@@ -138,8 +141,9 @@ def jsonl_objects(data: AttemptData, what: str, path: Path) -> list[dict[str, An
             first_bad = first_bad or f"line {n}: a JSON {type(obj).__name__}, expected an object"
     if bad:
         data.gap(what, path, f"{bad} line(s) unreadable, first {first_bad}")
-    if len(lines) > MAX_TRANSCRIPT_LINES:
-        out.append({"kind": "more", "text": f"{len(lines) - MAX_TRANSCRIPT_LINES} more lines "
+    shown = sum(1 for line in lines if line.strip())
+    if shown > MAX_TRANSCRIPT_LINES:
+        out.append({"kind": "more", "text": f"{shown - MAX_TRANSCRIPT_LINES} more lines "
                                             "not shown"})
     return out
 
