@@ -286,6 +286,10 @@ def _pg_lock_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
 
 
+POSTGRES_PREFIXES = ("postgresql:", "postgresql+psycopg:", "postgres:")
+"""How a PostgreSQL store URL starts (anything else is an SQLite path or URL)."""
+
+
 class EventStore:
     """An event log with its read tables, in SQLite or PostgreSQL."""
 
@@ -319,7 +323,7 @@ class EventStore:
         if not lock_wait_s > 0:
             raise StoreError(f"lock_wait_s {lock_wait_s!r}: expected a number of seconds > 0")
         text = str(target)
-        if text.startswith(("postgresql:", "postgresql+psycopg:", "postgres:")):
+        if text.startswith(POSTGRES_PREFIXES):
             store = cls._open_postgres(text, schema, lock_wait_s)
         else:
             if text.startswith("sqlite:///"):

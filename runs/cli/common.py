@@ -26,7 +26,7 @@ import click
 
 from desk.errors import GeneratorFailed
 from erp.errors import ErpError, IntegrityError
-from erp.store import EventStore
+from erp.store import POSTGRES_PREFIXES, EventStore
 from runs.errors import BadInput, InfrastructureError, Refused, RunsError
 from runs.execution.contract import MEMORY_LIMIT, NETWORK_MODE
 from scenarios.errors import ScenarioError
@@ -220,9 +220,6 @@ def cannot_write(option: str, path: Path, error: OSError) -> NoReturn:
     where = f" ({error.filename})" if error.filename and str(error.filename) != str(path) else ""
     fail(f"{option} {path}: cannot be written: {cause}{where}", code=EXIT_BAD_INPUT)
 
-
-POSTGRES_PREFIXES = ("postgresql:", "postgresql+psycopg:", "postgres:")
-"""How a PostgreSQL store URL starts (``EventStore.open``)."""
 
 ATTEMPT_MARKERS = ("summary.json", "verdict.json", "turns")
 """What marks a folder as an attempt's (``erpsim run`` or a sweep wrote it)."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime
 import re
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,14 +78,6 @@ def build_report(path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EventStore]:
-    """An empty SQLite store (the workbook checks never read it)."""
-    s = EventStore.open(tmp_path_factory.mktemp("store") / "b.db", create=True)
-    yield s
-    s.close()
-
-
-@pytest.fixture(scope="module")
 def book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """The module's workspace (``ws/``, ``ref/``) and the cache its contexts share."""
     root = tmp_path_factory.mktemp("book")
@@ -112,9 +103,9 @@ def make_ctx(book: tuple[Path, dict[str, Any]], store: EventStore, **kw: Any) ->
 
 
 @pytest.fixture
-def ctx(book: tuple[Path, dict[str, Any]], store: EventStore) -> CheckContext:
+def ctx(book: tuple[Path, dict[str, Any]], sqlite_store: EventStore) -> CheckContext:
     """The shared context, no supplied inputs declared."""
-    return make_ctx(book, store)
+    return make_ctx(book, sqlite_store)
 
 
 @pytest.fixture
@@ -246,8 +237,8 @@ def test_value_present_sheet_scope(ctx: CheckContext, lo: None) -> None:
 
 
 def test_a_pin_found_in_a_supplied_input_is_a_grader_error(
-        book: tuple[Path, dict[str, Any]], store: EventStore, lo: None) -> None:
-    ctx = make_ctx(book, store, inputs=("bank_export.csv", "note.txt"))
+        book: tuple[Path, dict[str, Any]], sqlite_store: EventStore, lo: None) -> None:
+    ctx = make_ctx(book, sqlite_store, inputs=("bank_export.csv", "note.txt"))
     [spec] = parse_checks([{**VALUE, "expected": 1240}])
     with pytest.raises(ValueError, match=r"unsafe pin: 1,240 \(± 0.005\) appears in the "
                                          r"supplied inputs.*bank_export.csv line 2: "
@@ -331,13 +322,13 @@ def test_no_errors_passes_on_a_clean_sheet_or_within_the_allowance(ctx: CheckCon
 # --- LibreOffice missing or hanging -----------------------------------------------------
 
 
-def test_missing_soffice_is_a_grader_error(tmp_path: Path, store: EventStore,
+def test_missing_soffice_is_a_grader_error(tmp_path: Path, sqlite_store: EventStore,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     build_report(ws / "report.xlsx")
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    ctx = CheckContext(store, workspace=ws)
+    ctx = CheckContext(sqlite_store, workspace=ws)
     [spec] = parse_checks([{**VALUE, "expected": 600}])
     with pytest.raises(FileNotFoundError, match="install Debian's libreoffice-calc"):
         run_check(spec, 0, ctx)
@@ -444,8 +435,8 @@ def test_ref_values_bad_reference_or_pasted_pin_is_a_grader_error(ctx: CheckCont
 
 
 def test_ref_values_pasted_pin_is_refused(book: tuple[Path, dict[str, Any]],
-                                          store: EventStore, lo: None) -> None:
-    ctx = make_ctx(book, store, inputs=("bank_export.csv",))
+                                          sqlite_store: EventStore, lo: None) -> None:
+    ctx = make_ctx(book, sqlite_store, inputs=("bank_export.csv",))
     _ref(ctx, "bucket,total\nAcme,1240.00\n")
     with pytest.raises(ValueError, match=r"unsafe pin: Acme 1,240 appears in the supplied"):
         check(ctx, **REF_VALUES)

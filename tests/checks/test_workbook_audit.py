@@ -9,7 +9,6 @@ cache); they skip without LibreOffice outside CI, as ``test_workbook.py``'s do.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +42,6 @@ def build_audit_book(path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EventStore]:
-    """An empty SQLite store (the workbook checks never read it)."""
-    s = EventStore.open(tmp_path_factory.mktemp("store") / "b.db", create=True)
-    yield s
-    s.close()
-
-
-@pytest.fixture(scope="module")
 def book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     """The module's workspace with ``audit.xlsx``, and the cache its contexts share."""
     root = tmp_path_factory.mktemp("audit-book")
@@ -61,10 +52,11 @@ def book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]
 
 
 @pytest.fixture
-def ctx(book: tuple[Path, dict[str, Any]], store: EventStore) -> CheckContext:
+def ctx(book: tuple[Path, dict[str, Any]], sqlite_store: EventStore) -> CheckContext:
     """A context on the module's workspace, sharing its cache (one recalculation)."""
     root, cache = book
-    return CheckContext(store, workspace=root / "ws", reference=root / "ref", cache=cache)
+    return CheckContext(sqlite_store, workspace=root / "ws", reference=root / "ref",
+                        cache=cache)
 
 
 @pytest.fixture
@@ -140,14 +132,14 @@ def test_a_constant_with_an_exponent_is_not_live(formula: str) -> None:
 
 
 def test_has_formulas_counts_references_to_column_e(tmp_path: Path,
-                                                    store: EventStore) -> None:
+                                                    sqlite_store: EventStore) -> None:
     wb = openpyxl.Workbook()
     s = wb.active
     s["E1"], s["E2"] = 5, 7
     s["A1"], s["A2"], s["A3"] = "=E1", "=E1*E2", "=1E3"
     (tmp_path / "ws").mkdir()
     wb.save(tmp_path / "ws" / "e.xlsx")
-    ctx = CheckContext(store, workspace=tmp_path / "ws", reference=tmp_path)
+    ctx = CheckContext(sqlite_store, workspace=tmp_path / "ws", reference=tmp_path)
     r = run_one({"type": "xlsx_has_formulas", "path": "e.xlsx", "min_count": 2}, ctx)
     assert r.passed, r.detail
     assert (r.metrics["formulas"], r.metrics["constant_formulas"]) == (2, 1)

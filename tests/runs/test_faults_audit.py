@@ -405,12 +405,11 @@ def _terminate_own_backend(desk: TurnContext) -> None:
         conn.exec_driver_sql("SELECT pg_terminate_backend(pg_backend_pid())")
 
 
-def _terminate_idle_backends(desk: TurnContext) -> None:
-    """Every idle connection of the store's pool loses its backend; the turn goes on."""
+def terminate_idle_backends(engine: Any) -> None:
+    """Every idle connection of ``engine``'s pool loses its PostgreSQL backend."""
     import psycopg
 
-    engine = desk.ledger.store.engine
-    conns = [engine.connect() for _ in range(max(1, engine.pool.checkedin()))]  # type: ignore[attr-defined]
+    conns = [engine.connect() for _ in range(max(1, engine.pool.checkedin()))]
     pids = [c.exec_driver_sql("SELECT pg_backend_pid()").scalar() for c in conns]
     for c in conns:
         c.close()
@@ -418,6 +417,11 @@ def _terminate_idle_backends(desk: TurnContext) -> None:
                          autocommit=True) as admin:
         for pid in pids:
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+def _terminate_idle_backends(desk: TurnContext) -> None:
+    """Every idle connection of the store's pool loses its backend; the turn goes on."""
+    terminate_idle_backends(desk.ledger.store.engine)
 
 
 @pytest.mark.postgres

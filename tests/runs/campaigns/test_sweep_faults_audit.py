@@ -20,6 +20,7 @@ from runs.campaigns.run import comparable
 from runs.cli import main
 from tests.conftest import PG_URL, require_postgres
 from tests.runs.campaigns.test_campaign import FILE_CHECK, ledger_rows, small_scenario
+from tests.runs.test_faults_audit import terminate_idle_backends
 from tests.runs.test_grading import flat
 
 DAILY_TB = {"type": "trial_balance_zero", "name": "tb", "daily": True}
@@ -150,19 +151,6 @@ def test_a_harness_error_simpy_cannot_copy_is_named_in_its_row(
     assert row.error == "_Odd: per-date control: a bug of ours", row.error
 
 
-def _terminate_idle_backends(engine: Any) -> None:
-    import psycopg
-
-    conns = [engine.connect() for _ in range(max(1, engine.pool.checkedin()))]
-    pids = [c.exec_driver_sql("SELECT pg_backend_pid()").scalar() for c in conns]
-    for c in conns:
-        c.close()
-    with psycopg.connect(PG_URL.replace("postgresql+psycopg", "postgresql"),
-                         autocommit=True) as admin:
-        for pid in pids:
-            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-
-
 @pytest.mark.postgres
 @pytest.mark.parametrize("during", ["turn", "simulation"])
 def test_a_backend_terminated_mid_attempt_is_an_infrastructure_error_and_resume_reruns_it(
@@ -182,7 +170,7 @@ def test_a_backend_terminated_mid_attempt_is_an_infrastructure_error_and_resume_
         def in_turn(self: ReferenceAgent, turn: Any) -> None:
             calls.append(turn)
             if len(calls) == 2:
-                _terminate_idle_backends(turn.ledger.store.engine)
+                terminate_idle_backends(turn.ledger.store.engine)
             run_turn(self, turn)
 
         monkeypatch.setattr(ReferenceAgent, "run_turn", in_turn)
@@ -193,7 +181,7 @@ def test_a_backend_terminated_mid_attempt_is_an_infrastructure_error_and_resume_
             original(self, day)
             calls.append(day)
             if len(calls) == 2:
-                _terminate_idle_backends(self.engine.ledger.store.engine)
+                terminate_idle_backends(self.engine.ledger.store.engine)
 
         monkeypatch.setattr(_DailyControl, "at_day_end", between)
     args = [*_args(scenario, results, "pg"), "--store-url", PG_URL]
