@@ -28,6 +28,7 @@ from erp.books import (
 )
 from erp.errors import CommandRejected, UnknownEntity
 from erp.money import display_cents, pct_of
+from erp.postings import post
 
 MANAGERS = ("controller", "system")
 
@@ -67,7 +68,68 @@ def handle(command: c.Command, books: Books, ctx: Context) -> list[ev.Event]:
     fn = HANDLERS.get(type(command))
     if fn is None:
         raise TypeError(f"no handler for command {type(command).__name__}")
-    return fn(command, books, ctx)
+    events = fn(command, books, ctx)
+    require_posting_accounts(command, events, books)
+    return events
+
+
+_CONTROL_ROLES = (("ar_account", "ar"), ("ap_account", "ap"),
+                  ("unapplied_account", "unapplied_cash"), ("bank_gl_account", "bank"))
+"""Event fields naming the control account a document posts to, and the control kind
+that account must have in the chart (the subledger of its documents ties to it)."""
+
+
+def require_posting_accounts(command: c.Command, events: Iterable[ev.Event],
+                             books: Books) -> None:
+    """Reject events that post to an account missing from the chart, or that carry a
+    document to a control account of another kind (``unknown_account``,
+    ``invalid_control_account``).
+
+    One rule for every handler: whichever account a posting takes (the command's, a
+    line's, or one of the company's posting accounts set up before the chart), the
+    general ledger only ever holds accounts of the chart, and a document's subledger
+    entries only ever sit under a control account of their own kind.
+    """
+    accounts = books.accounts
+    company = books.company
+    for e in events:
+        for line in post(e):
+            if line.account not in accounts:
+                raise CommandRejected(
+                    "unknown_account",
+                    f"{type(command).__name__} would post to account {line.account!r}"
+                    f"{_company_role(company, line.account)}, which is not in the chart of "
+                    "accounts (a controller must open it first)",
+                    _field_naming(command, line.account))
+        for attr, kind in _CONTROL_ROLES:
+            code = getattr(e, attr, None)
+            if code is None:
+                continue
+            acct = accounts.get(code)
+            if acct is not None and acct.control != kind:
+                raise CommandRejected(
+                    "invalid_control_account",
+                    f"{type(command).__name__} would carry {e.type} to account {code!r} "
+                    f"({acct.name}){_company_role(company, code)}, which is not a control "
+                    f"account of kind {kind} (its control: {acct.control or 'none'})",
+                    _field_naming(command, code))
+
+
+def _company_role(company: ev.CompanySetUp | None, code: str) -> str:
+    """`` (the company's X account)`` when ``code`` is one of the company's posting
+    accounts, else nothing."""
+    if company is None:
+        return ""
+    roles = [name for name, value in company.accounts if value == code]
+    return f" (the company's {' and '.join(roles)} account)" if roles else ""
+
+
+def _field_naming(command: c.Command, code: str) -> str | None:
+    """The command's top-level field holding ``code``, if one does."""
+    for name, value in command:
+        if value == code:
+            return name
+    return None
 
 
 # --- shared rules ----------------------------------------------------------------

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from erp import commands as c
-from erp.events import BankDetails
+from erp.charts import chart_commands
+from erp.events import BankDetails, CompanyAccounts
 from erp.ledger import Ledger, Submission
 from tests.erp.helpers import BANK, CLERK, CONTROLLER, SYS, assert_rejected, set_up_company
 
@@ -49,6 +50,74 @@ def test_control_account_must_have_its_type(company: Ledger) -> None:
     [opened] = run(company, c.OpenAccount(code="1210", name="AR (EU)", account_type="asset",
                                           control="ar"))
     assert (opened.control, opened.normal_side) == ("ar", "debit")
+
+
+# --- every posting goes to an account of the chart, a document to its own control kind --
+
+
+def _company_with(ledger: Ledger, **accounts: str) -> Ledger:
+    """The standard test company whose posting accounts are changed as given."""
+    ledger.execute_batch([Submission(x, **SYS) for x in [
+        c.SetUpCompany(name="Test Co", accounts=CompanyAccounts(**accounts)),
+        *chart_commands("standard-services"), c.OpenPeriod(period="2026-03"),
+        c.OpenBankAccount(bank_account_id=BANK, name="Operating", number="0001",
+                          gl_account="1000", entry_date=MAR, opening_balance="1000.00"),
+        c.RegisterCustomer(customer_id="C1", name="Acme", terms_days=30),
+        c.RegisterVendor(vendor_id="V1", name="Initech", terms_days=30, bank=OLD_BANK)]])
+    return ledger
+
+
+INVOICE = c.IssueInvoice(invoice_id="I1", customer_id="C1", entry_date=MAR, tax_rate_bp=500,
+                         lines=(c.InvoiceLineIn(description="work", unit_price="100.00"),))
+RECEIPT = c.RecordReceipt(receipt_id="R1", customer_id="C1", bank_account_id=BANK,
+                          entry_date=MAR, amount="10.00")
+BILL = c.EnterBill(bill_id="B1", vendor_id="V1", vendor_invoice_number="77", entry_date=MAR,
+                   lines=(c.BillLineIn(description="rent", amount="50.00"),))
+
+
+@pytest.mark.parametrize(("accounts", "command", "code", "message"), [
+    ({"tax_payable": "2299"}, INVOICE, "unknown_account",
+     "IssueInvoice would post to account '2299' (the company's tax_payable account), which "
+     "is not in the chart of accounts"),
+    ({"unapplied_cash": "2999"}, RECEIPT, "unknown_account",
+     "RecordReceipt would post to account '2999' (the company's unapplied_cash account)"),
+    ({"ap": "2999"}, BILL, "unknown_account",
+     "EnterBill would post to account '2999' (the company's ap account)"),
+    ({"ar": "4000"}, INVOICE, "invalid_control_account",
+     "IssueInvoice would carry invoice_issued to account '4000' (Service revenue) (the "
+     "company's ar and revenue account), which is not a control account of kind ar (its "
+     "control: none)"),
+    ({"ap": "2150"}, BILL, "invalid_control_account",
+     "to account '2150' (Unapplied cash) (the company's unapplied_cash and ap account), "
+     "which is not a control account of kind ap (its control: unapplied_cash)"),
+    ({"unapplied_cash": "2000"}, RECEIPT, "invalid_control_account",
+     "(the company's unapplied_cash and ap account), which is not a control account of kind "
+     "unapplied_cash"),
+], ids=["tax-missing", "unapplied-missing", "ap-missing", "ar-not-control",
+        "ap-other-control", "unapplied-other-control"])
+def test_a_posting_account_must_be_in_the_chart_and_of_its_control_kind(
+        ledger: Ledger, accounts: dict[str, str], command: c.Command, code: str,
+        message: str) -> None:
+    company = _company_with(ledger, **accounts)
+    assert_rejected(company, command, code, match=message, **CLERK)
+
+
+def test_an_account_opened_later_is_posted_to_from_then_on(ledger: Ledger) -> None:
+    company = _company_with(ledger, tax_payable="2299")
+    assert_rejected(company, INVOICE, "unknown_account", match="'2299'", **CLERK)
+    company.execute(c.OpenAccount(code="2299", name="Tax", account_type="liability"),
+                    **CONTROLLER)
+    [issued] = company.execute(INVOICE, **CLERK)
+    assert issued.event.tax_account == "2299"  # type: ignore[attr-defined]
+
+
+def test_a_command_naming_the_account_has_the_field_named(ledger: Ledger) -> None:
+    company = _company_with(ledger)
+    company.execute(INVOICE, **CLERK)
+    err = assert_rejected(company, c.IssueCreditMemo(invoice_id="I1", amount="1.00",
+                                                     reason="x", account="1200"),
+                          "control_account_restricted", **CLERK)
+    assert err.field == "account"
 
 
 # --- customers and vendors -------------------------------------------------------

@@ -1101,6 +1101,7 @@ class BooksMachine(RuleBasedStateMachine):
         tb = {row.account: row.balance for row in q.trial_balance(store)}
         assert sum(tb.values()) == 0, f"trial balance is off by {sum(tb.values())}: {tb}"
         assert tb == {a: x for a, x in self.gl.items() if x}, "GL differs from the model"
+        assert set(tb) <= set(q.chart(store)), "the GL holds an account not in the chart"
         ties = q.control_ties(store)
         assert {t.account for t in ties} == set(CONTROL)
         bad = [t for t in ties if t.difference]
