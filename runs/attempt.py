@@ -48,6 +48,7 @@ from erp.ledger import Ledger
 from erp.money import format_cents
 from erp.store import StoredEvent
 from runs.errors import AttemptAborted, AttemptError, InfrastructureError
+from runs.execution.turn import stop_left_running
 from runs.files import write_text_atomic
 from runs.grading import (
     RUNNING_FILE,
@@ -269,7 +270,9 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
     An existing, non-empty folder is refused, unless ``replace`` and it holds a
     finished attempt (its ``summary.json``), one that stopped (its ``error.txt``) or one
     whose run was interrupted or killed (its ``.attempt.running``, no longer held), which
-    is then deleted first; an attempt still running there is never replaced.
+    is then deleted first, after the processes its agent left running are killed
+    (:func:`~runs.execution.turn.stop_left_running`); an attempt still running there is
+    never replaced.
     """
     if out.exists() and any(out.iterdir()):
         holder = running_holder(out)
@@ -283,6 +286,7 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
                                + ("" if not replace else " (--replace only replaces an "
                                   "attempt folder, one with a summary.json or error.txt, or "
                                   "one whose run was interrupted)"))
+        stop_left_running(out)  # a killed run's agent must not write into the new attempt
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
     running = _Running(out)

@@ -199,6 +199,7 @@ def _run_local(proc: TurnProcess) -> TurnOutcome:
         except OSError as e:
             raise InfrastructureError(f"adapter {proc.adapter} could not be started: "
                                       f"{e.strerror or e} (is its #! line right?)") from e
+        session = _mark_session(proc.log_dir, child.pid)
         timed_out = False
         try:
             code: int | None = child.wait(timeout=proc.timeout_s)
@@ -210,14 +211,100 @@ def _run_local(proc: TurnProcess) -> TurnOutcome:
             _signal_group(child.pid, signal.SIGKILL)
             with contextlib.suppress(BaseException):
                 child.wait(timeout=5)
+                if session is not None:
+                    _kill_sessions({child.pid: session[1]}, 5)
+                    _remove(session[0])
             raise
         wall = time.monotonic() - started
-        # What the adapter left running in its group does not outlive the turn.
-        if _signal_group(child.pid, signal.SIGKILL) and not timed_out:
+        # What the adapter left running in its group, or elsewhere in its session, does
+        # not outlive the turn.
+        left = _signal_group(child.pid, signal.SIGKILL)
+        if session is not None:
+            left = bool(_kill_sessions({child.pid: session[1]})) or left
+            _remove(session[0])
+        if left and not timed_out:
             notes.append("processes the adapter left running were killed")
     return TurnOutcome(mode="local", exit_code=code, timed_out=timed_out, wall_s=wall,
                        stdout_log=proc.stdout_log, stderr_log=proc.stderr_log,
                        notes=tuple(notes))
+
+
+SESSION_FILE = ".agent.session"
+"""In a local turn's log folder while its adapter runs: ``SID START`` (the adapter's session,
+which it leads, and the leader's start time in clock ticks since boot, from
+``/proc/SID/stat``). A runner killed outright (SIGKILL, a lost machine) cannot take the
+agent's session with it; :func:`stop_left_running` finds it from this file."""
+
+
+def _start_ticks(pid: int) -> tuple[int, int] | None:
+    """``(session, start time)`` of a process from ``/proc`` (None: gone or dead, or no
+    ``/proc``)."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = stat_line[stat_line.rindex(")") + 2:].split()
+    if fields[0] in ("Z", "X"):  # dead, waiting for its parent to reap it
+        return None
+    return int(fields[3]), int(fields[19])  # stat fields 6 (session) and 22 (starttime)
+
+
+def _mark_session(log_dir: Path, pid: int) -> tuple[Path, int] | None:
+    """Write :data:`SESSION_FILE` for the adapter just started: the file and the leader's
+    start time (None without ``/proc``)."""
+    ticks = _start_ticks(pid)
+    if ticks is None:
+        return None
+    path = log_dir / SESSION_FILE
+    path.write_text(f"{pid} {ticks[1]}\n", encoding="ascii")
+    return path, ticks[1]
+
+
+def stop_left_running(folder: Path, wait_s: float = 10.0) -> list[int]:
+    """Kill what is left of the agents whose turns under ``folder`` never ended (their
+    runner was killed) and wait for it; the pids killed.
+
+    Before a killed run's folder is replaced, this keeps its agent from writing into the
+    new attempt's workspace (the same absolute path) or holding its files.
+    """
+    wanted: dict[int, int] = {}
+    for path in folder.rglob(SESSION_FILE):
+        with contextlib.suppress(OSError, ValueError):
+            sid, start = (int(x) for x in path.read_text(encoding="ascii").split())
+            wanted[sid] = start
+    return _kill_sessions(wanted, wait_s)
+
+
+def _kill_sessions(wanted: dict[int, int], wait_s: float = 10.0) -> list[int]:
+    """SIGKILL every process of these sessions (session id: its leader's start time) and
+    wait up to ``wait_s`` for them to go; the pids killed.
+
+    A process is the session's when its session id is the one named and it started no
+    earlier than the leader: while any process of a session lives, its id is given to no
+    other process, and the leader itself must have the very start time.
+    """
+    if not wanted:
+        return []
+    killed: list[int] = []
+    with contextlib.suppress(OSError):
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            pid = int(entry.name)
+            ticks = _start_ticks(pid)
+            if ticks is None or ticks[0] not in wanted:
+                continue
+            sid, start = ticks
+            if (start != wanted[sid]) if pid == sid else (start < wanted[sid]):
+                continue
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and any(
+            (t := _start_ticks(pid)) is not None and t[0] in wanted for pid in killed):
+        time.sleep(0.02)
+    return killed
 
 
 def _kill_group(child: subprocess.Popen[bytes], grace_s: float) -> None:

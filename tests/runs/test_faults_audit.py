@@ -84,38 +84,42 @@ def assert_stopped_without_verdict(out: Path, *causes: str) -> str:
 def test_a_run_killed_mid_turn_is_replaced_and_gives_the_clean_hash(
         scenario: Path, clean_hash: str, tmp_path: Path) -> None:
     out = tmp_path / "killed"
+    pid_file = tmp_path / "agent.pid"
     proc = subprocess.Popen(
         [sys.executable, "-c", "from runs.cli import main; main()", "run", str(scenario),
          "--out", str(out), "--quiet", "--agent-cmd", str(SCRIPT),
-         "--agent-env", "ERPSIM_SCRIPT=sleep 60"],
+         "--agent-env", f"ERPSIM_SCRIPT=echo $$ > {pid_file}; exec sleep 60"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    children: list[psutil.Process] = []
+    agent: psutil.Process | None = None
     try:
         deadline = time.monotonic() + 60
-        while not (out / "turns" / "01" / "agent" / "stdout.log").exists():
+        while not (pid_file.is_file() and pid_file.read_text().strip()):
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
             assert time.monotonic() < deadline, "the first turn never started"
             time.sleep(0.02)
-        time.sleep(0.3)
-        children = psutil.Process(proc.pid).children(recursive=True)
+        agent = psutil.Process(int(pid_file.read_text()))
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
+        # The agent's own session outlives its runner, killed outright...
+        assert agent.is_running() and agent.status() != psutil.STATUS_ZOMBIE
+
+        assert (out / RUNNING_FILE).is_file()  # the mark of a run that did not end
+        res = invoke("check", out)
+        assert res.exit_code == 2, res.output
+        assert "did not finish" in flat(res.output) and "--replace" in flat(res.output)
+
+        # ...until --replace stops it: it must not write into the new attempt's workspace.
+        res = invoke("run", scenario, "--out", out, "--quiet", "--replace")
+        assert res.exit_code == 0, res.output
+        with contextlib.suppress(psutil.NoSuchProcess):  # killed: gone, or a zombie
+            assert agent.status() == psutil.STATUS_ZOMBIE, "the agent outlived --replace"
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        for child in children:  # the adapter's own session outlives its runner
+        if agent is not None:
             with contextlib.suppress(psutil.Error):
-                child.kill()
-        psutil.wait_procs(children, timeout=10)
-
-    assert (out / RUNNING_FILE).is_file()  # the mark of a run that did not end
-    res = invoke("check", out)
-    assert res.exit_code == 2, res.output
-    assert "did not finish" in flat(res.output) and "--replace" in flat(res.output)
-
-    res = invoke("run", scenario, "--out", out, "--quiet", "--replace")
-    assert res.exit_code == 0, res.output
+                agent.kill()
     assert f"final_hash: {clean_hash}" in flat(res.output)
     assert not (out / RUNNING_FILE).exists()
     assert invoke("check", out, "--scenario", scenario).exit_code == 0

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from runs.execution.contract import DockerOptions, TurnProcess
-from runs.execution.turn import run_turn
+from runs.execution.turn import SESSION_FILE, run_turn, stop_left_running
 
 PROMPT = "# Apply the receipts\n\nToday is 2026-05-04.\n"
 NO_ENGINE = "unix:///nonexistent/docker.sock"  # checks that come before the engine is asked
@@ -200,6 +200,46 @@ def test_processes_left_running_are_killed_when_the_adapter_exits(tmp_path: Path
     assert outcome.status == "completed"
     assert outcome.notes == ("processes the adapter left running were killed",)
     assert gone(int((proc.output_dir / "bg.pid").read_text()))
+
+
+def test_a_process_moved_to_another_group_of_the_session_is_killed_too(
+        tmp_path: Path) -> None:
+    # A job-control shell puts its background job in a process group of its own: the
+    # adapter's group kill misses it, its session does not.
+    proc = turn_layout(tmp_path, f"""#!{sys.executable}
+import os, subprocess, sys
+child = subprocess.Popen(["sleep", "300"], process_group=0)
+open(os.path.join(sys.argv[6], "bg.pid"), "w").write(str(child.pid))
+""")
+    outcome = run_turn(proc)
+    assert outcome.status == "completed", outcome.stderr_log.read_text()
+    pid = int((proc.output_dir / "bg.pid").read_text())
+    assert gone(pid), f"{pid}, in another process group of the agent's session, outlived it"
+    assert outcome.notes == ("processes the adapter left running were killed",)
+    assert not (proc.log_dir / SESSION_FILE).exists()
+
+
+def test_an_agent_whose_runner_died_is_stopped_from_its_session_file(tmp_path: Path) -> None:
+    import subprocess
+
+    proc = turn_layout(tmp_path, "#!/bin/sh\nexit 0\n")
+    agent = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    other = subprocess.Popen(["sleep", "300"], start_new_session=True)  # not the agent's
+    try:
+        stat = Path(f"/proc/{agent.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        proc.log_dir.mkdir(parents=True)
+        (proc.log_dir / SESSION_FILE).write_text(f"{agent.pid} {stat[19]}\n")
+        # a file naming a session whose leader started at another time: a reused pid
+        stale = tmp_path / "attempt" / "turns" / "02" / "logs"
+        stale.mkdir(parents=True)
+        (stale / SESSION_FILE).write_text(f"{other.pid} {int(stat[19]) - 1}\n")
+        assert stop_left_running(tmp_path / "attempt") == [agent.pid]
+        assert agent.wait(timeout=5) == -9
+        assert other.poll() is None
+    finally:
+        for p in (agent, other):
+            p.kill()
+            p.wait()
 
 
 # --- usage.json -----------------------------------------------------------------------
