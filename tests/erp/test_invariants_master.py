@@ -10,8 +10,12 @@ from typing import Any
 import pytest
 
 from erp import commands as c
+from erp import events as ev
+from erp.books import Books
 from erp.charts import chart_commands
-from erp.events import BankDetails, CompanyAccounts
+from erp.errors import CommandRejected
+from erp.events import BankDetails, CompanyAccounts, Policies
+from erp.handlers import require_posting_accounts
 from erp.ledger import Ledger, Submission
 from tests.erp.helpers import BANK, CLERK, CONTROLLER, SYS, assert_rejected, set_up_company
 
@@ -118,6 +122,60 @@ def test_a_command_naming_the_account_has_the_field_named(ledger: Ledger) -> Non
                                                      reason="x", account="1200"),
                           "control_account_restricted", **CLERK)
     assert err.field == "account"
+
+
+def _books(*accounts: tuple[str, str | None], company: bool = True) -> Books:
+    """Books holding these accounts (code, control) and, with ``company``, the default
+    company (AR 1200, sales returns 4050...)."""
+    books = Books()
+    if company:
+        books.apply(ev.CompanySetUp(name="X", accounts=CompanyAccounts(),
+                                    policies=Policies()))
+    types = {"ar": "asset", "ap": "liability", None: "revenue"}
+    for code, control in accounts:
+        books.apply(ev.AccountOpened(code=code, name=f"Account {code}",
+                                     account_type=types[control],  # type: ignore[arg-type]
+                                     normal_side="debit", control=control))  # type: ignore[arg-type]
+    return books
+
+
+MEMO = c.IssueCreditMemo(invoice_id="I1", amount="1.00", reason="x", account="4999")
+
+
+def _memo(account: str = "4999", ar: str = "1200") -> ev.CreditMemoIssued:
+    return ev.CreditMemoIssued(credit_memo_id="CM1", invoice_id="I1", customer_id="C1",
+                               entry_date=MAR, amount=100, account=account, ar_account=ar,
+                               reason="x")
+
+
+@pytest.mark.parametrize("company", [True, False])
+def test_the_chart_rule_names_the_command_account_and_field(company: bool) -> None:
+    books = _books(("1200", "ar"), company=company)
+    with pytest.raises(CommandRejected) as info:
+        require_posting_accounts(MEMO, [_memo()], books)
+    assert (info.value.code, info.value.field, info.value.message) == (
+        "unknown_account", "account",
+        "IssueCreditMemo would post to account '4999', which is not in the chart of accounts "
+        "(a controller must open it first)")
+
+
+def test_the_control_rule_names_the_command_account_and_field() -> None:
+    books = _books(("1200", "ar"), ("4999", None))
+    with pytest.raises(CommandRejected) as info:
+        require_posting_accounts(MEMO, [_memo(account="1200", ar="4999")], books)
+    assert (info.value.code, info.value.field, info.value.message) == (
+        "invalid_control_account", "account",
+        "IssueCreditMemo would carry credit_memo_issued to account '4999' (Account 4999), "
+        "which is not a control account of kind ar (its control: none)")
+    with pytest.raises(CommandRejected) as info:  # the code in no field of the command
+        require_posting_accounts(MEMO.model_copy(update={"account": None}),
+                                 [_memo(account="1200", ar="4999")], books)
+    assert info.value.field is None
+
+
+def test_events_on_the_chart_and_their_control_kinds_pass() -> None:
+    require_posting_accounts(MEMO, [_memo(account="4999")],
+                             _books(("1200", "ar"), ("4999", None)))
 
 
 # --- customers and vendors -------------------------------------------------------
