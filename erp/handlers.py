@@ -101,10 +101,8 @@ def require_posting_accounts(command: c.Command, events: Iterable[ev.Event],
                     f"{_company_role(company, line.account)}, which is not in the chart of "
                     "accounts (a controller must open it first)",
                     _field_naming(command, line.account))
-        for attr, kind in _CONTROL_ROLES:
-            code = getattr(e, attr, None)
-            if code is None:
-                continue
+        for attr, kind in _control_roles(type(e)):
+            code = getattr(e, attr)
             acct = accounts.get(code)
             if acct is not None and acct.control != kind:
                 raise CommandRejected(
@@ -113,6 +111,19 @@ def require_posting_accounts(command: c.Command, events: Iterable[ev.Event],
                     f"({acct.name}){_company_role(company, code)}, which is not a control "
                     f"account of kind {kind} (its control: {acct.control or 'none'})",
                     _field_naming(command, code))
+
+
+_ROLES_OF: dict[type[ev.Event], tuple[tuple[str, str], ...]] = {}
+
+
+def _control_roles(event_type: type[ev.Event]) -> tuple[tuple[str, str], ...]:
+    """The :data:`_CONTROL_ROLES` an event type has (looked up once per type: asking a
+    model for a field it lacks raises and catches an ``AttributeError`` each time)."""
+    roles = _ROLES_OF.get(event_type)
+    if roles is None:
+        fields = event_type.model_fields
+        roles = _ROLES_OF[event_type] = tuple(r for r in _CONTROL_ROLES if r[0] in fields)
+    return roles
 
 
 def _company_role(company: ev.CompanySetUp | None, code: str) -> str:
