@@ -43,6 +43,7 @@ Reading rules (where the methods page is silent):
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import hashlib
@@ -50,8 +51,11 @@ import importlib.util
 import io
 import os
 import re
+import signal
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -1100,25 +1104,98 @@ def load_custom(path: Path) -> Callable[[Path, Path], Any]:
     return load_function(path, "check")
 
 
+MODULE_TIMEOUT_ENV = "ERPSIM_MODULE_TIMEOUT_S"
+MODULE_TIMEOUT_S = 300.0
+"""How long a reference module's function may run (``custom``'s ``check``,
+``plan_feasible``'s and ``forecast_error``'s ``evaluate``) before its check is a grader
+error; ``ERPSIM_MODULE_TIMEOUT_S`` sets another bound."""
+
+
+class ModuleTimeout(BaseException):
+    """A reference module ran past its time (a ``BaseException``: a module's own
+    ``except Exception`` must not swallow it)."""
+
+
+def module_timeout_s() -> float:
+    """The bound in force: ``ERPSIM_MODULE_TIMEOUT_S`` when set (a positive number of
+    seconds; anything else is a ``ValueError`` naming it), else :data:`MODULE_TIMEOUT_S`."""
+    raw = os.environ.get(MODULE_TIMEOUT_ENV)
+    if raw is None or not raw.strip():
+        return MODULE_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not (0 < value < 1e9):
+        raise ValueError(f"{MODULE_TIMEOUT_ENV}={raw!r}: expected a positive number of "
+                         "seconds")
+    return value
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`ModuleTimeout` in the code under ``with`` once ``seconds`` have passed
+    (``SIGALRM``, so only on the main thread; elsewhere, such as a Dask worker's thread,
+    no bound). Python code is stopped between two of its bytecodes, a sleep at once; a
+    single long call into C (a solver) ends first. An alarm already set (a test runner's
+    own timeout) keeps its handler and its time: it fires when it is due, before the
+    bound or after it, as it would have without this one."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    started = time.monotonic()
+    outer_delay, outer_interval = signal.getitimer(signal.ITIMER_REAL)
+    outer_due = started + outer_delay if outer_delay else None
+
+    def expired(signum: int, frame: Any) -> None:
+        now = time.monotonic()
+        if outer_due is not None and now >= outer_due - 0.001 and now < started + seconds:
+            # The earlier alarm was the outer one: its handler, then this bound again.
+            signal.setitimer(signal.ITIMER_REAL, started + seconds - now)
+            if callable(outer_handler):
+                outer_handler(signum, frame)
+            return
+        raise ModuleTimeout
+
+    outer_handler = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, min(seconds, outer_delay or seconds))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, outer_handler)
+        if outer_due is not None:
+            left = max(outer_due - time.monotonic(), 0.001)
+            signal.setitimer(signal.ITIMER_REAL, left, outer_interval)
+
+
 def call_module(path: Path, module: str, function: str, *args: Any) -> Any:
     """Import the reference module at ``path`` and call ``function(*args)``. Whatever it
-    raises on import or call (``sys.exit`` too) is re-raised as one ``RuntimeError``
-    naming the module, the function and the exception: a grader error, never a crash of
-    the whole evaluation. A module that changes the working directory has it put back."""
+    raises on import or call (``sys.exit`` too), and running past
+    :func:`module_timeout_s`, is re-raised as one ``RuntimeError`` naming the module, the
+    function and the exception: a grader error, never a crash or a hang of the whole
+    evaluation. A module that changes the working directory has it put back."""
     cwd = os.getcwd()
+    limit = module_timeout_s()
+    step = "importing it"
     try:
-        try:
-            fn = load_function(path, function)
-        except (Exception, SystemExit) as e:
-            if isinstance(e, TypeError) and str(e).startswith(f"{path.name} defines no "):
-                raise
-            raise RuntimeError(f"{module}: importing it failed: {type(e).__name__}: {e}"
-                               ) from e
-        try:
-            return fn(*args)
-        except (Exception, SystemExit) as e:
-            raise RuntimeError(f"{module}: {function}(ws, ref) raised {type(e).__name__}: "
-                               f"{e}") from e
+        with _time_limit(limit):
+            try:
+                fn = load_function(path, function)
+            except (Exception, SystemExit) as e:
+                if isinstance(e, TypeError) and str(e).startswith(f"{path.name} defines no "):
+                    raise
+                raise RuntimeError(f"{module}: importing it failed: {type(e).__name__}: {e}"
+                                   ) from e
+            step = f"{function}(ws, ref)"
+            try:
+                return fn(*args)
+            except (Exception, SystemExit) as e:
+                raise RuntimeError(f"{module}: {function}(ws, ref) raised "
+                                   f"{type(e).__name__}: {e}") from e
+    except ModuleTimeout:
+        raise RuntimeError(f"{module}: {step} did not end within {limit:g} s (the bound of "
+                           f"{MODULE_TIMEOUT_ENV})") from None
     finally:
         if os.getcwd() != cwd:
             os.chdir(cwd)

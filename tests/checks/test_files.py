@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -614,6 +616,73 @@ def test_a_custom_module_that_exits_or_raises_is_one_grader_error_naming_it(
     assert [(g.check, g.error) for g in verdict.grader_errors] == [
         ("custom#1", f"RuntimeError: {message}")]
     assert [r.name for r in verdict.results] == ["csv_row_count#2"]  # the others still ran
+
+
+@pytest.mark.parametrize(("body", "step"), [
+    ("def check(ws, ref):\n    while True:\n        pass\n", "check(ws, ref)"),
+    ("def check(ws, ref):\n    while True:\n        try:\n            sum(range(10**6))\n"
+     "        except Exception:\n            pass\n", "check(ws, ref)"),
+    ("import time\ndef check(ws, ref):\n    time.sleep(600)\n", "check(ws, ref)"),
+    ("import time\ntime.sleep(600)\ndef check(ws, ref):\n    return []\n", "importing it"),
+], ids=["loop", "loop-catching-exception", "sleep", "sleep-on-import"])
+def test_a_custom_module_that_never_returns_is_a_grader_error_at_the_bound(
+        ctx: CheckContext, monkeypatch: pytest.MonkeyPatch, body: str, step: str) -> None:
+    monkeypatch.setenv("ERPSIM_MODULE_TIMEOUT_S", "0.5")
+    put(ctx.reference, "c.py", body)
+    put(ctx.workspace, "out/a.csv", "id\n1\n")
+    specs = parse_checks([{"type": "custom", "module": "c.py"},
+                          {"type": "csv_row_count", "path": "out/a.csv", "equals": 1}])
+    handler, (left, _) = signal.getsignal(signal.SIGALRM), signal.getitimer(signal.ITIMER_REAL)
+    started = time.monotonic()
+    verdict = evaluate(specs, ctx, version="test")
+    assert time.monotonic() - started < 5
+    assert [(g.check, g.error) for g in verdict.grader_errors] == [
+        ("custom#1", f"RuntimeError: c.py: {step} did not end within 0.5 s (the bound of "
+                     "ERPSIM_MODULE_TIMEOUT_S)")]
+    assert [r.name for r in verdict.results] == ["csv_row_count#2"]  # the others still ran
+    # an alarm set before (pytest-timeout's, when it runs) keeps its handler and its time
+    assert signal.getsignal(signal.SIGALRM) == handler
+    after, _ = signal.getitimer(signal.ITIMER_REAL)
+    assert (after == 0) if left == 0 else (left - 5 < after < left)
+
+
+def test_an_alarm_set_before_fires_when_due_and_the_module_goes_on(
+        ctx: CheckContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ERPSIM_MODULE_TIMEOUT_S", "20")
+    put(ctx.reference, "c.py", "import time\ndef check(ws, ref):\n    time.sleep(0.6)\n"
+                               "    return [{'name': 'a', 'passed': True}]\n")
+    fired: list[float] = []
+    before = signal.signal(signal.SIGALRM, lambda *_: fired.append(time.monotonic()))
+    saved = signal.setitimer(signal.ITIMER_REAL, 0.2)
+    try:
+        started = time.monotonic()
+        verdict = evaluate(parse_checks([{"type": "custom", "module": "c.py"}]), ctx,
+                           version="t")
+        assert verdict.status == "accepted", verdict.grader_errors
+        assert len(fired) == 1 and 0.15 < fired[0] - started < 0.55
+    finally:
+        signal.signal(signal.SIGALRM, before)
+        signal.setitimer(signal.ITIMER_REAL, *saved)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "nan", "inf"])
+def test_a_bad_module_bound_is_a_grader_error_naming_it(
+        ctx: CheckContext, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("ERPSIM_MODULE_TIMEOUT_S", value)
+    put(ctx.reference, "c.py", "def check(ws, ref):\n    return [{'name': 'a', 'passed': True}]\n")
+    verdict = evaluate(parse_checks([{"type": "custom", "module": "c.py"}]), ctx, version="t")
+    assert verdict.grader_errors[0].error == (
+        f"ValueError: ERPSIM_MODULE_TIMEOUT_S={value!r}: expected a positive number of seconds")
+
+
+def test_a_module_within_its_bound_leaves_no_timer(ctx: CheckContext,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ERPSIM_MODULE_TIMEOUT_S", "30")
+    put(ctx.reference, "c.py", "def check(ws, ref):\n    return [{'name': 'a', 'passed': True}]\n")
+    handler = signal.getsignal(signal.SIGALRM)
+    verdict = evaluate(parse_checks([{"type": "custom", "module": "c.py"}]), ctx, version="t")
+    assert verdict.status == "accepted"
+    assert signal.getsignal(signal.SIGALRM) == handler
 
 
 def test_a_custom_module_that_changes_directory_has_it_put_back(ctx: CheckContext,

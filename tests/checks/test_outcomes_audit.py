@@ -66,6 +66,18 @@ def test_a_plan_module_that_raises_or_exits_is_a_grader_error_naming_it(
     assert [(r.name, r.passed) for r in verdict.results] == [("rows", True)]  # still ran
 
 
+def test_a_plan_module_that_never_returns_is_a_grader_error_at_the_bound(
+        ctx: CheckContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ERPSIM_MODULE_TIMEOUT_S", "0.5")
+    plan_module(ctx, "while True: pass")
+    put(ctx.workspace, "out/a.csv", "id\n1\n")
+    verdict = verdict_of(ctx, PLAN, ROWS)
+    assert [(g.check, g.error) for g in verdict.grader_errors] == [
+        ("plan", "RuntimeError: plan_check.py: evaluate(ws, ref) did not end within 0.5 s "
+                 "(the bound of ERPSIM_MODULE_TIMEOUT_S)")]
+    assert [(r.name, r.passed) for r in verdict.results] == [("rows", True)]  # still ran
+
+
 @pytest.mark.parametrize("value", [Decimal("105"), Fraction(105), np.int64(105),
                                    np.float32(105), 105])
 def test_a_plan_objective_of_any_real_number_type_is_scored(ctx: CheckContext,
