@@ -54,6 +54,11 @@ STAGED_TRANSCRIPT = ".erpsim/transcript.jsonl"
 folder is not mounted); the runner moves it to ``LOG_DIR/transcript.jsonl``."""
 USAGE_MAX_BYTES = 1_000_000
 LABEL = "erpsim"
+CONTAINER_FILE = ".agent.container"
+"""In a docker turn's log folder while its container exists: the engine's URL and the
+container's id, one a line. A runner killed outright (SIGKILL) cannot remove its
+container; ``run --replace`` does, from this file
+(:func:`runs.execution.docker_mode.remove_left_containers`)."""
 """Every container the runner starts carries the label ``erpsim=1``."""
 INFRA_EXIT = 75
 """An adapter's exit status for "the model endpoint failed" or "the CLI is missing or

@@ -43,6 +43,7 @@ from docker.types import Mount
 
 from runs.errors import InfrastructureError
 from runs.execution.contract import (
+    CONTAINER_FILE,
     LABEL,
     STAGED_TRANSCRIPT,
     TurnOutcome,
@@ -134,6 +135,8 @@ def run_in_container(proc: TurnProcess) -> TurnOutcome:
         if not proc.docker.network and proc.docker.model_relay:
             relays = plan_relays(dict(proc.env))
         container = _create(proc, client, url, mounts, relays)
+        marker = proc.log_dir / CONTAINER_FILE
+        marker.write_text(f"{url}\n{container.id}\n", encoding="utf-8")
         try:
             outcome = _run(proc, container)
         except (DockerException, requests.exceptions.RequestException) as e:
@@ -141,6 +144,8 @@ def run_in_container(proc: TurnProcess) -> TurnOutcome:
                                       f"{e}") from e
         finally:
             removal_error = _remove(container)
+            if removal_error is None:
+                marker.unlink(missing_ok=True)
         if removal_error is not None:
             outcome = replace(outcome, notes=(*outcome.notes, removal_error))
         return outcome
@@ -231,6 +236,30 @@ def _save_logs(container: Container, stdout_log: Path, stderr_log: Path) -> None
         with path.open("wb") as f:
             for chunk in container.logs(stream=True, follow=False, **which):
                 f.write(chunk)
+
+
+def remove_left_containers(folder: Path) -> list[str]:
+    """Remove the containers that turns under ``folder`` left behind (their runner was
+    killed before removing them); the ids removed. An engine that does not answer, or a
+    container already gone, is passed over."""
+    removed: list[str] = []
+    for marker in folder.rglob(CONTAINER_FILE):
+        try:
+            url, container_id = marker.read_text(encoding="utf-8").split()[:2]
+        except (OSError, ValueError):
+            continue
+        try:
+            client = docker.DockerClient(base_url=url, timeout=STOP_WAIT_S)
+        except (DockerException, requests.exceptions.RequestException):
+            continue
+        try:
+            client.containers.get(container_id).remove(force=True)
+            removed.append(container_id)
+        except (DockerException, requests.exceptions.RequestException):
+            pass  # gone already (NotFound), or the engine is away: nothing to stop here
+        finally:
+            client.close()
+    return removed
 
 
 def _remove(container: Container) -> str | None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from runs.errors import InfrastructureError
 from runs.execution.contract import (
+    CONTAINER_FILE,
     INFRA_EXIT,
     INFRA_MARK,
     STAGED_TRANSCRIPT,
@@ -262,11 +263,17 @@ def _mark_session(log_dir: Path, pid: int) -> tuple[Path, int] | None:
 
 def stop_left_running(folder: Path, wait_s: float = 10.0) -> list[int]:
     """Kill what is left of the agents whose turns under ``folder`` never ended (their
-    runner was killed) and wait for it; the pids killed.
+    runner was killed) and wait for it: local agents' sessions (the pids killed are
+    returned) and docker turns' containers
+    (:func:`~runs.execution.docker_mode.remove_left_containers`).
 
     Before a killed run's folder is replaced, this keeps its agent from writing into the
     new attempt's workspace (the same absolute path) or holding its files.
     """
+    if any(folder.rglob(CONTAINER_FILE)):
+        from runs.execution.docker_mode import remove_left_containers  # imports docker
+
+        remove_left_containers(folder)
     wanted: dict[int, int] = {}
     for path in folder.rglob(SESSION_FILE):
         with contextlib.suppress(OSError, ValueError):

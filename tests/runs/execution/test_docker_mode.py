@@ -8,6 +8,7 @@ elsewhere they are skipped with that advice.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -27,8 +28,14 @@ import pytest
 import requests
 from docker.errors import DockerException, ImageNotFound
 
-from runs.execution.contract import DEFAULT_IMAGE, DockerOptions, TurnOutcome, TurnProcess
-from runs.execution.turn import run_turn
+from runs.execution.contract import (
+    CONTAINER_FILE,
+    DEFAULT_IMAGE,
+    DockerOptions,
+    TurnOutcome,
+    TurnProcess,
+)
+from runs.execution.turn import run_turn, stop_left_running
 from tests.runs.execution.test_turn import ERP_STUB, PROMPT, turn_layout
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -107,6 +114,29 @@ def test_a_turn_writes_into_the_workspace_as_our_uid(engine: docker.DockerClient
     assert outcome.stderr_log.read_text() == "oops\n"
     assert outcome.usage == {"input_tokens": 3}
     assert leftovers(engine, label) == []
+    assert not (proc.log_dir / CONTAINER_FILE).exists()  # removed with its container
+
+
+def test_a_container_a_killed_runner_left_is_removed_from_its_file(
+        engine: docker.DockerClient, tmp_path: Path) -> None:
+    label = uuid.uuid4().hex
+    left = engine.containers.create(IMAGE, command=["sleep", "300"], init=True,
+                                    labels={"erpsim.test": label}, network_mode="none")
+    left.start()
+    attempt = tmp_path / "attempt"
+    try:
+        for turn, text in (("01", f"{os.environ['DOCKER_HOST']}\n{left.id}\n"),
+                           ("02", f"{os.environ['DOCKER_HOST']}\n{'0' * 64}\n"),  # gone
+                           ("03", "unix:///nonexistent/docker.sock\nabc\n"),  # no engine
+                           ("04", "garbage")):
+            logs = attempt / "turns" / turn / "logs"
+            logs.mkdir(parents=True)
+            (logs / CONTAINER_FILE).write_text(text)
+        assert stop_left_running(attempt) == []  # no local session
+        assert leftovers(engine, label) == []
+    finally:
+        with contextlib.suppress(DockerException):
+            left.remove(force=True)
 
 
 # --- what the container can see -------------------------------------------------------
