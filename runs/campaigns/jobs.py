@@ -21,6 +21,7 @@ from runs.campaigns.ledger import (
 )
 from runs.campaigns.plan import AttemptJob, attempt_schema, desk_tasks
 from runs.errors import CampaignError
+from runs.execution.turn import stop_left_running
 from runs.files import write_text_atomic
 
 _LOADED: dict[tuple[str, str, str | None], tuple[Any, Path | None]] = {}
@@ -105,9 +106,14 @@ def _remove(path: Path) -> None:
 
 
 def _clear_attempt_dir(final: Path) -> None:
-    """Remove an attempt's folder and any partial folders a killed run left."""
+    """Remove an attempt's folder and any partial folders a killed run left, after killing
+    what the killed run's agent left running (:func:`stop_left_running`)."""
+    partials = list(final.parent.glob(f".{final.name}.partial-*"))
+    for folder in (final, *partials):
+        if folder.is_dir() and not folder.is_symlink():
+            stop_left_running(folder)
     _remove(final)
-    for partial in final.parent.glob(f".{final.name}.partial-*"):
+    for partial in partials:
         shutil.rmtree(partial, ignore_errors=True)
 
 

@@ -14,8 +14,10 @@ from pathlib import Path
 import psutil
 import pytest
 
+from runs.campaigns.jobs import _clear_attempt_dir
 from runs.campaigns.ledger import ResultsLedger
 from runs.campaigns.run import comparable
+from runs.execution.turn import SESSION_FILE
 from tests.runs.campaigns.test_campaign import ledger_rows, small_scenario, sweep
 
 pytestmark = pytest.mark.slow
@@ -89,3 +91,27 @@ def test_sigkill_then_resume_completes_without_duplicates(tmp_path: Path) -> Non
     assert not list(folder.rglob(".*partial*"))
     with ResultsLedger.open(db) as ledger:
         assert ledger.replaced() == []
+
+
+def test_a_killed_sweeps_leftover_agents_are_stopped_before_its_folders_go(
+        tmp_path: Path) -> None:
+    # A sweep killed outright leaves its attempts' agents running (their own sessions);
+    # --resume clears the attempt's folders, and first what their agents left running.
+    final = tmp_path / "k" / "cash-application" / "reference" / "seed-1-run-1"
+    partial = final.parent / f".{final.name}.partial-abc"
+    agents = []
+    try:
+        for folder in (final, partial):
+            agent = subprocess.Popen(["sleep", "300"], start_new_session=True)
+            agents.append(agent)
+            start = Path(f"/proc/{agent.pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+            logs = folder / "turns" / "01" / "logs"
+            logs.mkdir(parents=True)
+            (logs / SESSION_FILE).write_text(f"{agent.pid} {start}\n")
+        _clear_attempt_dir(final)
+        assert [a.wait(timeout=5) for a in agents] == [-signal.SIGKILL] * 2
+        assert not final.exists() and not partial.exists()
+    finally:
+        for agent in agents:
+            agent.kill()
+            agent.wait()
