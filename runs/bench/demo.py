@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
@@ -25,11 +26,14 @@ def demo_months(days: int) -> int:
     return (last.year - DEMO_START.year) * 12 + last.month - DEMO_START.month + 1
 
 
-def build_demo(out: Path, *, seed: int, days: int) -> tuple[Ledger, date]:
+def build_demo(out: Path, *, seed: int, days: int,
+               between: Callable[[], None] | None = None) -> tuple[Ledger, date]:
     """Write the demo books to ``out`` (replacing an earlier demo store there).
 
     The store is built beside ``out`` and renamed into place only when complete,
-    so an interrupted run never leaves a half-written store at ``out``.
+    so an interrupted run never leaves a half-written store at ``out``. ``between`` is
+    called after each day's batch (the CLI's check for an interruption: what it raises
+    stops the build, which then leaves nothing behind).
     """
     if out.exists():
         try:
@@ -50,6 +54,8 @@ def build_demo(out: Path, *, seed: int, days: int) -> tuple[Ledger, date]:
                                            months=demo_months(days)):
                 ledger.execute_batch(batch.submissions)
                 last = batch.day
+                if between is not None:
+                    between()
         finally:
             ledger.close()
     except BaseException:  # nothing half-written stays behind

@@ -164,17 +164,19 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
             con.print(line, highlight=False, markup=False)
 
     with errors(), interruptible(f"the attempt in {out} did not finish; run the same "
-                                 "command with --replace to run it again"):
+                                 "command with --replace to run it again") as interruption:
         try:
             if quiet:
                 result = run_attempt(loaded, seed, agent_name, out, replace=replace,
-                                     agent=agent, on_turn=turn_done)
+                                     agent=agent, on_turn=turn_done,
+                                     on_day=lambda _day, _n: interruption.check())
             else:
                 with Progress(TextColumn("{task.description}"), BarColumn(),
                               MofNCompleteColumn(), console=con, transient=True) as bar:
                     bar_task = bar.add_task(f"{loaded.scenario.id} seed {seed}", total=days)
 
                     def tick(day: date, n: int) -> None:
+                        interruption.check()
                         bar.update(bar_task, completed=n,
                                    description=f"{loaded.scenario.id} {day.isoformat()}")
 

@@ -18,6 +18,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any, NoReturn
@@ -78,27 +79,48 @@ def fail(problem: BaseException | str, *, code: int | None = None, prefix: str =
     sys.exit(status)
 
 
+@dataclass
+class Interruption:
+    """Whether Ctrl-C or SIGTERM has asked the block of :func:`interruptible` to stop."""
+
+    requested: bool = False
+
+    def check(self) -> None:
+        """Raise ``KeyboardInterrupt`` when an interruption was asked for: a long loop calls
+        it between its steps, so that one raised where Python only prints it (in a
+        finalizer or a weakref callback, "Exception ignored in ...") is not lost."""
+        if self.requested:
+            raise KeyboardInterrupt
+
+
 @contextmanager
-def interruptible(then: str) -> Iterator[None]:
+def interruptible(then: str) -> Iterator[Interruption]:
     """Ctrl-C or SIGTERM while the block runs: print ``interrupted: THEN`` and exit 130.
 
-    SIGTERM is turned into the same interruption (a ``KeyboardInterrupt`` raised in the
-    main thread), so the block's ``finally`` clauses run: an agent's process group is
-    killed with its turn, its folder's marker released. Outside the main thread, only
-    Ctrl-C is handled."""
-    def on_term(signum: int, frame: Any) -> None:
+    Both raise ``KeyboardInterrupt`` in the main thread, so the block's ``finally`` clauses
+    run: an agent's process group is killed with its turn, its folder's marker released;
+    and both set the :class:`Interruption` the block gets, which its loops check between
+    steps. A SIGINT this process inherited as ignored (a background job) stays ignored.
+    Outside the main thread, only Ctrl-C is handled, by Python's own handler."""
+    state = Interruption()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        state.requested = True
         raise KeyboardInterrupt
 
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, on_term) if main else None
+    previous: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(sig) is not signal.SIG_IGN or sig == signal.SIGTERM:
+                previous[sig] = signal.signal(sig, on_signal)
     try:
-        yield
+        yield state
     except KeyboardInterrupt:
         click.echo(f"\ninterrupted: {then}", err=True)
         sys.exit(EXIT_INTERRUPTED)
     finally:
-        if main:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 KNOWN_ERRORS: tuple[type[BaseException], ...] = tuple(cls for cls, _ in EXIT_CODES)

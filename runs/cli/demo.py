@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from runs.cli.common import OUT_FILE, SEED, errors
+from runs.cli.common import OUT_FILE, SEED, errors, interruptible
 
 
 @click.command()
@@ -25,8 +25,8 @@ def demo(out: Path, seed: int, days: int) -> None:
     from runs.bench.demo import build_demo
     from runs.cli.display import aging_table, console, control_table, trial_balance_table
 
-    with errors():
-        ledger, last_day = build_demo(out, seed=seed, days=days)
+    with errors(), interruptible(f"no demo store was written to {out}") as interruption:
+        ledger, last_day = build_demo(out, seed=seed, days=days, between=interruption.check)
         try:
             con = console()
             con.print(f"[bold]erpsim demo[/bold]: {ledger.position:,} events written to {out} "

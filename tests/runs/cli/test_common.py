@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import inspect
+import os
+import signal
+import time
 
 import pytest
 
 import runs.errors as errors_mod
 from erp.errors import IntegrityError, StoreError
-from runs.cli.common import exit_code
+from runs.cli.common import exit_code, interruptible
 from runs.errors import (
     AttemptAborted,
     AttemptError,
@@ -54,3 +57,46 @@ def test_the_tree_in_the_docstring_names_every_class() -> None:
 def test_errors_keep_their_builtin_bases() -> None:
     assert issubclass(SystemsError, ValueError) and issubclass(UnpairedSystems, ValueError)
     assert issubclass(GradingError, RuntimeError) and issubclass(AttemptError, RuntimeError)
+
+
+# --- interruptions ------------------------------------------------------------------------
+
+
+class _Finalizer:
+    """Its finalizer sends this process SIGINT: the handler's KeyboardInterrupt is raised
+    inside ``__del__``, where Python prints it ("Exception ignored in") and goes on."""
+
+    def __del__(self) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):  # the handler runs between two of these bytecodes
+            pass
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # expected
+def test_an_interrupt_swallowed_in_a_finalizer_still_stops_the_block(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    steps = 0
+    with pytest.raises(SystemExit) as info, interruptible("the thing did not finish") as it:
+        _Finalizer()  # dropped at once: the interrupt is raised and swallowed in __del__
+        assert it.requested
+        for steps in range(1, 4):  # noqa: B007  a loop's steps, each checking
+            it.check()
+    assert (info.value.code, steps) == (130, 1)
+    assert "interrupted: the thing did not finish" in capsys.readouterr().err
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_sigterm_interrupts_the_block_and_an_ignored_sigint_stays_ignored() -> None:
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with pytest.raises(SystemExit) as info, interruptible("x") as it:
+            os.kill(os.getpid(), signal.SIGINT)  # ignored, as a background job's is
+            time.sleep(0.05)
+            assert not it.requested
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)
+        assert info.value.code == 130 and it.requested
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
