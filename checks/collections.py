@@ -10,8 +10,9 @@ disputes, rulings, promises, holds, letters): what each run should have recorded
 books are read from the erp realm.
 
 - ``collections_receipts``: every deposit of a customer payment that reached the books
-  before the last run is applied, at the first run after it, to the invoices the payment
-  meant, for what it meant (its receipt's customer the payer); nothing else is applied.
+  before the last run is applied, at the first run after it (made at that run and dated
+  as it), to the invoices the payment meant, for what it meant (its receipt's customer
+  the payer); nothing else is applied.
 - ``collections_disputes``: each emailed dispute recorded at the first run after it, on
   its invoice, for the amount disputed; no other dispute.
 - ``collections_rulings``: each dispute resolved at the first run after the sales
@@ -40,6 +41,7 @@ from checks.state import listing, plural
 from erp import events as ev
 from erp.events import decode_event
 from erp.money import display_cents
+from erp.store import StoredEvent
 
 _KIND = "collections_book"
 LEVEL_DAYS = ((61, 3), (31, 2), (1, 1))
@@ -213,7 +215,12 @@ def expected_runs(facts: Facts, turns: tuple[date, ...]) -> list[Run]:
 
 
 def _erp(ctx: CheckContext, *types: str) -> list[ev.Event]:
-    return [decode_event(e.type, e.schema_version, e.payload)
+    return [e for _, e in _erp_rows(ctx, *types)]
+
+
+def _erp_rows(ctx: CheckContext, *types: str) -> list[tuple[StoredEvent, ev.Event]]:
+    """The books' events of the types with their rows (the business date they were made)."""
+    return [(e, decode_event(e.type, e.schema_version, e.payload))
             for e in ctx.store.read(realm="erp", types=list(types), until=ctx.position)]
 
 
@@ -272,13 +279,15 @@ def collections_receipts(spec: CollectionsReceipts, ctx: CheckContext) -> CheckR
     customers: dict[str, str | None] = {}
     applied: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     dated: dict[str, set[date]] = defaultdict(set)
-    for e in _erp(ctx, "receipt_recorded", "receipt_customer_assigned", "receipt_applied",
-                  "application_reversed"):
+    for row, e in _erp_rows(ctx, "receipt_recorded", "receipt_customer_assigned",
+                            "receipt_applied", "application_reversed"):
         if isinstance(e, ev.ReceiptRecorded | ev.ReceiptCustomerAssigned):
             customers[e.receipt_id] = e.customer_id
         elif isinstance(e, ev.ReceiptApplied):
             applied[e.receipt_id][e.invoice_id] += e.amount
-            dated[e.receipt_id].add(e.entry_date)
+            # dated as the run and made at it: an application made at a later run and
+            # dated back to the run it was due at is still late
+            dated[e.receipt_id] |= {e.entry_date, date.fromisoformat(row.business_date)}
         elif isinstance(e, ev.ApplicationReversed):
             applied[e.receipt_id][e.invoice_id] -= e.amount
     problems: list[str] = []
@@ -302,7 +311,8 @@ def collections_receipts(spec: CollectionsReceipts, ctx: CheckContext) -> CheckR
         if got != want:
             problems.append(f"receipt {rid} applied {_allocs(got)}, paid {_allocs(want)}")
         elif dated.get(rid, set()) - {after[0]}:
-            problems.append(f"receipt {rid} applied on {sorted(dated[rid])}, expected "
+            problems.append(f"receipt {rid} applied or dated on "
+                            f"{', '.join(map(_day, sorted(dated[rid])))}, expected "
                             f"{after[0]} (the first run after the deposit)")
     for rid in sorted(set(applied) - expected_receipts):
         if any(applied[rid].values()):

@@ -8,8 +8,9 @@
   is accepted (and the book holds letters, disputes, promises and holds to grade); the
   null agent fails every collections check; a clerk who sends no level 2 letters, one who
   dunns a disputed invoice (by recording no disputes), one who records promises a cent
-  short, one who never releases a hold and one who puts another customer on hold are each
-  refused by the check that owns the rule, with the message naming what is wrong.
+  short, one who never releases a hold, one who puts another customer on hold and one who
+  applies a receipt a run late dated back to the run it was due at are each refused by the
+  check that owns the rule, with the message naming what is wrong.
 """
 
 from __future__ import annotations
@@ -151,6 +152,8 @@ class _Twist:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.held: dict[str, date] = {}
+        self.applications = 0
 
     def run_turn(self, desk: TurnContext) -> None:
         real = desk.execute
@@ -165,6 +168,15 @@ class _Twist:
                 cmd = cmd.model_copy(update={"amount": cmd.amount - 1})
             if self.name == "never-release" and isinstance(cmd, c.ReleaseCreditHold):
                 return None
+            if self.name == "late-receipt" and isinstance(cmd, c.ApplyReceipt):
+                # the second application held to the next run, dated back to its own
+                if cmd.receipt_id in self.held:
+                    cmd = cmd.model_copy(update={"entry_date": self.held[cmd.receipt_id]})
+                else:
+                    self.applications += 1
+                    if self.applications == 2:
+                        self.held[cmd.receipt_id] = desk.day
+                        return None
             if self.name == "wrong-hold" and isinstance(cmd, c.PlaceCreditHold):
                 books = desk.ledger.books
                 others = sorted(x for x in books.customers if x != cmd.customer_id
@@ -178,7 +190,8 @@ class _Twist:
             desk.execute = real  # type: ignore[method-assign]
 
 
-TWISTS = ("no-level-2", "no-disputes", "short-promise", "never-release", "wrong-hold")
+TWISTS = ("no-level-2", "no-disputes", "short-promise", "never-release", "wrong-hold",
+          "late-receipt")
 
 
 @pytest.fixture(scope="module")
@@ -261,3 +274,11 @@ def test_a_hold_on_the_wrong_customer_is_refused(attempts: dict[str, AttemptResu
     res = attempts["wrong-hold"]
     assert "holds-as-policy" in _failed(res)
     assert "not called for" in _results(res)["holds-as-policy"]["detail"]
+
+
+def test_a_receipt_applied_a_run_late_and_dated_back_is_refused(
+        attempts: dict[str, AttemptResult]) -> None:
+    res = attempts["late-receipt"]
+    assert _failed(res) == {"receipts-applied-as-paid"}
+    assert "(the first run after the deposit)" in _results(res)["receipts-applied-as-paid"][
+        "detail"]
