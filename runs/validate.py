@@ -7,16 +7,16 @@
   company's).
 - :func:`validate_mutants`: the reference agent's commands are replayed with one
   mutation at a time. Each operator has a class (:data:`CLASSES`): ``command`` (drop a
-  command, submit it twice, aim it at another document of the same or another party, move
-  an amount by one cent, submit a command the agent deliberately declined, enter in the
-  books an item a turn that entered nothing listed in an output: ``enter_listed``) and the
-  policy
-  classes: ``output`` (an output file edited as an agent gets it wrong: a row dropped or
-  added, a cell changed, columns swapped, a formula or a script's logic broken:
-  :mod:`runs.output_mutants`), ``coding``
-  (a posting to another account of the same type), ``date`` (a later ``due_by``, a date
-  in the previous period), ``amount_limit`` (an amount past its limit), ``role`` (the
-  command as another role), ``approval`` (skip a required approval) and
+  command, submit it twice, aim it at another document of the same or another party,
+  move an amount by one cent, submit a command the agent deliberately declined, enter in
+  the books an item a turn that entered nothing listed in an output: ``enter_listed``)
+  and the policy classes: ``output`` (an output file edited as an agent gets it wrong: a
+  row dropped or added, a cell changed, columns swapped, a formula or a script's logic
+  broken: :mod:`runs.output_mutants`), ``coding`` (a posting to another account of the
+  same type), ``date`` (a later ``due_by``, a date in the previous period, a dated
+  command held to the next turn and dated back to its own turn's day: work caught up
+  later and backdated, ``late_backdated``), ``amount_limit`` (an amount past its limit),
+  ``role`` (the command as another role), ``approval`` (skip a required approval) and
   ``same_amount_doc`` (apply to another document of the same amount). Every mutant the
   checks still accept is a blind spot of the check suite. A mutant that leaves the log
   and the output files as the reference left them (the books refused the mutated
@@ -70,7 +70,7 @@ CLASSES: dict[str, str] = {
     "output_swap_columns": "output", "output_break_formula": "output",
     "output_break_logic": "output",
     "other_account": "coding",
-    "due_by_later": "date", "wrong_period": "date",
+    "due_by_later": "date", "wrong_period": "date", "late_backdated": "date",
     "exceed_limit": "amount_limit",
     "other_role": "role",
     "skip_approval": "approval",
@@ -287,6 +287,8 @@ class ReplayAgent:
         self.outputs = outputs
         self.mutation = mutation
         self.applied: str | None = None
+        self.held: tuple[Command, date] | None = None
+        """``late_backdated``: the command held back and the day of its own turn."""
         self.output_same = False
         """The output mutation left the file's data as it was (only its bytes changed)."""
 
@@ -303,10 +305,20 @@ class ReplayAgent:
             entered, self.applied = _entered(item, desk.day)
             if entered is not None:
                 desk.execute(entered)
+        if m is not None and m.op == "late_backdated" and self.held is not None:
+            late, day = self.held
+            self.held = None
+            dated = late.model_copy(update={"entry_date": late.entry_date or day})  # type: ignore[attr-defined]
+            self.applied = (f"held from turn {m.turn} ({day}) to turn {desk.turn} ({desk.day}),"
+                            f" dated {dated.entry_date}")  # type: ignore[attr-defined]
+            desk.execute(dated)
         for i, cmd in enumerate(self.recording.commands.get(desk.turn, [])):
             if (m is None or m.op in ("submit_declined", "enter_listed") or m.path
                     or m.turn != desk.turn or m.index != i):
                 desk.execute(cmd)
+                continue
+            if m.op == "late_backdated":
+                self.held = (cmd, desk.day)
                 continue
             if m.op == "other_role":
                 other: Role = "controller" if desk.role == "clerk" else "clerk"
@@ -614,6 +626,9 @@ def _retarget(cmd: Command, desk: TurnContext, *, same: bool) -> tuple[str, str]
 
 def _candidates(recording: Recording, turns: Path | None = None) -> dict[str, list[Mutation]]:
     by_op: dict[str, list[Mutation]] = {op: [] for op in OPERATORS}
+    # the turns that came after another (``late_backdated`` holds a command to the next)
+    later_turns = ({int(p.name) for p in turns.iterdir() if p.name.isdigit()}
+                   if turns is not None and turns.is_dir() else set(recording.commands))
     for turn in sorted(recording.commands):
         for i, cmd in enumerate(recording.commands[turn]):
             name = type(cmd).__name__
@@ -645,6 +660,8 @@ def _candidates(recording: Recording, turns: Path | None = None) -> dict[str, li
                 add("exceed_limit")
             if _dated(cmd):
                 add("wrong_period")
+            if "entry_date" in type(cmd).model_fields and turn + 1 in later_turns:
+                add("late_backdated")
             if isinstance(cmd, _APPROVALS):
                 add("skip_approval")
     for turn in sorted(recording.declined):

@@ -179,9 +179,9 @@ def test_mutant_sampling_is_deterministic_and_bounded() -> None:
     assert {op: ops.count(op) for op in set(ops)} == {
         "drop": 2, "twice": 2, "cent_up": 2, "cent_down": 2, "same_party_doc": 2,
         "other_party_doc": 2, "submit_declined": 1, "other_role": 2, "exceed_limit": 2,
-        "same_amount_doc": 2, "skip_approval": 1}
+        "same_amount_doc": 2, "skip_approval": 1, "late_backdated": 2}
     assert {m.klass for m in a} == {"command", "role", "amount_limit", "same_amount_doc",
-                                    "approval"}
+                                    "approval", "date"}
 
 
 def test_a_file_only_suite_lets_book_mutants_survive(tmp_path: Path) -> None:
