@@ -446,8 +446,12 @@ class EventStore:
     # --- SQL helpers ------------------------------------------------------------
 
     def sql(self, text: str) -> str:
-        """Adapt a statement written with ``?`` placeholders to the driver."""
-        return text if self._qmark else text.replace("?", "%s")
+        """Adapt a statement written with ``?`` placeholders to the driver.
+
+        psycopg reads every ``%`` as the start of a placeholder (with parameters or
+        without), so a literal one (``LIKE 'agent:%'``) is doubled before ``?`` becomes
+        ``%s``: the statement then reads the same on both backends."""
+        return text if self._qmark else text.replace("%", "%%").replace("?", "%s")
 
     def clear_tables(self, conn: Connection, names: Sequence[str]) -> None:
         """Delete every row of these tables inside the caller's transaction.
