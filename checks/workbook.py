@@ -6,7 +6,8 @@ file into a private temporary folder, loads it with openpyxl (formulas, not valu
 writes it back, which leaves every formula cell without a cached value (checked in the
 written XML, :func:`cached_formula_values`), then has LibreOffice headless recalculate it
 (``soffice --headless --norestore --convert-to xlsx``, with a private profile per
-conversion, set to recalculate on load, and a timeout) and reads the result with
+conversion, set to recalculate on load, in a fixed locale and time zone whatever the
+grader's, and a timeout) and reads the result with
 ``data_only=True``. The result is cached per sha256 of the agent's bytes in ``ctx.cache``.
 Without ``soffice`` on the ``PATH`` the checks that need recalculation raise (a grader
 error saying to install Debian's ``libreoffice-calc``); they never pass.
@@ -383,6 +384,22 @@ _RECALC_SETTINGS = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
+RECALC_LOCALE = "C.UTF-8"
+"""The locale LibreOffice recalculates in (its en-US: ``.`` decimals, ``,`` thousands,
+month-first dates), whatever the grader's."""
+RECALC_TZ = "UTC"
+"""The time zone LibreOffice recalculates in (``TODAY()``, ``NOW()``)."""
+
+
+def recalculation_env() -> dict[str, str]:
+    """The grader's environment without its locale and time zone, which LibreOffice reads
+    (``VALUE("1.5")`` is ``#VALUE!`` under de_DE and a date under tr_TR, ``TEXT``
+    writes ``1.234,50``): a workbook recalculates the same wherever it is graded."""
+    env = {k: v for k, v in os.environ.items()
+           if not (k.startswith("LC_") or k in ("LANG", "LANGUAGE", "TZ"))}
+    return {**env, "LANG": RECALC_LOCALE, "LC_ALL": RECALC_LOCALE, "TZ": RECALC_TZ}
+
+
 def convert_with_soffice(src: Path, outdir: Path, *, timeout: float = RECALC_TIMEOUT) -> Path:
     """Have LibreOffice headless load ``src`` (recalculating) and write it to ``outdir``.
 
@@ -397,7 +414,7 @@ def convert_with_soffice(src: Path, outdir: Path, *, timeout: float = RECALC_TIM
     (profile / "user" / "registrymodifications.xcu").write_text(_RECALC_SETTINGS,
                                                                 encoding="utf-8")
     outdir.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "HOME": str(work)}
+    env = {**recalculation_env(), "HOME": str(work)}
     cmd = [exe, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--norestore",
            "--nologo", "--nolockcheck", "--convert-to", "xlsx", "--outdir", str(outdir),
            str(src)]

@@ -344,6 +344,41 @@ def test_a_hanging_conversion_times_out(tmp_path: Path, lo: None) -> None:
         convert_with_soffice(tmp_path / "in.xlsx", tmp_path / "out", timeout=0.05)
 
 
+# --- the grader's environment -----------------------------------------------------------
+
+
+def recalculated_values(tmp_path: Path, env: dict[str, str],
+                        monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Column A of a workbook whose formulas read text as numbers and dates, format a
+    number and take today's date, recalculated with ``env`` in the grader's environment."""
+    for name in ("LANG", "LANGUAGE", "LC_ALL", "LC_NUMERIC", "LC_TIME", "LC_CTYPE", "TZ"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    wb = openpyxl.Workbook()
+    for row, formula in enumerate(['=VALUE("1.5")', '=DATEVALUE("01/02/2026")',
+                                   '=TEXT(1234.5,"#,##0.00")', "=TODAY()"], start=1):
+        wb.active.cell(row, 1, formula)
+    folder = tmp_path / "-".join(env.values()).replace("/", "_")
+    (folder / "in").mkdir(parents=True)
+    wb.save(folder / "in" / "w.xlsx")
+    out = convert_with_soffice(folder / "in" / "w.xlsx", folder / "out")
+    return [c.value for c in openpyxl.load_workbook(out, data_only=True).active["A"]]
+
+
+def test_the_recalculation_does_not_depend_on_the_graders_locale_or_time_zone(
+        tmp_path: Path, lo: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LibreOffice took the locale and time zone of whoever graded: under de_DE
+    ``VALUE("1.5")`` was ``#VALUE!``, under tr_TR a date serial, ``TEXT`` wrote
+    ``1.234,50``, and ``TODAY()`` at Kiritimati (UTC+14) and Adak (UTC-10) is never the
+    same day. The same workbook must read the same wherever it is graded."""
+    plain = recalculated_values(tmp_path, {"TZ": "UTC"}, monkeypatch)
+    assert plain[:3] == [1.5, 46024, "1,234.50"]
+    for env in ({"LANG": "de_DE.UTF-8", "LC_ALL": "de_DE.UTF-8", "TZ": "Pacific/Kiritimati"},
+                {"LANG": "tr_TR.UTF-8", "LC_NUMERIC": "tr_TR.UTF-8", "TZ": "America/Adak"}):
+        assert recalculated_values(tmp_path, env, monkeypatch) == plain, env
+
+
 # --- the strict validator ---------------------------------------------------------------
 
 
