@@ -1,9 +1,11 @@
 """Purchasing checks (family ``control``): purchase orders, receipts and holds against the world.
 
 - ``purchase_orders_as_requisitioned``: each of purchasing's requisitions is one PO in
-  the books, to its vendor, line for line (item, quantity, unit price); no other PO.
+  the books, to its vendor, dated the day it arrived, line for line (item, quantity, unit
+  price); no other PO.
 - ``receipts_as_shipped``: per PO line, the goods received in the books are what the
-  vendor shipped (its ``GoodsShipped``), each receipt dated on a shipment day.
+  vendor shipped (its ``GoodsShipped``), shipment by shipment: each receipt dated on a
+  shipment day with what arrived that day, and recorded by the first turn after it.
 - ``holds_as_matched``: every vendor invoice against a PO is a matched bill of that PO, on
   hold at the end exactly when it bills a unit above the PO price beyond the price
   tolerance, or more than was shipped beyond the quantity tolerance.
@@ -19,6 +21,7 @@ offending documents; it never raises one.
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import date
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
@@ -39,11 +42,13 @@ class _PurchasingSpec(CheckSpec):
 
 
 def _requisitions(ctx: CheckContext) -> list[dict[str, Any]]:
+    """Purchasing's requisitions, each with ``arrived``: the day it reached the clerk."""
     out: list[dict[str, Any]] = []
     for e in read_log(ctx, "world", ["injection_planted"]):
         d = e.data
         if d.get("kind") == REQUISITIONS:
-            out += list(d.get("detail", {}).get("supplies", []))
+            out += [{**x, "arrived": e.business_date}
+                    for x in d.get("detail", {}).get("supplies", [])]
     return out
 
 
@@ -53,8 +58,9 @@ def _orders(ctx: CheckContext) -> dict[str, ev.PurchaseOrderIssued]:
 
 
 class PurchaseOrdersAsRequisitioned(_PurchasingSpec):
-    """Each requisition is issued as exactly one purchase order to its vendor, with its
-    lines in order (item, quantity, unit price to the cent); no PO without one."""
+    """Each requisition is issued as exactly one purchase order to its vendor, dated the day
+    the requisition arrived, with its lines in order (item, quantity, unit price to the
+    cent); no PO without one."""
 
     type: Literal["purchase_orders_as_requisitioned"]
 
@@ -63,12 +69,16 @@ class PurchaseOrdersAsRequisitioned(_PurchasingSpec):
 def purchase_orders_as_requisitioned(spec: PurchaseOrdersAsRequisitioned,
                                      ctx: CheckContext) -> CheckResult:
     """Compare the books' purchase orders with purchasing's requisitions."""
+    reqs = _requisitions(ctx)
     wanted = {(r["vendor_id"], tuple((x[1], x[3], x[4]) for x in r["lines"])): r["requisition"]
-              for r in _requisitions(ctx)}
+              for r in reqs}
+    arrived = {r["requisition"]: r["arrived"] for r in reqs}
     found: dict[tuple[str, tuple[tuple[str, int, int], ...]], list[str]] = defaultdict(list)
+    dated: dict[str, str] = {}
     for po in _orders(ctx).values():
         found[(po.vendor_id, tuple((x.item, x.quantity, x.unit_price) for x in po.lines))].append(
             po.po_id)
+        dated[po.po_id] = po.order_date.isoformat()
     bad = [f"requisition {req} ({key[0]}) has no purchase order with its lines"
            for key, req in sorted(wanted.items(), key=lambda kv: kv[1]) if key not in found]
     bad += [f"requisition {wanted[key]} issued {len(ids)} times ({', '.join(ids)})"
@@ -76,6 +86,10 @@ def purchase_orders_as_requisitioned(spec: PurchaseOrdersAsRequisitioned,
     bad += [f"{', '.join(ids)} to {key[0]} matches no requisition (lines "
             + "; ".join(f"{i} {q} x {p / 100:.2f}" for i, q, p in key[1]) + ")"
             for key, ids in sorted(found.items()) if key not in wanted]
+    bad += [f"{po_id} (requisition {wanted[key]}) is dated {dated[po_id]}, the requisition "
+            f"arrived {arrived[wanted[key]]}"
+            for key, ids in sorted(found.items()) if key in wanted for po_id in ids
+            if dated[po_id] != arrived[wanted[key]]]
     metrics = {"requisitions": len(wanted), "purchase_orders": sum(map(len, found.values()))}
     if not wanted:
         return CheckResult("", False, "the run planted no requisitions (nothing to compare)",
@@ -83,12 +97,15 @@ def purchase_orders_as_requisitioned(spec: PurchaseOrdersAsRequisitioned,
     if bad:
         return CheckResult("", False, listing(bad), metrics)
     return CheckResult("", True, f"{plural(len(wanted), 'requisition')} issued as purchase "
-                                 "orders line for line", metrics)
+                                 "orders line for line, on the day each arrived", metrics)
 
 
 class ReceiptsAsShipped(_PurchasingSpec):
     """Per PO line, the books' goods received equal what the vendor shipped by the end
-    (or ``as_of``); every goods receipt is dated on a day its PO had a shipment."""
+    (or ``as_of``), shipment by shipment: what arrived on a day is received dated that day
+    (the receiving report's date), so every goods receipt is dated on a day its PO had a
+    shipment and holds that shipment's quantities, recorded at the latest at the first of
+    the agent's turns after that day (a receipt caught up later and dated back fails)."""
 
     type: Literal["receipts_as_shipped"]
 
@@ -98,30 +115,64 @@ def receipts_as_shipped(spec: ReceiptsAsShipped, ctx: CheckContext) -> CheckResu
     """Compare goods receipts with the vendors' shipments, line by line."""
     shipped: dict[tuple[str, int], int] = defaultdict(int)
     ship_days: dict[str, set[str]] = defaultdict(set)
+    by_day: dict[tuple[str, str, int], int] = defaultdict(int)
+    shipped_at: dict[tuple[str, str], float] = {}
     for e in read_log(ctx, "world", ["goods_shipped"]):
         d = e.data
         ship_days[d["po_id"]].add(d["shipped_on"])
+        if e.sim_time is not None:
+            shipped_at[(d["po_id"], d["shipped_on"])] = e.sim_time
         for x in d["lines"]:
             shipped[(d["po_id"], int(x["line"]))] += int(x["quantity"])
+            by_day[(d["po_id"], d["shipped_on"], int(x["line"]))] += int(x["quantity"])
     received: dict[tuple[str, int], int] = defaultdict(int)
+    got_by_day: dict[tuple[str, str, int], int] = defaultdict(int)
     bad: list[str] = []
     for e in read_log(ctx, "erp", ["goods_received"]):
         g: ev.GoodsReceived = e.decoded()
+        # recorded at the first turn after the goods arrived (its report then in the inbox),
+        # not caught up at a later one and dated back
+        due = _first_turn_after(ctx, g.entry_date, shipped_at.get((g.po_id,
+                                                                   g.entry_date.isoformat())))
+        if due is not None and e.business_date > due.isoformat():
+            bad.append(f"{g.receipt_id} of {g.po_id} (goods of {g.entry_date.isoformat()}) "
+                       f"was recorded on {e.business_date}, after the turn of "
+                       f"{due.isoformat()} that had its report")
         if g.entry_date.isoformat() not in ship_days.get(g.po_id, set()):
             bad.append(f"{g.receipt_id} of {g.po_id} is dated {g.entry_date.isoformat()}, no "
                        "day its vendor shipped (" + (", ".join(sorted(ship_days.get(
                            g.po_id, set()))) or "nothing shipped") + ")")
         for x in g.lines:
             received[(g.po_id, x.line)] += x.quantity
+            got_by_day[(g.po_id, g.entry_date.isoformat(), x.line)] += x.quantity
     for key in sorted(set(shipped) | set(received)):
         if shipped.get(key, 0) != received.get(key, 0):
             bad.append(f"{key[0]} line {key[1]}: shipped {shipped.get(key, 0)}, received in "
                        f"the books {received.get(key, 0)}")
+    for po, day, line in sorted(set(by_day) | set(got_by_day)):
+        want, got = by_day.get((po, day, line), 0), got_by_day.get((po, day, line), 0)
+        if want != got and day in ship_days.get(po, set()) and shipped.get(
+                (po, line), 0) == received.get((po, line), 0):
+            bad.append(f"{po} line {line}: {want} arrived on {day}, received dated that day "
+                       f"in the books {got}")
     metrics = {"po_lines_shipped": len(shipped), "wrong": len(bad)}
     if bad:
         return CheckResult("", False, listing(bad), metrics)
     return CheckResult("", True, f"{plural(len(shipped), 'PO line')} received as shipped",
                        metrics)
+
+
+def _first_turn_after(ctx: CheckContext, day: date, moment: float | None) -> date | None:
+    """The first of the agent's turns that came after ``moment`` (a world event's sim time)
+    of ``day``: a turn that day when the agent wrote after it, else the next turn's date."""
+    if moment is not None and day in ctx.turn_dates:
+        after = ctx.cached(("purchasing.agent_times", ctx.position, ctx.as_of), lambda: {
+            e.business_date: e.sim_time for e in reversed(read_log(ctx, "erp", None,
+                                                                   payload=False))
+            if e.actor.startswith("agent:") and e.sim_time is not None})
+        if (t := after.get(day.isoformat())) is not None and t > moment:
+            return day
+    return min((t for t in ctx.turn_dates if t > day), default=None)
 
 
 class HoldsAsMatched(_PurchasingSpec):

@@ -261,8 +261,9 @@ class Mutation:
 _APPROVALS = (c.ApproveBill, c.ApproveVendorBankChange)
 _ACCOUNT_COMMANDS = (c.EnterBill, c.RecordBankFee, c.RecordInterest, c.GrantFeeAllowance,
                      c.WriteOffInvoice, c.IssueCreditMemo, c.RecordVendorCredit,
-                     c.PostJournalEntry, c.IssueInvoice)
-_DEFAULT_ACCOUNT = {"EnterBill": "expense", "RecordBankFee": "bank_fees",
+                     c.PostJournalEntry, c.IssueInvoice, c.IssuePurchaseOrder)
+_DEFAULT_ACCOUNT = {"EnterBill": "expense", "IssuePurchaseOrder": "expense",
+                    "RecordBankFee": "bank_fees",
                     "RecordInterest": "interest_income", "GrantFeeAllowance": "card_fees",
                     "WriteOffInvoice": "bad_debt", "IssueCreditMemo": "sales_returns",
                     "RecordVendorCredit": "expense", "IssueInvoice": "revenue"}
@@ -273,8 +274,17 @@ def _shift_month(day: date, months: int) -> date:
     return date(y, m + 1, min(day.day, calendar.monthrange(y, m + 1)[1]))
 
 
+_DATE_FIELDS = ("entry_date", "order_date")
+"""The fields dating a command as it happened (a purchase order's is its order date)."""
+
+
+def _date_field(cmd: Command) -> str | None:
+    return next((f for f in _DATE_FIELDS if f in type(cmd).model_fields), None)
+
+
 def _dated(cmd: Command) -> bool:
-    return isinstance(getattr(cmd, "entry_date", None), date)
+    f = _date_field(cmd)
+    return f is not None and isinstance(getattr(cmd, f), date)
 
 
 class ReplayAgent:
@@ -308,9 +318,10 @@ class ReplayAgent:
         if m is not None and m.op == "late_backdated" and self.held is not None:
             late, day = self.held
             self.held = None
-            dated = late.model_copy(update={"entry_date": late.entry_date or day})  # type: ignore[attr-defined]
+            f = _date_field(late) or "entry_date"
+            dated = late.model_copy(update={f: getattr(late, f) or day})
             self.applied = (f"held from turn {m.turn} ({day}) to turn {desk.turn} ({desk.day}),"
-                            f" dated {dated.entry_date}")  # type: ignore[attr-defined]
+                            f" dated {getattr(dated, f)}")
             desk.execute(dated)
         for i, cmd in enumerate(self.recording.commands.get(desk.turn, [])):
             if (m is None or m.op in ("submit_declined", "enter_listed") or m.path
@@ -374,10 +385,11 @@ class ReplayAgent:
             self.applied = f"due_by {cmd.due_by or cmd.bill_ids} -> {later}"
             return [cmd.model_copy(update={"due_by": later, "bill_ids": None})]
         if op == "wrong_period":
-            day: date = cmd.entry_date  # type: ignore[attr-defined]
+            f = _date_field(cmd) or "entry_date"
+            day: date = getattr(cmd, f)
             earlier = _shift_month(day, -1)
-            self.applied = f"entry_date {day} -> {earlier} (the previous period)"
-            return [cmd.model_copy(update={"entry_date": earlier})]
+            self.applied = f"{f} {day} -> {earlier} (the previous period)"
+            return [cmd.model_copy(update={f: earlier})]
         if op == "exceed_limit":
             if isinstance(cmd, c.PostJournalEntry):
                 lines = tuple(x.model_copy(update={k: v * 10 for k, v in
@@ -511,7 +523,7 @@ def _other_account(cmd: Command, desk: TurnContext) -> tuple[Command, str]:
                 return (cmd.model_copy(update={"lines": tuple(moved)}),
                         f"lines[{n}].account {x.account} -> {to}")
         return cmd, "no line off a control account: submitted unchanged"
-    if isinstance(cmd, c.EnterBill | c.IssueInvoice):
+    if isinstance(cmd, c.EnterBill | c.IssueInvoice | c.IssuePurchaseOrder):
         first = cmd.lines[0]
         code = first.account or getattr(company.accounts,
                                         _DEFAULT_ACCOUNT[type(cmd).__name__])
@@ -660,7 +672,7 @@ def _candidates(recording: Recording, turns: Path | None = None) -> dict[str, li
                 add("exceed_limit")
             if _dated(cmd):
                 add("wrong_period")
-            if "entry_date" in type(cmd).model_fields and turn + 1 in later_turns:
+            if _date_field(cmd) is not None and turn + 1 in later_turns:
                 add("late_backdated")
             if isinstance(cmd, _APPROVALS):
                 add("skip_approval")

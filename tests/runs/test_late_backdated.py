@@ -51,3 +51,15 @@ def test_a_receipt_applied_a_run_late_and_dated_back_is_caught(
                               f"{date(2026, 6, 8)}")
     assert not outcome.equivalent and outcome.caught
     assert outcome.failed == ("receipts-applied-as-paid",)
+
+
+def test_a_purchase_order_is_dated_by_its_order_date_and_coded_on_its_lines() -> None:
+    po = c.IssuePurchaseOrder(vendor_id="V1", order_date=date(2026, 7, 1), lines=(
+        c.PurchaseOrderLineIn(item="X-1", quantity=1, unit_price=100),))
+    rec = Recording(commands={1: [po], 2: [po]})
+    cands = _candidates(rec)
+    # its date can move to the previous period or be held to the next turn; its lines'
+    # account (the books' default) to another of the same type
+    assert [m.turn for m in cands["wrong_period"]] == [1, 2]
+    assert [m.turn for m in cands["late_backdated"]] == [1]
+    assert [m.turn for m in cands["other_account"]] == [1, 2]

@@ -231,3 +231,76 @@ def test_a_receipt_off_the_shipment_or_a_wrong_hold_fails(reference: Attempt,
         assert not listed.passed and "is not a bill on hold" in listed.detail
     finally:
         ledger.close()
+
+
+# --- one-mistake clerks: the reference with one rule of the prompt broken ---
+
+
+class _Twist:
+    """The reference with one mistake the prompt's rules forbid."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.first_receipt: dict[str, date] = {}
+        self.held: list[c.Command] = []
+
+    def run_turn(self, desk: Any) -> None:
+        real = desk.execute
+        while self.held:  # caught up at the next turn, dated as its report
+            real(self.held.pop())
+
+        def twisted(cmd: c.Command) -> Any:
+            if isinstance(cmd, c.IssuePurchaseOrder) and self.name == "po-a-day-early":
+                cmd = cmd.model_copy(update={"order_date": date.fromordinal(
+                    cmd.order_date.toordinal() - 1)})
+            if isinstance(cmd, c.IssuePurchaseOrder) and self.name == "po-on-6100":
+                cmd = cmd.model_copy(update={"lines": tuple(
+                    x.model_copy(update={"account": "6100"}) for x in cmd.lines)})
+            if isinstance(cmd, c.RecordGoodsReceipt) and self.name == "rest-dated-as-first":
+                if cmd.po_id in self.first_receipt:
+                    cmd = cmd.model_copy(update={"entry_date": self.first_receipt[cmd.po_id]})
+                self.first_receipt.setdefault(cmd.po_id, cmd.entry_date)
+            if isinstance(cmd, c.RecordGoodsReceipt) and self.name == "receipt-a-turn-late" \
+                    and desk.turn == 2 and not self.first_receipt:
+                self.first_receipt[cmd.po_id] = cmd.entry_date
+                self.held.append(cmd)
+                return None
+            return real(cmd)
+        desk.execute = twisted
+        try:
+            solver.reference(desk)
+        finally:
+            desk.execute = real
+
+
+@pytest.fixture(scope="module")
+def twisted(scenario: LoadedScenario, tmp_path_factory: pytest.TempPathFactory) -> dict[
+        str, set[str]]:
+    from runs.attempt import run_attempt
+
+    out = {}
+    for name in ("po-a-day-early", "po-on-6100", "rest-dated-as-first", "receipt-a-turn-late"):
+        res = run_attempt(scenario, SEED, name, tmp_path_factory.mktemp(name) / "a",
+                          agent=_Twist(name))
+        out[name] = set(res.summary["verdict"]["failed"])
+    return out
+
+
+def test_a_po_not_dated_the_day_its_requisition_arrived_is_refused(
+        twisted: dict[str, set[str]]) -> None:
+    assert twisted["po-a-day-early"] == {"pos-as-requisitioned"}
+
+
+def test_a_po_line_off_the_books_default_account_is_refused(
+        twisted: dict[str, set[str]]) -> None:
+    assert twisted["po-on-6100"] == {"po-lines-on-default-account"}
+
+
+def test_the_rest_of_a_short_shipment_received_on_the_first_ones_day_is_refused(
+        twisted: dict[str, set[str]]) -> None:
+    assert twisted["rest-dated-as-first"] == {"receipts-as-shipped"}
+
+
+def test_a_receipt_recorded_a_turn_late_and_dated_back_is_refused(
+        twisted: dict[str, set[str]]) -> None:
+    assert twisted["receipt-a-turn-late"] == {"receipts-as-shipped"}
