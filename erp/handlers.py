@@ -1176,11 +1176,15 @@ def pay_bill_with_discount(cmd: c.PayBillWithDiscount, books: Books,
         raise CommandRejected("no_discount_terms",
                               f"bill {bill.bill_id} has no early-payment discount terms; pay "
                               "it in full (PayVendor or RunPayments)", "bill_id")
-    if day > bill.discount_until:
+    if max(day, ctx.business_date) > bill.discount_until:
+        # The day the payment is made counts, not only the date it is given: a payment made
+        # after the discount's last day and dated back into it does not earn the discount.
+        made = ("" if ctx.business_date <= day else
+                f" made on {ctx.business_date.isoformat()} and")
         raise CommandRejected("discount_lost",
                               f"bill {bill.bill_id}'s early-payment discount of "
                               f"{_fmt(bill.discount)} could be taken until "
-                              f"{bill.discount_until.isoformat()}; a payment dated "
+                              f"{bill.discount_until.isoformat()}; a payment{made} dated "
                               f"{day.isoformat()} cannot claim it (the discount is lost: pay "
                               f"the full {_fmt(bill.open)})", "entry_date")
     if cmd.discount != bill.discount:

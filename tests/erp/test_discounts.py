@@ -134,6 +134,20 @@ def test_a_discount_after_its_date_is_refused(billed: Ledger) -> None:
                           "cannot claim it (the discount is lost: pay the full 1,000.00)")
 
 
+def test_a_discount_made_after_its_date_and_dated_back_is_refused(billed: Ledger) -> None:
+    # The clerk pays on the 20th and gives the payment the discount's last day: the day the
+    # payment is made decides, as a vendor would see it arrive.
+    late = {**CLERK, "business_date": date(2026, 3, 20)}
+    assert_rejected(billed, pay("B1", "20.00", date(2026, 3, 15)), "discount_lost",
+                    field="entry_date",
+                    match="could be taken until 2026-03-15; a payment made on 2026-03-20 and "
+                          "dated 2026-03-15 cannot claim it", **late)
+    # the same payment made by the discount's date is taken, whatever date it is given
+    on_time = {**CLERK, "business_date": date(2026, 3, 15)}
+    assert [type(e) for e in run(billed, pay("B1", "20.00", MAR), who=on_time)] == [
+        ev.PurchaseDiscountTaken, ev.VendorPaid]
+
+
 def test_the_discount_must_be_the_terms(billed: Ledger) -> None:
     assert_rejected(billed, pay("B1", "20.01", MAR), "discount_mismatch", field="discount",
                     match="terms give a discount of 20.00, not 20.01")
