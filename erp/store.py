@@ -353,7 +353,9 @@ class EventStore:
     def _open_sqlite(cls, path: Path, lock_wait_s: float) -> EventStore:
         # A pooled connection may be used by another thread than the one that opened it
         # (one user at a time), as with PostgreSQL.
-        engine = sa.create_engine(f"sqlite:///{path}",
+        # The path as the URL's database, never parsed from URL text: '%20' would be
+        # decoded and '?' or '#' would cut it (the books opened in another file).
+        engine = sa.create_engine(sa.engine.URL.create("sqlite", database=str(path)),
                                   connect_args={"check_same_thread": False})
 
         @sa_event.listens_for(engine, "connect")

@@ -477,6 +477,27 @@ def test_require_valid_raises_integrity_error_with_the_position(store: EventStor
 # --- opening -------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("folder", ["a%20b", "a?b", "a#b", "a%zz b ü"])
+def test_an_sqlite_store_opens_at_its_path_whatever_characters_it_holds(
+        tmp_path: Path, folder: str) -> None:
+    """The path is the file, never parsed as a URL: ``erpsim run --out 'x%20y'`` failed
+    (the books opened at ``x y``, which does not exist), and ``--out 'x?y'`` put them
+    in a file ``x`` beside the folder, where the next such attempt found another's."""
+    path = tmp_path / folder / "books.db"
+    store = EventStore.open(path, create=True)
+    try:
+        seeded(store, 3)
+    finally:
+        store.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [folder]
+    assert path.is_file()
+    again = EventStore.open(path)
+    try:
+        assert again.count() == 3
+    finally:
+        again.close()
+
+
 def test_a_missing_sqlite_file_is_named(tmp_path: Path) -> None:
     path = tmp_path / "nowhere" / "books.db"
     for target in (path, str(path), f"sqlite:///{path}"):
