@@ -416,8 +416,9 @@ def convert_with_soffice(src: Path, outdir: Path, *, timeout: float = RECALC_TIM
     outdir.mkdir(parents=True, exist_ok=True)
     env = {**recalculation_env(), "HOME": str(work)}
     cmd = [exe, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--norestore",
-           "--nologo", "--nolockcheck", "--convert-to", "xlsx", "--outdir", str(outdir),
-           str(src)]
+           "--nologo", "--nolockcheck", "--convert-to", "xlsx",
+           # as file URLs: LibreOffice URL-decodes a plain --outdir ('a%20b' is 'a b')
+           "--outdir", outdir.resolve().as_uri(), src.resolve().as_uri()]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env, cwd=work,
                             start_new_session=True)

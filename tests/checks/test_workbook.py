@@ -379,6 +379,19 @@ def test_the_recalculation_does_not_depend_on_the_graders_locale_or_time_zone(
         assert recalculated_values(tmp_path, env, monkeypatch) == plain, env
 
 
+def test_the_recalculation_works_in_any_folder(tmp_path: Path, lo: None) -> None:
+    """LibreOffice URL-decodes a plain ``--outdir``: with the grader's temporary folder
+    (``TMPDIR``) or an attempt folder named ``a%20b`` it wrote its copy to ``a b`` and
+    every recalculating check was a grader error (a desk task's solution with it)."""
+    folder = tmp_path / "runs%201 a ü"
+    (folder / "in").mkdir(parents=True)
+    build_report(folder / "in" / "report.xlsx")
+    out = convert_with_soffice(folder / "in" / "report.xlsx", folder / "out")
+    assert out == folder / "out" / "report.xlsx"
+    assert openpyxl.load_workbook(out, data_only=True)["Aging"]["B5"].value == 600
+    assert sorted(p.name for p in tmp_path.iterdir()) == [folder.name]
+
+
 # --- the strict validator ---------------------------------------------------------------
 
 
