@@ -40,6 +40,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from erp import commands as c
 from erp import queries as q
 from erp.commands import Command
@@ -56,6 +58,7 @@ from runs.output_mutants import (
     same_values,
 )
 from scenarios.loader import LoadedScenario, load_scenario
+from scenarios.strict_yaml import parse_yaml
 from scenarios.turn import TurnContext
 from sim.rng import text_random
 
@@ -636,8 +639,36 @@ def _retarget(cmd: Command, desk: TurnContext, *, same: bool) -> tuple[str, str]
     return None
 
 
-def _candidates(recording: Recording, turns: Path | None = None) -> dict[str, list[Mutation]]:
-    by_op: dict[str, list[Mutation]] = {op: [] for op in OPERATORS}
+OPT_IN_OPERATORS = frozenset({"late_backdated"})
+"""Operators whose mistake breaks a rule only where the scenario makes one of it: work held
+to the next turn and dated back (``late_backdated``) is a mistake where a rule asks for the
+work at its own run or turn (collections' receipts, three-way-match's receiving reports),
+not where the prompt only asks for it to be done. :func:`validate_mutants` draws them
+for a scenario whose ``policy.yaml`` names them in a rule (:func:`opted_in`)."""
+
+
+def opted_in(loaded: LoadedScenario) -> frozenset[str]:
+    """The :data:`OPT_IN_OPERATORS` the scenario's ``policy.yaml`` names in its rules (none
+    without one; a table that cannot be read names none here, and ``--policy`` reports
+    it)."""
+    path = loaded.base_dir / "policy.yaml"
+    try:
+        data = parse_yaml(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, yaml.YAMLError):
+        return frozenset()
+    rules = data.get("rules") if isinstance(data, dict) else None
+    named = {op for r in (rules if isinstance(rules, list) else []) if isinstance(r, dict)
+             and isinstance(r.get("mutants"), list) for op in r["mutants"]
+             if isinstance(op, str)}
+    return OPT_IN_OPERATORS & named
+
+
+def _candidates(recording: Recording, turns: Path | None = None,
+                opt_in: frozenset[str] = OPT_IN_OPERATORS) -> dict[str, list[Mutation]]:
+    """Every mutation of the recorded commands and output files, by operator (those of
+    :data:`OPT_IN_OPERATORS` only when in ``opt_in``)."""
+    by_op: dict[str, list[Mutation]] = {op: [] for op in OPERATORS
+                                        if op not in OPT_IN_OPERATORS or op in opt_in}
     # the turns that came after another (``late_backdated`` holds a command to the next)
     later_turns = ({int(p.name) for p in turns.iterdir() if p.name.isdigit()}
                    if turns is not None and turns.is_dir() else set(recording.commands))
@@ -672,7 +703,8 @@ def _candidates(recording: Recording, turns: Path | None = None) -> dict[str, li
                 add("exceed_limit")
             if _dated(cmd):
                 add("wrong_period")
-            if _date_field(cmd) is not None and turn + 1 in later_turns:
+            if ("late_backdated" in by_op and _date_field(cmd) is not None
+                    and turn + 1 in later_turns):
                 add("late_backdated")
             if isinstance(cmd, _APPROVALS):
                 add("skip_approval")
@@ -709,10 +741,12 @@ def _spread(shuffled: list[Mutation], n: int) -> list[Mutation]:
 
 
 def sample_mutations(recording: Recording, *, per_operator: int, seed: int,
-                     turns: Path | None = None) -> list[Mutation]:
-    """Up to ``per_operator`` mutations of each operator, drawn by a sha256-derived seed."""
+                     turns: Path | None = None,
+                     opt_in: frozenset[str] = OPT_IN_OPERATORS) -> list[Mutation]:
+    """Up to ``per_operator`` mutations of each operator, drawn by a sha256-derived seed
+    (the :data:`OPT_IN_OPERATORS` only when in ``opt_in``)."""
     out: list[Mutation] = []
-    for op, cands in _candidates(recording, turns).items():
+    for op, cands in _candidates(recording, turns, opt_in).items():
         rng = text_random(f"mutants:{seed}:{op}")
         pick = cands if len(cands) <= per_operator else _spread(
             rng.sample(cands, len(cands)), per_operator)
@@ -910,15 +944,16 @@ def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None
                                     f"reproduce its log and outputs ({same.final_hash[:12]} "
                                     f"vs {ref.final_hash[:12]})")
         turns = ref.out / "turns"
+        opt_in = opted_in(loaded)
         mutations = sample_mutations(recording, per_operator=per_operator, seed=seed,
-                                     turns=turns)
+                                     turns=turns, opt_in=opt_in)
         outcomes = []
         for m in mutations:
             outcome = _run_mutant(loaded, seed, recording, ref, m, root / "mutants")
             outcomes.append(outcome)
             if on_done is not None:
                 on_done(outcome)
-        cands = _candidates(recording, turns)
+        cands = _candidates(recording, turns, opt_in)
         done = set(mutations)
         for n, rule in enumerate(rules or []):
             pool = [m for op in rule[0] for m in cands.get(op, []) if m not in done]

@@ -12,7 +12,14 @@ import pytest
 
 from erp import commands as c
 from runs.attempt import AttemptResult, Recording, run_attempt
-from runs.validate import CLASSES, Mutation, _candidates, _run_mutant
+from runs.validate import (
+    CLASSES,
+    Mutation,
+    _candidates,
+    _run_mutant,
+    opted_in,
+    sample_mutations,
+)
 from scenarios.loader import LoadedScenario, find_scenario, load_scenario
 
 
@@ -63,3 +70,30 @@ def test_a_purchase_order_is_dated_by_its_order_date_and_coded_on_its_lines() ->
     assert [m.turn for m in cands["wrong_period"]] == [1, 2]
     assert [m.turn for m in cands["late_backdated"]] == [1]
     assert [m.turn for m in cands["other_account"]] == [1, 2]
+
+
+def test_the_operator_is_drawn_only_where_a_rule_of_the_policy_names_it(
+        tmp_path: Path) -> None:
+    # collections and three-way-match ask for work at its own run or turn; cash-application
+    # only asks that the receipts be applied, so work done a turn late is no broken rule
+    assert opted_in(load_scenario(find_scenario("collections"))) == {"late_backdated"}
+    assert opted_in(load_scenario(find_scenario("three-way-match"))) == {"late_backdated"}
+    loaded = load_scenario(find_scenario("cash-application"))
+    assert opted_in(loaded) == frozenset()
+    for turn in (1, 2):
+        (tmp_path / "turns" / f"{turn:02d}").mkdir(parents=True)
+    apply = c.ApplyReceipt(receipt_id="R1", invoice_id="I1", amount=100)
+    rec = Recording(commands={1: [apply], 2: [apply]})
+    assert "late_backdated" not in _candidates(rec, tmp_path / "turns", frozenset())
+    drawn = sample_mutations(rec, per_operator=6, seed=1, turns=tmp_path / "turns",
+                             opt_in=frozenset())
+    assert drawn and "late_backdated" not in {m.op for m in drawn}
+
+
+@pytest.mark.parametrize("text", ["rules: [", "- 1\n- 2\n", "rules:\n  - mutants: 7\n", ""])
+def test_a_policy_table_that_cannot_be_read_opts_in_nothing(tmp_path: Path, text: str) -> None:
+    loaded = load_scenario(find_scenario("collections"))
+    (tmp_path / "policy.yaml").write_text(text)
+    from dataclasses import replace
+
+    assert opted_in(replace(loaded, base_dir=tmp_path)) == frozenset()
