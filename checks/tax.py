@@ -12,10 +12,13 @@ the erp realm of the log.
   is posted once, as it
   stands: its pay date and period, per employee the gross, what was withheld, the
   employer's taxes and net pay, on the payroll accounts (6400, 6410, 2300, 2310) and out of
-  the bank; no register the provider did not send.
+  the bank, first posted at the first turn on or after the day it arrived (one held to a
+  later turn and dated back fails); no register the provider did not send.
 - ``sales_tax_return_filed``: one return for the month, filed after it ended and by its due
-  date, with the month's gross sales, taxable sales and tax as invoiced.
-- ``sales_tax_remitted``: the month's return paid in full, by its due date, and no more.
+  date, dated the day it was filed (the turn that wrote it), with the month's gross sales,
+  taxable sales and tax as invoiced.
+- ``sales_tax_remitted``: the month's return paid in full, by its due date, each payment
+  dated the day it was made (the turn that wrote it), and no more.
 - ``tax_authority_ties``: the authority's records tie to the books (every return and
   payment the books hold it received, with the same figures, and nothing else), and it sent
   no notice.
@@ -49,6 +52,14 @@ def tax_truth(ctx: CheckContext) -> dict[str, Any]:
 def _erp(ctx: CheckContext, *types: str) -> list[ev.Event]:
     """Erp-realm events of some types, decoded, up to the checked position."""
     return [decode_event(e.type, e.schema_version, e.payload)
+            for e in ctx.store.read(realm="erp", types=list(types), until=ctx.position)]
+
+
+def _erp_written(ctx: CheckContext, *types: str) -> list[tuple[ev.Event, date]]:
+    """Erp-realm events of some types, decoded, each with the business date of the turn
+    (or the world's day) that wrote it."""
+    return [(decode_event(e.type, e.schema_version, e.payload),
+             date.fromisoformat(e.business_date))
             for e in ctx.store.read(realm="erp", types=list(types), until=ctx.position)]
 
 
@@ -112,9 +123,11 @@ def payroll_posted(spec: PayrollPostedSpec, ctx: CheckContext) -> CheckResult:
         return _no_truth()
     due = {r["register_id"]: r for r in truth["registers"]}
     posted: dict[str, list[ev.PayrollPosted]] = {}
-    for e in _erp(ctx, "payroll_posted", "payroll_reversed"):
+    first_written: dict[str, date] = {}
+    for e, written in _erp_written(ctx, "payroll_posted", "payroll_reversed"):
         if isinstance(e, ev.PayrollPosted):
             posted.setdefault(e.register_id, []).append(e)
+            first_written.setdefault(e.register_id, written)
         elif isinstance(e, ev.PayrollReversed):  # a reversed posting no longer stands
             posted[e.register_id].pop()
     posted = {k: v for k, v in posted.items() if v}
@@ -125,6 +138,12 @@ def payroll_posted(spec: PayrollPostedSpec, ctx: CheckContext) -> CheckResult:
             problems.append(f"register {rid} ({display_cents(want['gross'])} gross) not posted")
             continue
         problems += _register_problems(want, found[-1])
+        # at the first turn on or after the day it arrived, not held and dated back
+        arrived = date.fromisoformat(want["delivered_on"])
+        turn = min((t for t in ctx.turn_dates if t >= arrived), default=None)
+        if turn is not None and first_written[rid] > turn:
+            problems.append(f"register {rid} arrived {arrived} and was first posted in the "
+                            f"turn of {first_written[rid]}, not the turn of {turn}")
     problems += [f"register {rid} posted, but the provider sent no such register"
                  for rid in sorted(set(posted) - set(due))]
     return _result(f"{plural(len(due), 'register')} posted once each, as they stand",
@@ -158,17 +177,21 @@ def sales_tax_return_filed(spec: SalesTaxReturnFiledSpec, ctx: CheckContext) -> 
         return CheckResult("", False, f"period {spec.period} is not a month of the scenario "
                            f"(its months: {', '.join(truth['due'])})")
     sales, due = _month(truth, spec.period)
-    filed = [e for e in _erp(ctx, "sales_tax_return_filed")
-             if isinstance(e, ev.SalesTaxReturnFiled) and e.period == spec.period
-             and e.jurisdiction_id == truth["jurisdiction_id"]]
+    written = [(e, day) for e, day in _erp_written(ctx, "sales_tax_return_filed")
+               if isinstance(e, ev.SalesTaxReturnFiled) and e.period == spec.period
+               and e.jurisdiction_id == truth["jurisdiction_id"]]
+    filed = [e for e, _ in written]
     problems: list[str] = []
     if not filed:
         problems.append(f"no {spec.period} return filed (due {due.isoformat()})")
     elif len(filed) > 1:
         problems.append(f"{len(filed)} returns filed for {spec.period}")
-    for r in filed[:1]:
+    for r, day in written[:1]:
         if r.entry_date > due:
             problems.append(f"return {r.return_id} filed {r.entry_date}, due {due}")
+        if r.entry_date != day:
+            problems.append(f"return {r.return_id} dated {r.entry_date}, filed in the turn "
+                            f"of {day}")
         for k in ("gross_sales", "taxable_sales", "tax_due"):
             if getattr(r, k) != sales[k]:
                 problems.append(f"return {r.return_id}: {k} {display_cents(getattr(r, k))}, "
@@ -195,11 +218,13 @@ def sales_tax_remitted(spec: SalesTaxRemittedSpec, ctx: CheckContext) -> CheckRe
     if spec.period not in truth["due"]:
         return CheckResult("", False, f"period {spec.period} is not a month of the scenario")
     sales, due = _month(truth, spec.period)
-    paid = [e for e in _erp(ctx, "sales_tax_remitted")
-            if isinstance(e, ev.SalesTaxRemitted) and e.period == spec.period]
+    written = [(e, day) for e, day in _erp_written(ctx, "sales_tax_remitted")
+               if isinstance(e, ev.SalesTaxRemitted) and e.period == spec.period]
+    paid = [e for e, _ in written]
     on_time = sum(e.amount for e in paid if e.entry_date <= due)
     total = sum(e.amount for e in paid)
-    problems: list[str] = []
+    problems: list[str] = [f"payment {e.payment_id} dated {e.entry_date}, made in the turn of "
+                           f"{day}" for e, day in written if e.entry_date != day]
     if on_time != sales["tax_due"]:
         problems.append(f"paid {display_cents(on_time)} by {due}, the tax due is "
                         f"{display_cents(sales['tax_due'])}")

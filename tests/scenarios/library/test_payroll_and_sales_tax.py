@@ -38,7 +38,8 @@ class Attempt(LibraryAttempt):
         (parsed,) = parse_checks([spec])
         ctx = CheckContext(store=self.ledger.store,
                            workspace=self.result.out / "turns" / "02" / "workspace",
-                           end=date(2026, 6, 23))
+                           end=date(2026, 6, 23),
+                           turn_dates=(date(2026, 5, 18), date(2026, 6, 1)))
         (result,) = run_check(parsed, 0, ctx)
         return result
 
@@ -156,6 +157,74 @@ def test_a_late_return_fails_the_return_and_the_authority_checks(tmp_path: Path)
         assert not r.passed and "paid after the due date" in r.detail, r.detail
         r = a.check({"type": "tax_authority_ties"})
         assert not r.passed and "late filing notice" in r.detail, r.detail
+    finally:
+        a.ledger.close()
+
+
+def test_a_return_and_payment_dated_after_the_turn_that_made_them_fail(
+        tmp_path: Path) -> None:
+    # filed and paid on June 1 but dated June 15 (still by the due date): the prompt asks
+    # for the return dated today, and the payment on the day it is made
+    def later(cmd: c.Command, desk: Any) -> c.Command:
+        if isinstance(cmd, c.FileSalesTaxReturn | c.RemitSalesTax):
+            return cmd.model_copy(update={"entry_date": date(2026, 6, 15)})
+        return cmd
+    a = _tweaked(tmp_path / "a", later)
+    try:
+        r = a.check({"type": "sales_tax_return_filed", "period": "2026-05"})
+        assert not r.passed and "filed in the turn of 2026-06-01" in r.detail, r.detail
+        r = a.check({"type": "sales_tax_remitted", "period": "2026-05"})
+        assert not r.passed and "made in the turn of 2026-06-01" in r.detail, r.detail
+    finally:
+        a.ledger.close()
+
+
+def test_a_payment_alone_dated_later_fails_the_remittance(tmp_path: Path) -> None:
+    def paid_later(cmd: c.Command, desk: Any) -> c.Command:
+        if isinstance(cmd, c.RemitSalesTax):
+            return cmd.model_copy(update={"entry_date": date(2026, 6, 19)})
+        return cmd
+    a = _tweaked(tmp_path / "a", paid_later)
+    try:
+        assert a.check({"type": "sales_tax_return_filed", "period": "2026-05"}).passed
+        r = a.check({"type": "sales_tax_remitted", "period": "2026-05"})
+        assert not r.passed and "dated 2026-06-19" in r.detail, r.detail
+    finally:
+        a.ledger.close()
+
+
+def test_a_register_held_to_the_next_turn_and_dated_back_fails(tmp_path: Path) -> None:
+    # the mid-May register arrived before the turn of May 18; the clerk leaves it and
+    # posts it on June 1, dated its pay date
+    def held(cmd: c.Command, desk: Any) -> c.Command | None:
+        if isinstance(cmd, c.PostPayroll) and desk.day == date(2026, 5, 18):
+            return None
+        return cmd
+
+    class Agent:
+        name = "held"
+
+        def run_turn(self, desk: Any) -> None:
+            class Desk:
+                def __getattr__(self, key: str) -> Any:
+                    return getattr(desk, key)
+
+                def execute(self, cmd: c.Command) -> Any:
+                    new = held(cmd, desk)
+                    return None if new is None else desk.execute(new)
+
+            solver.reference(Desk())  # type: ignore[attr-defined]
+
+    out = tmp_path / "a"
+    result = run_attempt(load_scenario(find_scenario(NAME)), SEED, "held", out, agent=Agent())
+    ledger = Ledger.open(out / "books.db")
+    world = [(e, decode_world_event(e.type, e.payload)) for e in ledger.store.read(realm="world")]
+    a = Attempt(result, ledger, world)
+    try:
+        assert result.summary["verdict"]["status"] == "rejected"
+        assert "payroll-posted" in result.summary["verdict"]["failed"]
+        r = a.check({"type": "payroll_posted"})
+        assert not r.passed and "not the turn of 2026-05-18" in r.detail, r.detail
     finally:
         a.ledger.close()
 
