@@ -8,7 +8,8 @@ with the account's id; a line of the bank's own error has a ``source`` starting
 day; the books are read as of the month's last day.
 
 - ``multi_statements_imported``: each account's statement lines in the books are the
-  bank's lines of the month (date and amount), none missing, none twice.
+  bank's lines of the month (the bank's line id, date and amount), none missing, none
+  twice.
 - ``multi_lines_explained``: every line of the month is matched or reported as the bank's
   error; a fee, interest, card charge, transfer leg or returned deposit matched to a line
   is dated as the line.
@@ -23,7 +24,8 @@ day; the books are read as of the month's last day.
   returned it, its invoice open again; no other deposit returned.
 - ``card_statement_entered``: each card charge recorded once, dated as charged, on the
   account the card policy codes its merchant to; the statement's balance paid from the
-  operating account by one transfer to the card account after the statement.
+  operating account by one transfer to the card account after the statement, dated the day
+  of the turn that made it.
 - ``multi_reconciliation_file``: the reconciliation's rows per account (statement balance,
   deposits in transit, bank errors, book balance) are exactly the truth's and tie.
 - ``transit_file``: the transfers in transit listed are exactly those of the truth.
@@ -66,6 +68,14 @@ def bank_lines(ctx: CheckContext) -> list[dict[str, Any]]:
 
 def _events(ctx: CheckContext, *types: str) -> list[ev.Event]:
     return [decode_event(e.type, e.schema_version, e.payload)
+            for e in ctx.store.read(realm="erp", types=list(types), until=ctx.position)]
+
+
+def _written(ctx: CheckContext, *types: str) -> list[tuple[ev.Event, date]]:
+    """Erp-realm events of some types, each with the business date of the turn that wrote
+    it."""
+    return [(decode_event(e.type, e.schema_version, e.payload),
+             date.fromisoformat(e.business_date))
             for e in ctx.store.read(realm="erp", types=list(types), until=ctx.position)]
 
 
@@ -135,7 +145,7 @@ class _Spec(CheckSpec):
 
 
 class MultiStatementsImported(_Spec):
-    """Each account's statement lines imported, as the bank posted them."""
+    """Each account's statement lines imported, as the bank posted them, under its ids."""
 
     type: Literal["multi_statements_imported"]
 
@@ -150,13 +160,15 @@ def multi_statements_imported(spec: MultiStatementsImported, ctx: CheckContext) 
     rows = _statement_rows(ctx)
     problems: list[str] = []
     for account in sorted(truth["accounts"]):
-        bank = Counter((x["posted_on"], x["amount"]) for x in _on_statement(ctx, truth, account))
-        books = Counter((str(r["day"]), r["amount"]) for r in rows
+        bank = Counter((x["line_id"], x["posted_on"], x["amount"])
+                       for x in _on_statement(ctx, truth, account))
+        books = Counter((r["line_id"], str(r["day"]), r["amount"]) for r in rows
                         if r["account"] == account and str(r["day"]) <= day)
-        problems += [f"{account}: the bank's line of {d} for {display_cents(a)} not imported"
-                     for (d, a), n in sorted((bank - books).items()) for _ in range(n)]
-        problems += [f"{account}: an imported line of {d} for {display_cents(a)} is no line of "
-                     "the bank's" for (d, a), n in sorted((books - bank).items())
+        problems += [f"{account}: the bank's line {i} of {d} for {display_cents(a)} not "
+                     "imported under its id" for (i, d, a), n in sorted((bank - books).items())
+                     for _ in range(n)]
+        problems += [f"{account}: imported line {i} of {d} for {display_cents(a)} is no line of "
+                     "the bank's" for (i, d, a), n in sorted((books - bank).items())
                      for _ in range(n)]
     return _result("every account's statement imported as the bank posted it", problems,
                    {"accounts": len(truth["accounts"])})
@@ -364,12 +376,13 @@ def card_statement_entered(spec: CardStatementEntered, ctx: CheckContext) -> Che
                  "statement's (or on another account)"
                  for (d, a, acct), n in sorted((got - want).items()) for _ in range(n)]
     owed = -statement_balance(ctx, truth, _CARD)
-    paid = [e for e in _events(ctx, "funds_transfer_sent")
-            if isinstance(e, ev.FundsTransferSent) and e.to_bank_account_id == _CARD]
+    written = [(e, on) for e, on in _written(ctx, "funds_transfer_sent")
+               if isinstance(e, ev.FundsTransferSent) and e.to_bank_account_id == _CARD]
+    paid = [e for e, _ in written]
     if owed > 0 and len(paid) != 1:
         problems.append(f"{len(paid)} payments to the card, expected one of "
                         f"{display_cents(owed)}")
-    for e in paid:
+    for e, on in written:
         if e.from_bank_account_id != _OPERATING:
             problems.append(f"card payment {e.transfer_id} from {e.from_bank_account_id}, not "
                             "the operating account")
@@ -379,6 +392,9 @@ def card_statement_entered(spec: CardStatementEntered, ctx: CheckContext) -> Che
         if e.entry_date <= day:
             problems.append(f"card payment {e.transfer_id} dated {e.entry_date}, before the "
                             "statement arrived")
+        elif e.entry_date != on:
+            problems.append(f"card payment {e.transfer_id} dated {e.entry_date}, made in the "
+                            f"turn of {on}")
     return _result(f"{plural(sum(want.values()), 'card charge')} entered, "
                    f"{display_cents(owed)} paid", problems,
                    {"charges": sum(want.values()), "owed": owed})

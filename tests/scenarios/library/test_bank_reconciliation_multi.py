@@ -176,3 +176,59 @@ def test_every_tier_is_solved_by_the_reference(tier: str, tmp_path: Path) -> Non
     loaded = load_scenario(find_scenario(NAME), tier=tier)
     res = run_attempt(loaded, SEED, "reference", tmp_path / tier)
     assert verdict(res.out)["accepted"], failed(res.out)
+
+
+class _Twisted:
+    """The reference with each command changed on the way to the books (``twist``)."""
+
+    name = "twisted"
+
+    def __init__(self, twist: Any) -> None:
+        self.twist = twist
+
+    def run_turn(self, turn: TurnContext) -> None:
+        real = turn.execute
+
+        def execute(cmd: c.Command) -> list[StoredEvent] | CommandRejected:
+            return real(self.twist(cmd, turn))
+
+        turn.execute = execute  # type: ignore[method-assign]
+        solver.reference(turn)
+
+
+def _other_line_ids(cmd: c.Command, turn: TurnContext) -> c.Command:
+    # every statement line imported (and then matched, reported) under an id of the
+    # clerk's own, not the bank's; the files still name the bank's ids
+    if isinstance(cmd, c.ImportStatementLines):
+        return cmd.model_copy(update={"lines": tuple(
+            x.model_copy(update={"line_id": f"X{x.line_id}"}) for x in cmd.lines)})
+    line_id = getattr(cmd, "line_id", None)
+    return cmd if line_id is None else cmd.model_copy(update={"line_id": f"X{line_id}"})
+
+
+def test_lines_imported_under_other_ids_than_the_banks_are_rejected(
+        scenario: LoadedScenario, tmp_path: Path) -> None:
+    res = run_attempt(scenario, SEED, "twisted", tmp_path / "a",
+                      agent=_Twisted(_other_line_ids))
+    assert not verdict(res.out)["accepted"]
+    assert failed(res.out) == {"statements-imported"}
+    (r,) = [r for r in verdict(res.out)["results"] if r["name"] == "statements-imported"]
+    assert "not imported under its id" in r["detail"], r["detail"]
+
+
+def _card_paid_tomorrow(cmd: c.Command, turn: TurnContext) -> c.Command:
+    # the card statement paid in the turn of June 1 but dated June 2
+    if isinstance(cmd, c.TransferFunds) and cmd.to_bank_account_id == "B-CARD":
+        return cmd.model_copy(update={"entry_date": turn.day + timedelta(days=1)})
+    return cmd
+
+
+def test_a_card_payment_dated_after_today_is_rejected(scenario: LoadedScenario,
+                                                      tmp_path: Path) -> None:
+    res = run_attempt(scenario, SEED, "twisted", tmp_path / "a",
+                      agent=_Twisted(_card_paid_tomorrow))
+    assert not verdict(res.out)["accepted"]
+    assert failed(res.out) == {"card-statement-entered-and-paid"}
+    (r,) = [r for r in verdict(res.out)["results"]
+            if r["name"] == "card-statement-entered-and-paid"]
+    assert "made in the turn of 2026-06-01" in r["detail"], r["detail"]
