@@ -85,6 +85,15 @@ def _books_bills(ctx: CheckContext) -> dict[str, tuple[BillKey, int]]:
             for e in ctx.store.read(realm="erp", types=["bill_entered"])}
 
 
+def _misdated_payments(ctx: CheckContext) -> list[str]:
+    """The agent's payments not dated the day of the turn that made them (a payment made
+    on the run day and dated before it, say)."""
+    return [f"payment at position {e.position} dated {e.data['entry_date']}, made in the "
+            f"turn of {e.business_date}"
+            for e in ctx.store.read(realm="erp", types=["vendor_paid", "purchase_discount_taken"])
+            if _agent(ctx, e.actor) and e.data["entry_date"] != e.business_date]
+
+
 def _paid_on_run(ctx: CheckContext, run_on: date) -> tuple[set[BillKey], set[BillKey], int]:
     """Bills the agent's payments dated by the run day settled in full, bills it paid at
     all, and the discounts its payments took."""
@@ -118,7 +127,8 @@ class PaymentRunOptimality(_RunSpec):
     """The run day's payments against the CP-SAT optimum of the same instance: the
     priority bills it pays (by amount) must be as many as the optimum's, and the value
     (discounts captured less late fees charged) within ``max_gap_share`` of the optimum's
-    improvement over paying nothing (0: the optimum itself)."""
+    improvement over paying nothing (0: the optimum itself). Every payment is dated the
+    day of the turn that made it (the run day's payments on the run day)."""
 
     type: Literal["payment_run_optimality"]
     max_gap_share: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -146,6 +156,11 @@ def payment_run_optimality(spec: PaymentRunOptimality, ctx: CheckContext) -> Che
             f"{display_cents(plan.outcome.value)} (paying nothing: "
             f"{display_cents(plan.nothing.value)}): gap {display_cents(short)}, "
             f"{share:.2%} (threshold {spec.max_gap_share:.2%})")
+    misdated = _misdated_payments(ctx)
+    metrics["misdated_payments"] = len(misdated)
+    if misdated:
+        return CheckResult("", False, f"{len(misdated)} payment(s) not dated the day they were "
+                           f"made: {listing(misdated)}; {said}", metrics)
     if achieved.priority < plan.outcome.priority:
         missed = sorted(f"{b.vendor_id} {b.number}" for b in inst.bills
                         if inst.is_priority(b) and b.key in plan.pay and b.key not in paid)

@@ -181,12 +181,34 @@ class _LateClaimer:
         type(self).refused.append(done)
 
 
+class _Backdater:
+    """The reference, its payments (made on the run day) dated June 1: the discounts were
+    still open on the run day, so the books take them; only the date is wrong."""
+
+    name = "backdater"
+
+    def run_turn(self, desk: TurnContext) -> None:
+        real = desk.execute
+
+        def dated_back(cmd: c.Command) -> Any:
+            if isinstance(cmd, (c.RunPayments, c.PayBillWithDiscount)):
+                cmd = cmd.model_copy(update={"entry_date": date(2026, 6, 1)})
+            return real(cmd)
+
+        desk.execute = dated_back  # type: ignore[method-assign]
+        try:
+            _solver().reference(desk)
+        finally:
+            desk.execute = real  # type: ignore[method-assign]
+
+
 @pytest.fixture(scope="module")
 def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, AttemptResult]]:
     loaded = load_scenario(find_scenario("payment-run"))
     root = tmp_path_factory.mktemp("payment-run")
     agents: dict[str, Any] = {"reference": None, "null": None, "greedy": _Greedy(),
-                              "spender": _Spender(), "late-claimer": _LateClaimer()}
+                              "spender": _Spender(), "late-claimer": _LateClaimer(),
+                              "backdater": _Backdater()}
     out = {name: run_attempt(loaded, 0, name, root / name, agent=agent)
            for name, agent in agents.items() if name != "spender"}
     # the easy tier leaves cash above the floor after the optimum's payments
@@ -267,6 +289,18 @@ def test_a_discount_claimed_late_is_refused_by_the_books(
     assert "cannot claim it (the discount is lost" in refused.message
     r = _results(attempts["late-claimer"])
     assert all(x["passed"] for x in r.values())  # refused: nothing written
+
+
+def test_payments_made_on_the_run_day_and_dated_back_are_refused(
+        attempts: dict[str, AttemptResult]) -> None:
+    r = _results(attempts["backdater"])
+    failed = sorted(n for n, x in r.items() if not x["passed"])
+    assert failed == ["payment-run-optimal"], failed
+    assert "not dated the day they were made" in r["payment-run-optimal"]["detail"]
+    assert "made in the turn of 2026-06-10" in r["payment-run-optimal"]["detail"]
+    assert r["payment-run-optimal"]["metrics"]["misdated_payments"] > 0
+    assert _results(attempts["reference"])["payment-run-optimal"]["metrics"][
+        "misdated_payments"] == 0
 
 
 def test_vendors_charge_late_fees_on_what_the_run_left_unpaid(
