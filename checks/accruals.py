@@ -8,11 +8,13 @@ prepaid invoice's cover. The books are read from the erp realm of the log.
 
 - ``invoices_entered``: every invoice delivered by the last close is a bill once (vendor,
   number, date, due date, total), its lines on the account the truth names (a service's
-  expense account, or 1300 for a prepaid); no bill the vendors did not send.
+  expense account, or 1300 for a prepaid), entered at the first close on or after the day
+  it arrived (one held to a later close and dated back fails); no bill the vendors did not
+  send.
 - ``accruals_as_due``: the accruals flagged for a period (``PostAccrual``), dated its last
   day, per vendor: debits on the truth's expense account of exactly what was owed, the
-  credit on accrued liabilities (2100); no accrual for a vendor owed nothing (an invoice
-  that arrived before the close).
+  credit on accrued liabilities (2100) naming the vendor of the debit; no accrual for a
+  vendor owed nothing (an invoice that arrived before the close).
 - ``prepaids_scheduled``: every prepaid invoice has one schedule on its bill: the whole
   amount, its first month, its months and its expense account; no other schedule.
 - ``prepaids_amortized``: in each period named, each schedule running in it posted its
@@ -75,7 +77,8 @@ def _result(ok_detail: str, problems: list[str], metrics: dict[str, Any]) -> Che
 
 
 class InvoicesEntered(CheckSpec):
-    """Every vendor invoice delivered by the last turn entered once, as invoiced."""
+    """Every vendor invoice delivered by the last turn entered once, as invoiced, at the
+    first turn on or after the day it arrived."""
 
     family: ClassVar[str] = "state"
     type: Literal["invoices_entered"]
@@ -93,9 +96,13 @@ def invoices_entered(spec: InvoicesEntered, ctx: CheckContext) -> CheckResult:
     due = {k: x for k, x in sent.items()
            if x["delivered_on"] and date.fromisoformat(x["delivered_on"]) <= last}
     bills: dict[tuple[str, str], list[ev.BillEntered]] = defaultdict(list)
-    for _, e in _erp_events(ctx, "bill_entered"):
+    written: dict[tuple[str, str], date] = {}
+    for day, e in _erp_events(ctx, "bill_entered"):
         assert isinstance(e, ev.BillEntered)
-        bills[(e.vendor_id, document_number_key(e.vendor_invoice_number))].append(e)
+        key = (e.vendor_id, document_number_key(e.vendor_invoice_number))
+        bills[key].append(e)
+        written.setdefault(key, date.fromisoformat(day))
+    turns = sorted(ctx.turn_dates or {date.fromisoformat(d) for d in truth["closes"].values()})
     problems: list[str] = []
     for key, x in sorted(due.items()):
         found = bills.get(key, [])
@@ -103,6 +110,12 @@ def invoices_entered(spec: InvoicesEntered, ctx: CheckContext) -> CheckResult:
         if not found:
             problems.append(f"{what} ({display_cents(x['amount'])}) not entered")
             continue
+        # at the first close on or after the day it arrived, not held and dated back
+        arrived = date.fromisoformat(x["delivered_on"])
+        turn = next((t for t in turns if t >= arrived), None)
+        if turn is not None and written[key] > turn:
+            problems.append(f"{what} arrived {arrived} and was entered in the turn of "
+                            f"{written[key]}, not the turn of {turn}")
         if len(found) > 1:
             problems.append(f"{what} entered {len(found)} times")
         b = found[0]
@@ -156,6 +169,7 @@ def accruals_as_due(spec: AccrualsAsDue, ctx: CheckContext) -> CheckResult:
         if f.entry_date != f.reverse_on - timedelta(days=1):
             problems.append(f"accrual {f.entry_id} dated {f.entry_date}, not the period's last "
                             "day")
+        vendors = {line.party for line in entry.lines if line.amount > 0 and line.party}
         for line in entry.lines:
             if line.amount > 0:
                 if line.party is None:
@@ -165,6 +179,9 @@ def accruals_as_due(spec: AccrualsAsDue, ctx: CheckContext) -> CheckResult:
             elif line.account != _ACCRUED:
                 problems.append(f"accrual {f.entry_id}: credits {line.account}, expected "
                                 f"{_ACCRUED} accrued liabilities")
+            elif line.party is None or line.party not in vendors:
+                problems.append(f"accrual {f.entry_id}: the credit on {line.account} names "
+                                f"{line.party or 'no vendor'}, not the vendor of its debit")
     for key in sorted(set(owed) | set(booked)):
         want, got = owed.get(key, 0), booked.get(key, 0)
         if want != got:

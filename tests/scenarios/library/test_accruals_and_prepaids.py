@@ -31,6 +31,7 @@ from counterparties.accruals import (
     render_invoice,
 )
 from erp import commands as c
+from erp.errors import CommandRejected
 from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
@@ -100,6 +101,7 @@ class _Twist:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.held: list[c.EnterBill] = []
 
     def run_turn(self, desk: TurnContext) -> None:
         s = _solver()
@@ -143,6 +145,42 @@ class _Twist:
             finally:
                 desk.execute = real  # type: ignore[method-assign]
             return
+        if self.name == "late-bill":
+            real = desk.execute
+
+            def held(cmd: c.Command) -> Any:
+                # the first service invoice of May's close held to June's, dated as invoiced
+                if (desk.turn == 1 and isinstance(cmd, c.EnterBill) and not self.held
+                        and all(line.account != "1300" for line in cmd.lines)):
+                    self.held.append(cmd)
+                    return CommandRejected("held", "held to the next close")
+                return real(cmd)
+            desk.execute = held  # type: ignore[method-assign]
+            try:
+                s.reference(desk)
+            finally:
+                desk.execute = real  # type: ignore[method-assign]
+            have = {(b.vendor_id, b.vendor_invoice_number) for b in books.bills.values()}
+            if desk.turn == 2:
+                for cmd in self.held:
+                    if (cmd.vendor_id, cmd.vendor_invoice_number) not in have:
+                        real(cmd)
+            return
+        if self.name == "credit-no-vendor":
+            real = desk.execute
+
+            def unnamed(cmd: c.Command) -> Any:
+                if isinstance(cmd, c.PostAccrual):
+                    cmd = cmd.model_copy(update={"lines": tuple(
+                        line if line.debit else line.model_copy(update={"party": None})
+                        for line in cmd.lines)})
+                return real(cmd)
+            desk.execute = unnamed  # type: ignore[method-assign]
+            try:
+                s.reference(desk)
+            finally:
+                desk.execute = real  # type: ignore[method-assign]
+            return
         s.reference(desk)
         if self.name == "over-accrues" and desk.turn == 1:
             billed = sorted(b.vendor_id for b in books.bills.values()
@@ -160,9 +198,14 @@ def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Att
     root = tmp_path_factory.mktemp(NAME)
     agents: dict[str, Any] = {"reference": None, "null": None}
     agents.update({n: _Twist(n) for n in ("over-accrues", "no-reversal", "short-prepaid",
-                                          "recoded")})
-    yield {name: run_attempt(loaded, 0, name, root / name, agent=agent)
+                                          "recoded", "credit-no-vendor")})
+    out = {name: run_attempt(loaded, 0, name, root / name, agent=agent)
            for name, agent in agents.items()}
+    # the medium tier: May's close has service invoices to hold
+    medium = load_scenario(find_scenario(NAME))
+    out["late-bill"] = run_attempt(medium, 0, "late-bill", root / "late-bill",
+                                   agent=_Twist("late-bill"))
+    yield out
 
 
 def _results(res: AttemptResult) -> dict[str, dict[str, Any]]:
@@ -195,6 +238,23 @@ def test_accruing_a_vendor_whose_invoice_arrived_is_refused(
     res = attempts["over-accrues"]
     assert _failed(res) == {"may-accrued"}
     assert "on 6300: accrued 100.00, owed 0.00" in _results(res)["may-accrued"]["detail"]
+
+
+def test_an_accrual_whose_credit_names_no_vendor_is_refused(
+        attempts: dict[str, AttemptResult]) -> None:
+    # the prompt: "credit 2100 Accrued liabilities, both lines naming the vendor"
+    res = attempts["credit-no-vendor"]
+    assert _failed(res) <= {"may-accrued", "june-accrued"} and _failed(res)
+    detail = _results(res)["may-accrued"]["detail"]
+    assert "the credit on 2100 names no vendor, not the vendor of its debit" in detail
+
+
+def test_an_invoice_held_to_the_next_close_and_dated_back_is_refused(
+        attempts: dict[str, AttemptResult]) -> None:
+    res = attempts["late-bill"]
+    assert _failed(res) == {"invoices-entered"}, _failed(res)
+    detail = _results(res)["invoices-entered"]["detail"]
+    assert "was entered in the turn of 2026-07-01, not the turn of 2026-06-01" in detail
 
 
 def test_forgetting_the_reversal_is_refused(attempts: dict[str, AttemptResult]) -> None:
