@@ -293,6 +293,14 @@ class EntriesDated(CheckSpec):
     family: ClassVar[str] = "audit"
     type: Literal["entries_dated"]
     max_days_back: int = Field(default=3, ge=0, le=31)
+    on_turn_day: list[str] = Field(default_factory=list)
+    """Event types of work a rule asks for at its own turn, dated when it is done: each
+    dated the business date of the turn that wrote it (not done a turn late and dated
+    back to the turn it was due)."""
+    by_next_turn: list[str] = Field(default_factory=list)
+    """Event types dated as on a paper (a statement line's day): each written at the first
+    turn after that day, no turn of the agent's falling after it and before the turn that
+    wrote it (not left a turn and recorded later under the paper's date)."""
 
 
 @check_type(EntriesDated)
@@ -304,12 +312,24 @@ def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
         issued[(d["vendor_id"], document_number_key(d["invoice_number"]))] = d["issued_on"]
     wrong: list[str] = []
     seen = 0
+    turn_days = sorted(set(ctx.turn_dates))
     for e in ctx.store.read(realm="erp", until=_until(ctx)):
         if not _agent(ctx, e.actor) or '"entry_date"' not in e.payload:
             continue
         d = e.data
         day = date.fromisoformat(d["entry_date"])
         seen += 1
+        if e.type in spec.on_turn_day and d["entry_date"] != e.business_date:
+            wrong.append(f"{e.type} at position {e.position} dated {day}, written at the "
+                         f"turn of {e.business_date}")
+            continue
+        if e.type in spec.by_next_turn:
+            skipped = [t for t in turn_days
+                       if day < t < date.fromisoformat(e.business_date)]
+            if skipped:
+                wrong.append(f"{e.type} at position {e.position} dated {day}, written at "
+                             f"the turn of {e.business_date}, not at the turn of {skipped[0]}")
+                continue
         if e.type == "bill_entered":
             want = issued.get((d["vendor_id"], document_number_key(d["vendor_invoice_number"])))
             if want is not None and d["entry_date"] != want:

@@ -441,3 +441,25 @@ def test_a_payout_pdf_whose_long_name_runs_into_the_description_is_read(
     assert papers.payouts == {"po_OZEtFaFDZfwG13": cash_application._Payout(
         "po_OZEtFaFDZfwG13", "Cunningham, Wright and Rasmussen", "Invoice No. 000411",
         482_587, 14_025, 468_562)}
+
+
+@pytest.mark.parametrize("command", ["ApplyReceipt", "GrantFeeAllowance"])
+def test_an_application_held_to_the_next_turn_and_dated_back_fails(
+        scenario: LoadedScenario, command: str, tmp_path: Path) -> None:
+    """Every business day's receipts are applied that day: an application (or a card fee
+    allowance) held to the next turn and dated back to its own turn's day fails the dating
+    check alone."""
+    from runs.attempt import Recording
+    from runs.validate import Mutation, ReplayAgent
+
+    recording = Recording()
+    ref = run_attempt(scenario, 1, "reference", tmp_path / "ref", record=recording)
+    last = max(recording.commands)
+    n, index = next((t, i) for t in sorted(recording.commands) if t < last
+                    for i, cmd in enumerate(recording.commands[t])
+                    if type(cmd).__name__ == command)
+    agent = ReplayAgent(recording, ref.out / "turns", Mutation("late_backdated", n, index, command))
+    res = run_attempt(scenario, 1, "replay", tmp_path / "late", agent=agent)
+    assert ref.summary["verdict"]["accepted"]
+    assert res.summary["verdict"]["failed"] == ["entries-dated-in-their-period"], (
+        agent.applied, res.summary["verdict"])
