@@ -7,7 +7,8 @@ it must give, and the sale of a register asset. The books are read from the erp 
 
 - ``asset_bills_entered``: every bill delivered is entered once (vendor, number, date, due
   date, total), its lines on the accounts the policy's coding gives (per account, to the
-  cent); no bill the vendors did not send (a quotation is none).
+  cent), at the first close on or after the day it arrived (one held to a later close and
+  dated back fails); no bill the vendors did not send (a quotation is none).
 - ``assets_capitalized``: from each bill, exactly the assets the policy capitalizes (class,
   cost, in-service date, life, no salvage, from the line's account, dated the invoice
   date); nothing from a bill whose lines the policy expenses; no asset of the agent's
@@ -26,6 +27,7 @@ it must give, and the sale of a register asset. The books are read from the erp 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from datetime import date
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
@@ -80,7 +82,8 @@ def _money(cents: int) -> str:
 
 
 class AssetBillsEntered(CheckSpec):
-    """Every purchase bill entered once, as invoiced, its lines coded as the policy says."""
+    """Every purchase bill entered once, as invoiced, its lines coded as the policy says, at
+    the first turn on or after the day it arrived."""
 
     family: ClassVar[str] = "state"
     type: Literal["asset_bills_entered"]
@@ -94,9 +97,14 @@ def asset_bills_entered(spec: AssetBillsEntered, ctx: CheckContext) -> CheckResu
         return _missing()
     due = {_bill_key(x["vendor_id"], x["number"]): x for x in truth["bills"]}
     bills: dict[tuple[str, str], list[ev.BillEntered]] = defaultdict(list)
-    for _, e in _events(ctx, "bill_entered"):
-        assert isinstance(e, ev.BillEntered)
-        bills[_bill_key(e.vendor_id, e.vendor_invoice_number)].append(e)
+    written: dict[tuple[str, str], date] = {}
+    for e in ctx.store.read(realm="erp", types=["bill_entered"], until=ctx.position):
+        b = decode_event(e.type, e.schema_version, e.payload)
+        assert isinstance(b, ev.BillEntered)
+        key = _bill_key(b.vendor_id, b.vendor_invoice_number)
+        bills[key].append(b)
+        written.setdefault(key, date.fromisoformat(e.business_date))
+    turns = sorted(ctx.turn_dates)
     problems: list[str] = []
     for key, x in sorted(due.items()):
         found = bills.get(key, [])
@@ -104,6 +112,12 @@ def asset_bills_entered(spec: AssetBillsEntered, ctx: CheckContext) -> CheckResu
         if not found:
             problems.append(f"{what} ({_money(x['total'])}) not entered")
             continue
+        # at the first close on or after the day it arrived, not held and dated back
+        arrived = date.fromisoformat(x["delivered_on"])
+        turn = next((t for t in turns if t >= arrived), None)
+        if turn is not None and written[key] > turn:
+            problems.append(f"{what} arrived {arrived} and was entered in the turn of "
+                            f"{written[key]}, not the turn of {turn}")
         if len(found) > 1:
             problems.append(f"{what} entered {len(found)} times")
         b = found[0]

@@ -26,6 +26,7 @@ import pytest
 from checks.fixed_assets import expected_balances
 from erp import commands as c
 from erp import queries as q
+from erp.errors import CommandRejected
 from erp.ledger import Ledger
 from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
@@ -49,6 +50,7 @@ class _Twist:
         self.name = name
         self.done = False
         self.dropped: str | None = None
+        self.held: c.EnterBill | None = None
 
     def _submit(self, desk: TurnContext, real: Callable[[c.Command], Any],
                 cmd: c.Command) -> Any:
@@ -60,6 +62,10 @@ class _Twist:
         if isinstance(cmd, c.CapitalizeAsset) and not self.done and n == "other-life":
             self.done = True
             cmd = cmd.model_copy(update={"life_months": cmd.life_months + 12})
+        if n == "late-bill" and desk.turn == 1 and isinstance(cmd, c.EnterBill) \
+                and self.held is None:
+            self.held = cmd  # May's first bill held to June's close, dated as invoiced
+            return CommandRejected("held", "held to the next close")
         if n == "depreciate-first" and isinstance(cmd, c.DisposeAsset):
             real(c.RunDepreciation(period="2026-06"))
         return real(cmd)
@@ -72,6 +78,10 @@ class _Twist:
         finally:
             desk.execute = real  # type: ignore[method-assign]
         books = desk.ledger.books
+        if self.name == "late-bill" and desk.turn == 2 and self.held is not None:
+            have = {(b.vendor_id, b.vendor_invoice_number) for b in books.bills.values()}
+            if (self.held.vendor_id, self.held.vendor_invoice_number) not in have:
+                desk.execute(self.held)
         if self.name == "capitalized-repair" and not self.done:
             bill = next((b for b in sorted(books.bills.values(), key=lambda b: b.bill_id)
                          if "6050" in books.fixed_assets.bill_lines.get(b.bill_id, {})
@@ -94,7 +104,7 @@ class _Twist:
 
 
 TWISTS = ("expensed", "other-life", "depreciate-first", "capitalized-repair",
-          "journal-to-class")
+          "journal-to-class", "late-bill")
 
 
 @pytest.fixture(scope="module")
@@ -214,6 +224,15 @@ def test_an_asset_with_another_life_is_refused(attempts: dict[str, AttemptResult
     assert "assets-capitalized" in _failed(res)
     assert "is not what the policy capitalizes (due:" in \
         _results(res)["assets-capitalized"]["detail"]
+
+
+def test_a_bill_held_to_the_next_close_and_dated_back_is_refused(
+        attempts: dict[str, AttemptResult]) -> None:
+    res = attempts["late-bill"]
+    assert "bills-entered" in _failed(res), _failed(res)
+    detail = _results(res)["bills-entered"]["detail"]
+    assert "was entered in the turn of 2026-07-01, not the turn of 2026-06-01" in detail
+    assert "not entered" not in detail
 
 
 def test_depreciating_the_sold_asset_in_its_month_is_refused(
