@@ -655,3 +655,26 @@ def test_an_email_is_parsed_once_per_content() -> None:
     first = mec._email_text(raw)
     assert mec._email_text("".join([raw])) == first == ("Dana Ruiz", "Please pay INV 7.\n")
     assert mec._email_text.cache_info().misses == 1 and mec._email_text.cache_info().hits == 1
+
+
+# --- each turn's work at that turn: not held a turn and dated back ---------------------------
+
+
+@pytest.mark.parametrize("command", ["ApplyReceipt", "GrantFeeAllowance",
+                                     "RecordReturnedDeposit"])
+def test_work_held_to_the_next_turn_and_dated_back_fails(command: str, tmp_path: Path) -> None:
+    """The prompt asks for each turn's receipts applied (card fees accepted) and a returned
+    deposit recorded at that turn: one held to the next turn and dated back to its own
+    turn's day (a returned deposit: its statement line's) fails the dating check alone."""
+    loaded = load_scenario(find_scenario("month-end-close"))
+    recording = Recording()
+    ref = run_attempt(loaded, SEED, "reference", tmp_path / "ref", record=recording)
+    last = max(recording.commands)
+    n, index = next((t, i) for t in sorted(recording.commands) if t < last
+                    for i, cmd in enumerate(recording.commands[t])
+                    if type(cmd).__name__ == command)
+    agent = ReplayAgent(recording, ref.out / "turns", Mutation("late_backdated", n, index, command))
+    res = run_attempt(loaded, SEED, "replay", tmp_path / "late", agent=agent)
+    assert ref.summary["verdict"]["accepted"]
+    assert res.summary["verdict"]["failed"] == ["entries-dated-in-their-period"], (
+        agent.applied, res.summary["verdict"])
