@@ -355,6 +355,57 @@ def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
                        metrics)
 
 
+# --- statement_lines_as_posted -----------------------------------------------------------
+
+
+class StatementLinesAsPosted(CheckSpec):
+    """Every statement line the agent imported is a line its bank posted, under the bank's
+    line id, with its date and amount (not an id of the clerk's own), and is matched in the
+    books by the end (a bank charge or interest recorded with its statement line)."""
+
+    family: ClassVar[str] = "control"
+    type: Literal["statement_lines_as_posted"]
+
+
+@check_type(StatementLinesAsPosted)
+def statement_lines_as_posted(spec: StatementLinesAsPosted, ctx: CheckContext) -> CheckResult:
+    """List the agent's imported lines the bank never posted so, or left unmatched."""
+    bank: dict[tuple[str, str], tuple[str, int]] = {}
+    for e in ctx.store.read(realm="world", types=["bank_line_posted"]):
+        d = e.data
+        bank[(d["bank_account_id"], d["line_id"])] = (d["posted_on"], d["amount"])
+    imported: dict[tuple[str, str], tuple[str, int]] = {}
+    matched: dict[tuple[str, str], bool] = {}
+    for e in ctx.store.read(realm="erp", until=_until(ctx), types=[
+            "statement_line_imported", "statement_line_matched", "statement_line_unmatched"]):
+        d = e.data
+        key = (d["bank_account_id"], d["line_id"])
+        if e.type == "statement_line_imported":
+            if _agent(ctx, e.actor):
+                imported[key] = (d["entry_date"], d["amount"])
+        else:
+            matched[key] = e.type == "statement_line_matched"
+    wrong: list[str] = []
+    for key, (day, amount) in sorted(imported.items()):
+        account, line_id = key
+        posted = bank.get(key)
+        if posted is None:
+            wrong.append(f"{account} line {line_id} of {day} for {display_cents(amount)} is "
+                         "no line of the bank's under that id")
+        elif posted != (day, amount):
+            wrong.append(f"{account} line {line_id} imported as {day} {display_cents(amount)}, "
+                         f"posted by the bank as {posted[0]} {display_cents(posted[1])}")
+        elif not matched.get(key):
+            wrong.append(f"{account} line {line_id} of {day} left unmatched")
+    metrics = {"imported": len(imported), "wrong": len(wrong)}
+    if wrong:
+        return CheckResult("", False, f"{len(wrong)} of {len(imported)} imported statement "
+                                      f"lines not as the bank posted them or unmatched: "
+                                      f"{listing(wrong)}", metrics)
+    return CheckResult("", True, f"{len(imported)} imported statement lines, each as the bank "
+                                 "posted it and matched", metrics)
+
+
 # --- credits_applied_as_named -------------------------------------------------------------
 
 

@@ -388,3 +388,64 @@ def test_an_invoice_reads_the_same_as_text_pdf_or_email(tmp_path: Path) -> None:
     assert (email.number, email.lines, email.total, email.sender.name) == (
         text.number, text.lines, 71_500, "HUTCHINSON-MALONE")
     assert isinstance(solver.read_document(tmp_path / "d.pdf"), solver.Unreadable)
+
+
+# --- the bank's charges and interest, each with its statement line ---------------------------
+
+
+def _twisted(scenario: LoadedScenario, out: Path, twist: Any) -> AttemptResult:
+    """The reference with each of its commands passed through ``twist`` first."""
+    from erp import commands as c
+
+    class Agent:
+        name = "twisted"
+
+        def run_turn(self, desk: Any) -> None:
+            real = desk.execute
+
+            def execute(cmd: c.Command) -> Any:
+                return real(twist(cmd))
+            desk.execute = execute
+            try:
+                solver.reference(desk)  # type: ignore[attr-defined]
+            finally:
+                desk.execute = real
+
+    return run_attempt(scenario, SEED, "twisted", out, agent=Agent())
+
+
+def test_charges_and_interest_under_ids_of_the_clerks_own_fail(
+        scenario: LoadedScenario, tmp_path: Path) -> None:
+    """The prompt asks for each charge and interest recorded with its statement line id:
+    the lines imported under ids of the clerk's own (matched to what records them) fail."""
+    from erp import commands as c
+
+    def own(x: str | None) -> str | None:
+        return None if x is None else f"X{x}"
+
+    def twist(cmd: c.Command) -> c.Command:
+        if isinstance(cmd, c.ImportStatementLines):
+            return cmd.model_copy(update={"lines": tuple(
+                x.model_copy(update={"line_id": own(x.line_id), "bank_ref": own(x.bank_ref)})
+                for x in cmd.lines)})
+        if isinstance(cmd, c.RecordBankFee | c.RecordInterest):
+            return cmd.model_copy(update={"line_id": own(cmd.line_id)})
+        return cmd
+    res = _twisted(scenario, tmp_path / "own", twist)
+    assert res.summary["verdict"]["failed"] == ["charges-and-interest-with-their-lines"], (
+        res.summary["verdict"])
+
+
+def test_charges_and_interest_recorded_without_their_lines_fail(
+        scenario: LoadedScenario, tmp_path: Path) -> None:
+    """A charge and interest recorded with no statement line leave the imported lines
+    unmatched: refused."""
+    from erp import commands as c
+
+    def twist(cmd: c.Command) -> c.Command:
+        if isinstance(cmd, c.RecordBankFee | c.RecordInterest):
+            return cmd.model_copy(update={"line_id": None})
+        return cmd
+    res = _twisted(scenario, tmp_path / "none", twist)
+    assert res.summary["verdict"]["failed"] == ["charges-and-interest-with-their-lines"], (
+        res.summary["verdict"])
