@@ -449,3 +449,20 @@ def test_charges_and_interest_recorded_without_their_lines_fail(
     res = _twisted(scenario, tmp_path / "none", twist)
     assert res.summary["verdict"]["failed"] == ["charges-and-interest-with-their-lines"], (
         res.summary["verdict"])
+
+
+def test_the_month_end_run_dated_before_the_day_it_was_made_fails(
+        scenario: LoadedScenario, tmp_path: Path) -> None:
+    """The prompt asks for the payment run on the month's last business day: the run made
+    then but dated two days earlier (in the month still) is refused by the dating check."""
+    from datetime import timedelta
+
+    from erp import commands as c
+
+    def twist(cmd: c.Command) -> c.Command:
+        if isinstance(cmd, c.RunPayments) and cmd.entry_date is not None:
+            return cmd.model_copy(update={"entry_date": cmd.entry_date - timedelta(days=2)})
+        return cmd
+    res = _twisted(scenario, tmp_path / "back", twist)
+    assert res.summary["verdict"]["failed"] == ["entries-dated-in-their-period"], (
+        res.summary["verdict"])
