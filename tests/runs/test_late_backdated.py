@@ -5,6 +5,7 @@ deposit) has a mistake that breaks it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -74,12 +75,14 @@ def test_a_purchase_order_is_dated_by_its_order_date_and_coded_on_its_lines() ->
 
 def test_the_operator_is_drawn_only_where_a_rule_of_the_policy_names_it(
         tmp_path: Path) -> None:
-    # collections and three-way-match ask for work at its own run or turn; cash-application
-    # only asks that the receipts be applied, so work done a turn late is no broken rule
+    # collections and three-way-match ask for work at its own run or turn (policy.yaml
+    # names the operator); a table whose rules do not name it draws none
     assert opted_in(load_scenario(find_scenario("collections"))) == {"late_backdated"}
     assert opted_in(load_scenario(find_scenario("three-way-match"))) == {"late_backdated"}
-    loaded = load_scenario(find_scenario("cash-application"))
-    assert opted_in(loaded) == frozenset()
+    loaded = load_scenario(find_scenario("collections"))
+    (tmp_path / "policy.yaml").write_text(
+        (loaded.base_dir / "policy.yaml").read_text().replace(", late_backdated", ""))
+    assert opted_in(replace(loaded, base_dir=tmp_path)) == frozenset()
     for turn in (1, 2):
         (tmp_path / "turns" / f"{turn:02d}").mkdir(parents=True)
     apply = c.ApplyReceipt(receipt_id="R1", invoice_id="I1", amount=100)
@@ -94,6 +97,4 @@ def test_the_operator_is_drawn_only_where_a_rule_of_the_policy_names_it(
 def test_a_policy_table_that_cannot_be_read_opts_in_nothing(tmp_path: Path, text: str) -> None:
     loaded = load_scenario(find_scenario("collections"))
     (tmp_path / "policy.yaml").write_text(text)
-    from dataclasses import replace
-
     assert opted_in(replace(loaded, base_dir=tmp_path)) == frozenset()
