@@ -301,6 +301,9 @@ class EntriesDated(CheckSpec):
     """Event types dated as on a paper (a statement line's day): each written at the first
     turn after that day, no turn of the agent's falling after it and before the turn that
     wrote it (not left a turn and recorded later under the paper's date)."""
+    as_on_line: dict[str, str] = Field(default_factory=dict)
+    """Event type -> the payload field naming its document: each such event dated as the
+    statement line matched to that document (a returned deposit on the bank's day)."""
 
 
 @check_type(EntriesDated)
@@ -313,6 +316,17 @@ def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
     wrong: list[str] = []
     seen = 0
     turn_days = sorted(set(ctx.turn_dates))
+    line_day: dict[str, str] = {}
+    doc_day: dict[str, str] = {}
+    if spec.as_on_line:
+        for e in ctx.store.read(realm="erp", until=_until(ctx), types=[
+                "statement_line_imported", "statement_line_matched"]):
+            d = e.data
+            if e.type == "statement_line_imported":
+                line_day[d["line_id"]] = d["entry_date"]
+            elif d["line_id"] in line_day:
+                for t in d.get("targets") or ():
+                    doc_day[t["doc_id"]] = line_day[d["line_id"]]
     for e in ctx.store.read(realm="erp", until=_until(ctx)):
         if not _agent(ctx, e.actor) or '"entry_date"' not in e.payload:
             continue
@@ -323,6 +337,12 @@ def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
             wrong.append(f"{e.type} at position {e.position} dated {day}, written at the "
                          f"turn of {e.business_date}")
             continue
+        if e.type in spec.as_on_line:
+            want = doc_day.get(str(d.get(spec.as_on_line[e.type])))
+            if want is not None and d["entry_date"] != want:
+                wrong.append(f"{e.type} at position {e.position} dated {day}, its statement "
+                             f"line {want}")
+                continue
         if e.type in spec.by_next_turn:
             skipped = [t for t in turn_days
                        if day < t < date.fromisoformat(e.business_date)]

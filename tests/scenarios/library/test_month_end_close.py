@@ -678,3 +678,29 @@ def test_work_held_to_the_next_turn_and_dated_back_fails(command: str, tmp_path:
     assert ref.summary["verdict"]["accepted"]
     assert res.summary["verdict"]["failed"] == ["entries-dated-in-their-period"], (
         agent.applied, res.summary["verdict"])
+
+
+def test_a_returned_deposit_dated_the_turn_not_the_banks_day_fails(tmp_path: Path) -> None:
+    """A returned (NSF) deposit is dated as it happened, on its statement line's day: the
+    return recorded at its turn but dated that turn's day fails the dating check alone."""
+    loaded = load_scenario(find_scenario("month-end-close"))
+
+    class Agent:
+        name = "turn-dated"
+
+        def run_turn(self, desk: Any) -> None:
+            real = desk.execute
+
+            def execute(cmd: c.Command) -> Any:
+                if isinstance(cmd, c.RecordReturnedDeposit):
+                    cmd = cmd.model_copy(update={"entry_date": desk.day})
+                return real(cmd)
+            desk.execute = execute
+            try:
+                mec.reference(desk)  # type: ignore[attr-defined]
+            finally:
+                desk.execute = real
+
+    res = run_attempt(loaded, SEED, "turn-dated", tmp_path / "a", agent=Agent())
+    assert res.summary["verdict"]["failed"] == ["entries-dated-in-their-period"], (
+        res.summary["verdict"])
