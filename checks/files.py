@@ -1146,11 +1146,14 @@ def _time_limit(seconds: float) -> Iterator[None]:
     started = time.monotonic()
     outer_delay, outer_interval = signal.getitimer(signal.ITIMER_REAL)
     outer_due = started + outer_delay if outer_delay else None
+    outer_fired: list[bool] = []
 
     def expired(signum: int, frame: Any) -> None:
         now = time.monotonic()
-        if outer_due is not None and now >= outer_due - 0.001 and now < started + seconds:
-            # The earlier alarm was the outer one: its handler, then this bound again.
+        if (outer_due is not None and not outer_fired and now >= outer_due - 0.001
+                and now < started + seconds):
+            # The earlier alarm was the outer one: its handler (once), then this bound again.
+            outer_fired.append(True)
             signal.setitimer(signal.ITIMER_REAL, started + seconds - now)
             if callable(outer_handler):
                 outer_handler(signum, frame)
@@ -1164,9 +1167,11 @@ def _time_limit(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, outer_handler)
-        if outer_due is not None:
+        if outer_due is not None and not outer_fired:  # not due yet: its time goes on
             left = max(outer_due - time.monotonic(), 0.001)
             signal.setitimer(signal.ITIMER_REAL, left, outer_interval)
+        elif outer_interval:  # delivered, and it repeats
+            signal.setitimer(signal.ITIMER_REAL, outer_interval, outer_interval)
 
 
 def call_module(path: Path, module: str, function: str, *args: Any) -> Any:
