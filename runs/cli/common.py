@@ -94,19 +94,27 @@ class Interruption:
 
 
 @contextmanager
-def interruptible(then: str) -> Iterator[Interruption]:
+def interruptible(then: str, *, at_once: bool = True) -> Iterator[Interruption]:
     """Ctrl-C or SIGTERM while the block runs: print ``interrupted: THEN`` and exit 130.
 
     Both raise ``KeyboardInterrupt`` in the main thread, so the block's ``finally`` clauses
     run: an agent's process group is killed with its turn, its folder's marker released;
     and both set the :class:`Interruption` the block gets, which its loops check between
     steps. A SIGINT this process inherited as ignored (a background job) stays ignored.
-    Outside the main thread, only Ctrl-C is handled, by Python's own handler."""
+    Outside the main thread, only Ctrl-C is handled, by Python's own handler.
+
+    Without ``at_once`` the signal only sets the request and the block's own
+    :meth:`Interruption.check` raises it, between two of its steps: nothing is interrupted
+    halfway, not even a lock some library holds while the signal arrives (coverage's
+    tracer held one when a ``KeyboardInterrupt`` raised inside it left ``erpsim demo``
+    waiting on it for ever). For a block whose steps are short; a block that waits on
+    something else (an agent's turn) needs ``at_once``."""
     state = Interruption()
 
     def on_signal(signum: int, frame: Any) -> None:
         state.requested = True
-        raise KeyboardInterrupt
+        if at_once:
+            raise KeyboardInterrupt
 
     previous: dict[signal.Signals, Any] = {}
     if threading.current_thread() is threading.main_thread():

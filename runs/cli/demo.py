@@ -25,7 +25,8 @@ def demo(out: Path, seed: int, days: int) -> None:
     from runs.bench.demo import build_demo
     from runs.cli.display import aging_table, console, control_table, trial_balance_table
 
-    with errors(), interruptible(f"no demo store was written to {out}") as interruption:
+    with errors(), interruptible(f"no demo store was written to {out}",
+                                 at_once=False) as interruption:
         ledger, last_day = build_demo(out, seed=seed, days=days, between=interruption.check)
         try:
             con = console()

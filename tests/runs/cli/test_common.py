@@ -100,3 +100,13 @@ def test_sigterm_interrupts_the_block_and_an_ignored_sigint_stays_ignored() -> N
         assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_without_at_once_a_signal_only_asks_and_the_block_stops_at_its_next_check() -> None:
+    with pytest.raises(SystemExit) as info, interruptible("x", at_once=False) as it:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # the handler has run: nothing was raised where the step was
+        assert it.requested
+        it.check()
+        raise AssertionError("check() did not raise")
+    assert info.value.code == 130
