@@ -20,7 +20,9 @@ def demo(out: Path, seed: int, days: int) -> None:
     """Build a small company's books from a generated command stream and show them.
 
     Prints the trial balance, the receivables and payables aging, the control
-    accounts against their subledgers, and the log's head hash.
+    accounts against their subledgers, and the log's head hash. A failed or
+    interrupted build leaves nothing at --out; Ctrl-C or SIGTERM stops it between
+    two days' batches and exits 130.
     """
     from runs.bench.demo import build_demo
     from runs.cli.display import aging_table, console, control_table, trial_balance_table
