@@ -93,6 +93,22 @@ def test_a_near_floor_customer_recommended_fails(solved: Solved) -> None:
         path.write_text(original, encoding="utf-8")
 
 
+@pytest.mark.parametrize(("old", "new", "check"), [
+    # revenue and margin swapped between the two figures of one sentence
+    ("Total revenue for the quarter was 654,936.64, with a gross margin of 229,372.40",
+     "Total revenue for the quarter was 229,372.40, with a gross margin of 654,936.64",
+     "memo-totals"),
+    ("its gross margin of 2,320.43 on revenue of 12,920.38",
+     "its gross margin of 12,920.38 on revenue of 2,320.43", "memo-review-C0017"),
+    # a customer neither the largest nor below the floor (nor near it) named anyway
+    ("is 7.5%, below the 20% floor.\n",
+     "is 7.5%, below the 20% floor.\nSaunders LLC earns our best margin, 52.5%.\n",
+     "memo-no-other-customer"),
+])
+def test_wrong_memo_refused(solved: Solved, old: str, new: str, check: str) -> None:
+    assert check in _edited(solved, old, new)
+
+
 def test_run_accepts_the_reference_and_rejects_null(tmp_path: Path) -> None:
     ok = CliRunner().invoke(main, ["run", TASK, "--agent", "reference", "--out",
                                    str(tmp_path / "ref")])
