@@ -80,3 +80,31 @@ def test_excluded_invoice_added_fails(solved: Solved) -> None:
             assert f"{r['customer_id']}-nothing-not-due-or-on-hold" in solved.failed(), r
         finally:
             path.write_text(original, encoding="utf-8")
+
+
+def test_email_to_a_customer_not_in_the_note_fails(solved: Solved) -> None:
+    extra = solved.path("out/emails/C0005.txt")
+    extra.write_text("Dear customer,\n\nInvoice INV-000099: $1,000.00 open, due "
+                     "2026-05-01.\n\nThe total overdue is $1,000.00.\n", encoding="utf-8")
+    try:
+        assert "emails-scope/emails-only-the-noted-customers" in solved.failed()
+    finally:
+        extra.unlink()
+
+
+@pytest.mark.parametrize(("customer", "line"), [
+    # the disputed invoice as the note writes it, with its amount, "explained" as left out
+    ("C0004", "Invoice 30 ($939.92) is left out of this reminder while it is on hold."),
+    # a not-yet-due invoice by its amount and date alone
+    ("C0021", "A further $4,603.74 falls due on 2026-06-07."),
+])
+def test_left_out_invoice_mentioned_without_its_id_fails(solved: Solved, customer: str,
+                                                         line: str) -> None:
+    path = solved.path(f"out/emails/{customer}.txt")
+    original = path.read_text(encoding="utf-8")
+    try:
+        path.write_text(original.replace("Kind regards", f"{line}\n\nKind regards"),
+                        encoding="utf-8")
+        assert "emails-scope/emails-leave-out-unmentioned" in solved.failed()
+    finally:
+        path.write_text(original, encoding="utf-8")
