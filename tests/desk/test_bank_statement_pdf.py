@@ -111,6 +111,30 @@ def test_a_withdrawal_keyed_as_a_deposit_fails(solved: Solved) -> None:
     assert _edited(solved, TXNS, change) == ["transactions-amounts-to-the-cent"]
 
 
+def _display(v: str) -> str:
+    """An amount as a display format writes it: $, thousands separators, (negative)."""
+    f = float(v)
+    return f"(${abs(f):,.2f})" if f < 0 else f"${f:,.2f}"
+
+
+def test_amounts_in_display_format_fail(solved: Solved) -> None:
+    """The prompt asks for plain decimals to the cent, a withdrawal with a minus sign:
+    "$1,171.00" or "($17,329.07)" are the right figures in the wrong format."""
+    def txns(rows: Rows) -> Rows:
+        for r in rows:
+            r["amount"], r["balance"] = _display(r["amount"]), _display(r["balance"])
+        return rows
+
+    def summary(rows: Rows) -> Rows:
+        for r in rows:
+            if "." in r["value"]:
+                r["value"] = _display(r["value"])
+        return rows
+    assert _edited(solved, TXNS, txns) == ["transactions-amounts-to-the-cent",
+                                           "transactions-running-balance-ties"]
+    assert _edited(solved, SUMMARY, summary) == ["summary-to-the-cent"]
+
+
 def test_run_accepts_the_reference_and_rejects_null(tmp_path: Path) -> None:
     ok = CliRunner().invoke(main, ["run", TASK, "--agent", "reference", "--out",
                                    str(tmp_path / "ref")])
