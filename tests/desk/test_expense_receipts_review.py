@@ -128,6 +128,24 @@ def test_the_duplicate_receipt_approved_fails(solved: Solved) -> None:
     assert failed == ["review-decisions"]
 
 
+@pytest.mark.parametrize("old,new,check", [
+    # the two counts swapped in one sentence: each count still sits by its word somewhere
+    ("Of 14 claims, 9 are approved for reimbursement.\n",
+     "Of 14 claims, 5 are approved and 9 are rejected.\n", "notes-approved-count"),
+    # an approved claim added to the list of rejected claims
+    ("- EC-1054: date differs.\n", "- EC-1054: date differs.\n- EC-1042: amount differs.\n",
+     "notes-approved-not-listed/notes-no-approved-claim-rejected"),
+])
+def test_wrong_notes_refused(solved: Solved, old: str, new: str, check: str) -> None:
+    assert check in _replace(solved, "out/review_notes.md", old, new)
+
+
+def test_an_approved_claim_mentioned_as_approved_passes(solved: Solved) -> None:
+    assert _replace(solved, "out/review_notes.md", "- EC-1054: date differs.\n",
+                    "- EC-1054: date differs.\n\nEC-1042 is the largest approved claim.\n"
+                    ) == []
+
+
 def test_run_accepts_the_reference_and_rejects_null(tmp_path: Path) -> None:
     ok = CliRunner().invoke(main, ["run", TASK, "--agent", "reference", "--out",
                                    str(tmp_path / "ref")])
