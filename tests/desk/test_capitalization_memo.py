@@ -101,6 +101,15 @@ def test_threshold_on_the_order_total_fails(solved: Solved) -> None:
                                                        memo.replace(line, wrong))
 
 
+def test_costs_in_display_format_fail(solved: Solved) -> None:
+    """The table's amount is a plain decimal (1234.56): "$11,843.35" is refused."""
+    rows = list(csv.reader(io.StringIO(solved.path(TABLE).read_text(encoding="utf-8"))))
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(
+        [rows[0], *[[*r[:2], f"${float(r[2]):,.2f}"] for r in rows[1:]]])
+    assert _restoring(solved, TABLE, buf.getvalue()) == ["decisions-and-costs-to-the-cent"]
+
+
 @pytest.mark.parametrize("tier", ["easy", "hard"])
 def test_solution_decides_every_tier(tmp_path: Path, tier: str) -> None:
     """The other tiers' files, made by the generator, are decided as their reference."""
