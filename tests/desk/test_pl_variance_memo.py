@@ -62,3 +62,19 @@ def test_revenue_sign_read_the_ledger_way_fails(solved: Solved) -> None:
         assert "explains-each-line-the-rule-explains" in solved.failed()
     finally:
         path.write_text(original, encoding="utf-8")
+
+
+@pytest.mark.parametrize("new", ["Net income for May was -$273,697.94",
+                                 "Net income for May was a loss of $273,697.94",
+                                 "Net income for May was ($273,697.94)"])
+def test_net_income_with_the_wrong_sign_fails(solved: Solved, new: str) -> None:
+    """May's net income is a profit; the figure with a loss's sign is wrong."""
+    path = solved.path(MEMO)
+    original = path.read_text(encoding="utf-8")
+    assert "Net income for May was $273,697.94" in original
+    try:
+        path.write_text(original.replace("Net income for May was $273,697.94", new),
+                        encoding="utf-8")
+        assert "net-income-sentence" in solved.failed()
+    finally:
+        path.write_text(original, encoding="utf-8")
