@@ -73,6 +73,57 @@ def test_bank_items_left_out_fails(solved: Solved) -> None:
         path.write_text(original, encoding="utf-8")
 
 
+def _rewritten(solved: Solved, rel: str, lines: list[str]) -> list[str]:
+    path = solved.path(rel)
+    original = path.read_text(encoding="utf-8")
+    try:
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return solved.failed()
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
+def _display(v: str) -> str:
+    f = float(v)
+    return f"(${abs(f):,.2f})" if f < 0 else f"${f:,.2f}"
+
+
+def test_amounts_in_display_format_fail(solved: Solved) -> None:
+    """Plain decimals (-1234.56) asked: "$800,906.80" or "($12,500.00)" are refused."""
+    pos = solved.path(POSITION).read_text(encoding="utf-8").splitlines()
+    shown = [pos[0], *(",".join([*x.split(",")[:2], *(f'"{_display(v)}"'
+                                                      for v in x.split(",")[2:])])
+                       for x in pos[1:])]
+    assert _rewritten(solved, POSITION, shown) == ["position-figures-to-the-cent"]
+    items = solved.path(ITEMS).read_text(encoding="utf-8").splitlines()
+    shown = [items[0]]
+    for x in items[1:]:
+        c = x.split(",")
+        shown.append(",".join([*c[:3], f'"{_display(c[3])}"', c[4]]))
+    assert _rewritten(solved, ITEMS, shown) == ["items-account-date-amount-type"]
+
+
+def test_total_row_first_fails(solved: Solved) -> None:
+    lines = solved.path(POSITION).read_text(encoding="utf-8").splitlines()
+    moved = [lines[0], lines[-1], *lines[1:-1]]
+    assert _rewritten(solved, POSITION, moved) == ["position-rows/total-is-the-last-row"]
+
+
+@pytest.mark.parametrize("label", ["", "Total", "All accounts"])
+def test_any_label_of_the_total_row_passes(solved: Solved, label: str) -> None:
+    """The prompt names no label for the Total row: not refused (it was: a false reject)."""
+    lines = solved.path(POSITION).read_text(encoding="utf-8").splitlines()
+    assert lines[-1].startswith("Total,All bank accounts,")
+    relabelled = [*lines[:-1], lines[-1].replace("All bank accounts", label, 1)]
+    assert _rewritten(solved, POSITION, relabelled) == []
+
+
+def test_an_account_misnamed_fails(solved: Solved) -> None:
+    lines = solved.path(POSITION).read_text(encoding="utf-8").splitlines()
+    wrong = [lines[0], lines[1].replace("Operating account", "Operating"), *lines[2:]]
+    assert _rewritten(solved, POSITION, wrong) == ["position-rows/accounts-named-as-in-the-list"]
+
+
 @pytest.mark.parametrize("tier", ["easy", "hard"])
 def test_solution_solves_every_tier(tmp_path: Path, tier: str) -> None:
     """The other tiers' files, made by the generator, are solved to their own reference."""
