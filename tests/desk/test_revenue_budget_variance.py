@@ -100,6 +100,26 @@ def test_a_flag_flipped_near_the_threshold_fails(solved: Solved) -> None:
         path.write_text(original, encoding="utf-8")
 
 
+@pytest.mark.parametrize(("old", "new"), [
+    # a flagged line's actual and budget swapped: same figures, same sentence
+    ("68,930.15 invoiced against a budget of 88,400.00",
+     "88,400.00 invoiced against a budget of 68,930.15"),
+    # the totals swapped
+    ("May revenue was 575,434.38 against a total budget of 579,200.00",
+     "May revenue was 579,200.00 against a total budget of 575,434.38"),
+])
+def test_actual_and_budget_swapped_fails(solved: Solved, old: str, new: str) -> None:
+    path = solved.path("out/commentary.txt")
+    original = path.read_text(encoding="utf-8")
+    assert old in original
+    path.write_text(original.replace(old, new, 1), encoding="utf-8")
+    try:
+        assert "commentary-figures-in-their-roles/commentary-actual-and-budget-in-their-roles" \
+            in solved.failed()
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
 def test_run_accepts_the_reference_and_rejects_null(tmp_path: Path) -> None:
     ok = CliRunner().invoke(main, ["run", TASK, "--agent", "reference", "--out",
                                    str(tmp_path / "ref")])
