@@ -400,16 +400,47 @@ def recalculation_env() -> dict[str, str]:
     return {**env, "LANG": RECALC_LOCALE, "LC_ALL": RECALC_LOCALE, "TZ": RECALC_TZ}
 
 
+CRASH_RETRIES = 1
+"""Times a conversion is run again, with a fresh profile, after LibreOffice died of a
+signal (an abort under load: exit 134 was seen with two graders converting at once).
+A workbook that crashes it every time is still a grader error, naming each exit."""
+
+
 def convert_with_soffice(src: Path, outdir: Path, *, timeout: float = RECALC_TIMEOUT) -> Path:
     """Have LibreOffice headless load ``src`` (recalculating) and write it to ``outdir``.
 
     A private profile (``-env:UserInstallation``) under ``outdir``'s parent, set to
-    recalculate every formula on load, keeps parallel conversions apart. Raises on a
-    missing ``soffice``, a timeout (the process group is killed) or no output.
+    recalculate every formula on load, keeps parallel conversions apart. A LibreOffice
+    killed by a signal is run again (:data:`CRASH_RETRIES`). Raises on a missing
+    ``soffice``, a timeout (the process group is killed) or no output.
     """
     exe = find_soffice()
+    exits: list[int] = []
+    for attempt in range(CRASH_RETRIES + 1):
+        proc, out, err = _soffice_once(exe, src, outdir, attempt, timeout)
+        result = outdir / (src.stem + ".xlsx")
+        if proc.returncode == 0 and result.is_file():
+            return result
+        exits.append(proc.returncode)
+        if not _died_of_signal(proc.returncode):
+            break
+    tail = (err or out).decode("utf-8", "replace").strip()[-500:]
+    raise RuntimeError(f"LibreOffice failed to recalculate {src.name} (exit "
+                       f"{', then '.join(str(x) for x in exits)}): {tail or 'no output'}")
+
+
+def _died_of_signal(returncode: int) -> bool:
+    """Whether a process ended by a signal (negative, or 128 + the signal as a shell or
+    LibreOffice's own launcher reports it)."""
+    return returncode < 0 or 128 < returncode < 160
+
+
+def _soffice_once(exe: str, src: Path, outdir: Path, attempt: int,
+                  timeout: float) -> tuple[subprocess.Popen[bytes], bytes, bytes]:
+    """One LibreOffice conversion of ``src`` into ``outdir`` with a profile of its own
+    (``lo-profile`` beside ``outdir``, a new one for each attempt)."""
     work = outdir.parent
-    profile = work / "lo-profile"
+    profile = work / ("lo-profile" if attempt == 0 else f"lo-profile-{attempt}")
     (profile / "user").mkdir(parents=True, exist_ok=True)
     (profile / "user" / "registrymodifications.xcu").write_text(_RECALC_SETTINGS,
                                                                 encoding="utf-8")
@@ -429,12 +460,7 @@ def convert_with_soffice(src: Path, outdir: Path, *, timeout: float = RECALC_TIM
         proc.communicate()
         raise TimeoutError(f"LibreOffice did not recalculate {src.name} within {timeout:g} s"
                            ) from None
-    result = outdir / (src.stem + ".xlsx")
-    if proc.returncode != 0 or not result.is_file():
-        tail = (err or out).decode("utf-8", "replace").strip()[-500:]
-        raise RuntimeError(f"LibreOffice failed to recalculate {src.name} (exit "
-                           f"{proc.returncode}): {tail or 'no output'}")
-    return result
+    return proc, out, err
 
 
 def _recalculated_sheets(data: bytes, rel: str, timeout: float) -> list[Sheet]:
@@ -907,7 +933,8 @@ def xlsx_no_errors(spec: XlsxNoErrors, ctx: CheckContext) -> CheckResult:
                           f"{hint}", **metrics)
 
 
-__all__ = ["CENT_TOLERANCE", "EXCEL_ERRORS", "MAX_TOLERANCE", "RECALCULATING", "RECALC_TIMEOUT",
+__all__ = ["CENT_TOLERANCE", "CRASH_RETRIES", "EXCEL_ERRORS", "MAX_TOLERANCE", "RECALCULATING",
+           "RECALC_TIMEOUT",
            "ROUNDING_MAX_REL_TOL", "Sheet", "XlsxHasFormulas", "XlsxNoErrors", "XlsxRefValues",
            "XlsxTableValues", "XlsxValuePresent",
            "cached_formula_values", "cell_figure", "cell_name", "convert_with_soffice",

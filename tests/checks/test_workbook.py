@@ -11,6 +11,7 @@ absent; under ``CI=true`` they fail (``.ci/run`` installs ``libreoffice-calc``).
 from __future__ import annotations
 
 import datetime
+import os
 import re
 import zipfile
 from pathlib import Path
@@ -24,9 +25,11 @@ from checks.errors import CheckSpecError
 from checks.registry import CheckResult, parse_checks
 from checks.verdict import evaluate, run_check
 from checks.workbook import (
+    CRASH_RETRIES,
     cached_formula_values,
     cell_figure,
     convert_with_soffice,
+    find_soffice,
     is_live_formula,
     recalculated,
 )
@@ -342,6 +345,54 @@ def test_a_hanging_conversion_times_out(tmp_path: Path, lo: None) -> None:
     build_report(tmp_path / "in.xlsx")
     with pytest.raises(TimeoutError, match=r"did not recalculate in\.xlsx within 0\.05 s"):
         convert_with_soffice(tmp_path / "in.xlsx", tmp_path / "out", timeout=0.05)
+
+
+def _wrapped_soffice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> Path:
+    """A ``soffice`` ahead of the real one on the PATH running ``script`` (sh) first;
+    ``$REAL`` is the real one, ``$CALLS`` a file with a line per call."""
+    real = find_soffice()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls"
+    wrapper = bin_dir / "soffice"
+    wrapper.write_text(f"#!/bin/sh\nREAL='{real}'\nCALLS='{calls}'\necho x >> \"$CALLS\"\n"
+                       f"{script}\n")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    return calls
+
+
+def test_a_conversion_libreoffice_aborted_is_run_again(tmp_path: Path, lo: None,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """LibreOffice aborted (exit 134) under two graders' load: the check was a grader
+    error. It is converted again, with a profile of its own, and the figure read."""
+    calls = _wrapped_soffice(tmp_path, monkeypatch, '[ "$(wc -l < "$CALLS")" -gt 1 ] || '
+                             'kill -ABRT $$\nexec "$REAL" "$@"')
+    build_report(tmp_path / "in.xlsx")
+    out = convert_with_soffice(tmp_path / "in.xlsx", tmp_path / "out")
+    assert openpyxl.load_workbook(out, data_only=True)["Aging"]["B5"].value == 600
+    assert len(calls.read_text().splitlines()) == 2
+
+
+def test_a_workbook_that_crashes_libreoffice_each_time_is_a_grader_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    require_soffice()
+    calls = _wrapped_soffice(tmp_path, monkeypatch, "kill -SEGV $$")
+    build_report(tmp_path / "in.xlsx")
+    with pytest.raises(RuntimeError, match=r"failed to recalculate in\.xlsx \(exit -11, "
+                                           r"then -11\)"):
+        convert_with_soffice(tmp_path / "in.xlsx", tmp_path / "out")
+    assert len(calls.read_text().splitlines()) == 1 + CRASH_RETRIES
+
+
+def test_a_conversion_that_fails_without_a_crash_is_not_run_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    require_soffice()
+    calls = _wrapped_soffice(tmp_path, monkeypatch, "echo 'General Error' >&2; exit 1")
+    build_report(tmp_path / "in.xlsx")
+    with pytest.raises(RuntimeError, match=r"\(exit 1\): General Error"):
+        convert_with_soffice(tmp_path / "in.xlsx", tmp_path / "out")
+    assert len(calls.read_text().splitlines()) == 1
 
 
 # --- the grader's environment -----------------------------------------------------------
