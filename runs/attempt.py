@@ -4,7 +4,9 @@ The attempt folder::
 
     DIR/books.db                 the store (event log and read tables)
     DIR/turns/NN/workspace/      what the agent saw and left (prompt.md, ERP_GUIDE.md,
-                                 inbox/, inbox/archive/, out/)
+                                 inbox/ with the documents new to the turn, out/; the
+                                 earlier documents' inbox/archive/ is moved on to the
+                                 next turn, whole only in the last turn's)
     DIR/turns/NN/outputs/        a snapshot of the turn's out/ folder
     DIR/turns/NN/agent.log       what went wrong, if the agent crashed
     DIR/turns/NN/agent/          an external agent's logs (stdout.log, stderr.log,
@@ -204,32 +206,60 @@ def _sha256(path: Path) -> str:
 
 
 def _write_inbox(workspace: Path, new: list[DocumentDelivered],
-                 old: list[DocumentDelivered], previous: Path | None) -> None:
+                 old: list[DocumentDelivered], previous: Path | None,
+                 papers: frozenset[str] = frozenset()) -> None:
     """New documents in ``inbox/``, earlier ones in ``inbox/archive/``.
 
-    Each document's file is written once, read-only, and hard-linked into later
-    turns' archives (creating a file costs this filesystem about a millisecond, a link
-    twenty microseconds). The documents themselves are in the log (``DocumentDelivered``);
-    these folders are the agent's copies.
+    The previous turn's archive is moved on into this workspace (one rename, whatever
+    its size: linking each earlier document into every turn's archive made a year of
+    turns cost turns x documents links), then what the previous turn found new is
+    hard-linked into it from that turn's inbox. A turn's folder thus keeps the
+    documents new to it in ``inbox/``; its archive is the union of the earlier turns'
+    inboxes, and only the last turn's workspace holds it whole. What an agent added to
+    or removed from the archive it was given is undone: the archive holds exactly the
+    earlier documents (and ``papers``, the scenario's own, which the caller writes).
+    Each document's file is written once, read-only (creating a file costs this
+    filesystem about a millisecond, a link twenty microseconds). The documents
+    themselves are in the log (``DocumentDelivered``); these folders are the agent's
+    copies.
     """
     box = workspace / "inbox"
-    (box / "archive").mkdir(parents=True, exist_ok=True)
+    box.mkdir(parents=True, exist_ok=True)
     archive = os.path.join(box, "archive")
-    # most earlier documents are in the previous turn's archive; the rest in its inbox
-    sources = ((os.path.join(previous, "inbox", "archive"), os.path.join(previous, "inbox"))
-               if previous else ())
+    carried = os.path.join(previous, "inbox", "archive") if previous else None
+    if carried is not None and os.path.isdir(carried) and not os.path.islink(carried):
+        os.rename(carried, archive)
+    else:
+        os.mkdir(archive)
+    wanted = {doc.filename for doc in old}
+    present: set[str] = set()
+    with os.scandir(archive) as entries:
+        for entry in entries:
+            if entry.name in wanted and entry.is_file(follow_symlinks=False):
+                present.add(entry.name)
+            elif entry.name not in papers:  # the agent's own, or a document replaced
+                _remove(entry.path)
+    inbox = os.path.join(previous, "inbox") if previous else None
     for doc in old:
+        if doc.filename in present:
+            continue
         dest = os.path.join(archive, doc.filename)
-        for folder in sources:
-            try:
-                os.link(os.path.join(folder, doc.filename), dest)
-                break
-            except OSError:
-                continue
-        else:
+        try:
+            if inbox is None:
+                raise FileNotFoundError(doc.filename)
+            os.link(os.path.join(inbox, doc.filename), dest)
+        except OSError:  # not in the previous inbox (removed by its agent, or no turn)
             _write_read_only(Path(dest), doc.data())
     for doc in new:
         _write_read_only(box / doc.filename, doc.data())
+
+
+def _remove(path: str) -> None:
+    """Remove a file, a link or a folder tree the agent left in its archive."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
 
 
 def _write_read_only(path: Path, data: bytes) -> None:
@@ -637,7 +667,8 @@ def _run_turn(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
     (ws / "out").mkdir(parents=True)
     if sc.turns.carry_files and previous_out is not None and previous_out.exists():
         shutil.copytree(previous_out, ws / "out", dirs_exist_ok=True)
-    _write_inbox(ws, new, old, previous_out.parent if previous_out is not None else None)
+    _write_inbox(ws, new, old, previous_out.parent if previous_out is not None else None,
+                 frozenset(Path(rel).name for rel in loaded.files))
     if n == 1:  # a desk task's supplied files, where its prompt says they are
         for rel, data in loaded.workspace_files.items():
             dest = ws / rel
