@@ -227,39 +227,49 @@ def _write_inbox(workspace: Path, new: list[DocumentDelivered],
     box.mkdir(parents=True, exist_ok=True)
     archive = os.path.join(box, "archive")
     carried = os.path.join(previous, "inbox", "archive") if previous else None
-    if carried is not None and os.path.isdir(carried) and not os.path.islink(carried):
-        os.rename(carried, archive)
-    else:
-        os.mkdir(archive)
     wanted = {doc.filename for doc in old}
     present: set[str] = set()
-    with os.scandir(archive) as entries:
-        for entry in entries:
-            if entry.name in wanted and entry.is_file(follow_symlinks=False):
-                present.add(entry.name)
-            elif entry.name not in papers:  # the agent's own, or a document replaced
-                _remove(entry.path)
-    inbox = os.path.join(previous, "inbox") if previous else None
+    sources: list[str] = [os.path.join(previous, "inbox")] if previous else []
+    if carried is not None and os.path.isdir(carried) and not os.path.islink(carried):
+        os.rename(carried, archive)
+        try:
+            present = _clean_archive(archive, wanted, papers)
+        except OSError:  # something of the agent's it cannot remove: give the archive
+            os.rename(archive, carried)  # back; this one is made afresh
+            present = set()
+    if not os.path.isdir(archive):
+        os.mkdir(archive)
     for doc in old:
         if doc.filename in present:
             continue
         dest = os.path.join(archive, doc.filename)
-        try:
-            if inbox is None:
-                raise FileNotFoundError(doc.filename)
-            os.link(os.path.join(inbox, doc.filename), dest)
-        except OSError:  # not in the previous inbox (removed by its agent, or no turn)
+        for folder in sources:
+            try:
+                os.link(os.path.join(folder, doc.filename), dest)
+                break
+            except OSError:
+                continue
+        else:  # in no earlier folder (removed by its agent, or no earlier turn)
             _write_read_only(Path(dest), doc.data())
     for doc in new:
         _write_read_only(box / doc.filename, doc.data())
 
 
-def _remove(path: str) -> None:
-    """Remove a file, a link or a folder tree the agent left in its archive."""
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path)
-    else:
-        os.unlink(path)
+def _clean_archive(archive: str, wanted: set[str], papers: frozenset[str]) -> set[str]:
+    """Remove from a carried archive what is not one of the ``wanted`` documents as a
+    plain file (nor one of ``papers``): what its agent planted, or a document it replaced
+    with a folder or a link. The documents found, by name."""
+    present: set[str] = set()
+    with os.scandir(archive) as entries:
+        for entry in entries:
+            if entry.name in wanted and entry.is_file(follow_symlinks=False):
+                present.add(entry.name)
+            elif entry.name not in papers:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+    return present
 
 
 def _write_read_only(path: Path, data: bytes) -> None:

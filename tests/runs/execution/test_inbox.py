@@ -134,3 +134,26 @@ def test_an_archive_or_inbox_the_agent_removed_is_written_again(tmp_path: Path,
     for new, archived in agent.seen:
         assert archived == {n: docs[n].data() for n in earlier}
         earlier = {**earlier, **{n: docs[n].data() for n in new}}
+
+
+def test_an_archive_that_cannot_be_cleaned_is_made_afresh(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """What the agent planted cannot be removed (a folder the runner may not delete): the
+    archive goes back to the turn that had it and the next turn's is made afresh, whole."""
+    import shutil
+
+    def refuse(path: object, *args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(shutil, "rmtree", refuse)
+    agent = _ArchiveWatcher(tamper=True)
+    out = _run(tmp_path, agent)
+    docs = _documents(out)
+    earlier: dict[str, bytes] = {}
+    for new, archived in agent.seen:
+        assert archived == {n: docs[n].data() for n in earlier}
+        earlier = {**earlier, **new}
+    turns = sorted((out / "turns").iterdir())
+    kept = [t for t in turns[:-1] if (t / "workspace" / "inbox" / "archive").is_dir()]
+    assert kept, "no archive was given back"
