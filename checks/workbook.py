@@ -208,6 +208,21 @@ class XlsxRefValues(_WorkbookSpec):
     raw_value_ok: bool = False
 
 
+class XlsxRefFormulas(_WorkbookSpec):
+    """Every row of the reference CSV ``ref``: a cell on a row or column mentioning the
+    row's ``label_column`` reads the row's ``value_column`` (after recalculation, to the
+    cent, as :class:`XlsxRefValues` finds it) **and holds a live formula** there: the
+    figures a prompt asks for as live formulas are not typed in, whatever formulas the
+    rest of the workbook holds (``xlsx_has_formulas`` counts formulas anywhere).
+    """
+
+    type: Literal["xlsx_ref_formulas"]
+    ref: RefPath
+    label_column: Column
+    value_column: Column
+    rel_tol: float = Field(default=0.0, ge=0.0, le=ROUNDING_MAX_REL_TOL, allow_inf_nan=False)
+
+
 class XlsxTableValues(_WorkbookSpec):
     """The reference CSV ``ref`` laid out as a table of the sheet: for every reference row,
     the sheet row whose cell reads the row's ``key`` holds, in the column whose header
@@ -243,7 +258,8 @@ class XlsxNoErrors(_WorkbookSpec):
     max_errors: int = Field(default=0, ge=0)
 
 
-RECALCULATING = (XlsxValuePresent, XlsxRefValues, XlsxTableValues, XlsxNoErrors)
+RECALCULATING = (XlsxValuePresent, XlsxRefValues, XlsxRefFormulas, XlsxTableValues,
+                 XlsxNoErrors)
 """The workbook checks that read values after LibreOffice recalculates (they need
 ``soffice``); ``xlsx_has_formulas`` reads the formulas as written."""
 
@@ -771,6 +787,60 @@ def xlsx_ref_values(spec: XlsxRefValues, ctx: CheckContext) -> CheckResult:
     return _result(passed, detail, expected=len(wanted), matched=len(wanted) - len(wrong))
 
 
+@check_type(XlsxRefFormulas)
+@_failing
+def xlsx_ref_formulas(spec: XlsxRefFormulas, ctx: CheckContext) -> CheckResult:
+    """Pass when every reference row's figure is in a live formula cell near its label."""
+    ref = reference_csv(ctx, spec.ref)
+    names = (spec.label_column, spec.value_column)
+    missing_cols = [c for c in names if c not in ref.header]
+    if missing_cols:
+        raise ValueError(f"reference {spec.ref} has no column {', '.join(missing_cols)} "
+                         f"(columns: {', '.join(ref.header)})")
+    li, vi = ref.header.index(spec.label_column), ref.header.index(spec.value_column)
+    wanted: list[tuple[str, float]] = []
+    for n, row in enumerate(ref.rows, 2):
+        label, figure = row[li].strip(), parse_number(row[vi])
+        if not label or figure is None:
+            raise ValueError(f"reference {spec.ref} line {n}: expected a label in "
+                             f"{spec.label_column!r} and a figure in {spec.value_column!r}, got "
+                             f"{row[li]!r}, {row[vi]!r}")
+        wanted.append((label, float(figure)))
+    if not wanted:
+        raise ValueError(f"reference {spec.ref} has no rows")
+    sheets = select_sheets(recalculated(ctx, spec.path), spec.sheet, spec.path)
+    wrong: list[str] = []
+    for label, x in wanted:
+        tol = tolerance(x, spec.rel_tol) + 1e-9
+        typed: list[str] = []
+        live = False
+        for sheet in sheets:
+            rows, cols = _mentions(sheet, label)
+            for cell, v in sorted((sheet.values or {}).items()):
+                if cell[0] not in rows and cell[1] not in cols:
+                    continue
+                fig = cell_figure(v)
+                if fig is None or abs(fig - x) > tol:
+                    continue
+                formula = sheet.formulas.get(cell)
+                if formula is not None and is_live_formula(formula):
+                    live = True
+                    break
+                typed.append(cell_name(sheet.title, cell))
+            if live:
+                break
+        if not live:
+            wrong.append(f"{label}: {_number(x)} " + (
+                f"typed in ({', '.join(typed[:SHOW])}), not a live formula" if typed
+                else "not found near its label"))
+    passed = not wrong
+    detail = (f"{spec.path}: all {len(wanted)} figures of {spec.ref} are live formulas near "
+              f"their labels" if passed else
+              f"{spec.path}: {len(wrong)}/{len(wanted)} figures of {spec.ref} not a live "
+              f"formula near their labels: " + "; ".join(wrong[:SHOW]))
+    return _result(passed, detail, expected=len(wanted), matched=len(wanted) - len(wrong))
+
+
 def _as_text(value: Any) -> str:
     """A cell's value compared as text: a whole number as its digits, a date (or a date
     and midnight) as YYYY-MM-DD, text folded."""
@@ -935,7 +1005,8 @@ def xlsx_no_errors(spec: XlsxNoErrors, ctx: CheckContext) -> CheckResult:
 
 __all__ = ["CENT_TOLERANCE", "CRASH_RETRIES", "EXCEL_ERRORS", "MAX_TOLERANCE", "RECALCULATING",
            "RECALC_TIMEOUT",
-           "ROUNDING_MAX_REL_TOL", "Sheet", "XlsxHasFormulas", "XlsxNoErrors", "XlsxRefValues",
+           "ROUNDING_MAX_REL_TOL", "Sheet", "XlsxHasFormulas", "XlsxNoErrors", "XlsxRefFormulas",
+           "XlsxRefValues",
            "XlsxTableValues", "XlsxValuePresent",
            "cached_formula_values", "cell_figure", "cell_name", "convert_with_soffice",
            "find_soffice", "formula_view", "is_live_formula", "recalculated",

@@ -610,3 +610,46 @@ def test_table_values_read_dates_as_iso(ctx: CheckContext, lo: None) -> None:
     assert _as_text(datetime.datetime(2026, 3, 31)) == "2026-03-31"
     assert _as_text(1000.0) == "1000" and _as_text(" Total ") == "total"
     assert _as_text(None) == ""
+
+
+# --- xlsx_ref_formulas: the reference's figures as live formulas near their labels --------
+
+REF_FORMULAS = {"type": "xlsx_ref_formulas", "path": "report.xlsx", "ref": "totals.csv",
+                "label_column": "bucket", "value_column": "total"}
+
+
+def test_ref_formulas_pass_on_a_live_formula_near_its_label(ctx: CheckContext,
+                                                            lo: None) -> None:
+    _ref(ctx, "bucket,total\nTotal,600.00\n")  # Aging!B5 = SUM(B2:B4)
+    r = check(ctx, **REF_FORMULAS)
+    assert r.passed, r.detail
+    assert r.detail == ("report.xlsx: all 1 figures of totals.csv are live formulas near "
+                        "their labels")
+
+
+def test_ref_formulas_fail_on_a_typed_figure_whatever_formulas_elsewhere(
+        ctx: CheckContext, lo: None) -> None:
+    """Beta's 200 is typed on its row (the workbook has live formulas elsewhere: the
+    count of xlsx_has_formulas would pass): a typed-in total is refused."""
+    _ref(ctx, "bucket,total\nBeta,200.00\nTotal,600.00\n")
+    r = check(ctx, **REF_FORMULAS)
+    assert not r.passed
+    assert r.detail == ("report.xlsx: 1/2 figures of totals.csv not a live formula near their "
+                        "labels: Beta: 200 typed in (Aging!B3), not a live formula")
+    _ref(ctx, "bucket,total\nTotal,600.01\n")  # a cent off: no cell reads it
+    r = check(ctx, **REF_FORMULAS)
+    assert not r.passed and "Total: 600.01 not found near its label" in r.detail
+    _ref(ctx, "bucket,total\nTotal,1240.00\n")  # =1240 is a constant, not a live formula
+    r = check(ctx, **REF_FORMULAS)
+    assert not r.passed and "Total: 1,240 typed in (Aging!E5)" in r.detail
+
+
+def test_ref_formulas_bad_reference_is_a_grader_error(ctx: CheckContext, lo: None) -> None:
+    _ref(ctx, "bucket,amount\nTotal,600.00\n")
+    with pytest.raises(ValueError, match=r"reference totals.csv has no column total"):
+        check(ctx, **REF_FORMULAS)
+    _ref(ctx, "bucket,total\n")
+    with pytest.raises(ValueError, match=r"reference totals\.csv has no rows"):
+        check(ctx, **REF_FORMULAS)
+    assert set(problems({"type": "xlsx_ref_formulas", "path": "report.xlsx"})) == {
+        "checks[0].ref", "checks[0].label_column", "checks[0].value_column"}
