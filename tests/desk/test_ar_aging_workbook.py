@@ -51,7 +51,27 @@ def _typed_total(wb: Any) -> None:
     wb["Summary"]["B7"] = 1.0
 
 
+def _typed_totals_over_day_formulas(wb: Any) -> None:
+    """The right figures, but the bucket totals typed in: the six formulas the count wants
+    are days-past-due formulas on invoice rows (today minus the due date, live)."""
+    import csv
+
+    ref = Path(__file__).resolve().parents[2] / "desk" / "tasks" / TASK / "reference"
+    totals = {r["bucket"]: float(r["total"]) for r in
+              csv.DictReader((ref / "aging_totals.csv").open(encoding="utf-8"))}
+    sheet = wb["Invoices"]
+    days, due = _column(sheet, "days"), _column(sheet, "due")
+    for row in sheet.iter_rows(min_row=2):
+        due_at = row[due - 1].coordinate
+        row[days - 1].value = f'=DATEVALUE("2026-04-15")-DATEVALUE({due_at})'
+    for row in wb["Summary"].iter_rows(min_row=2):
+        if row[0].value in totals:
+            row[1].value = totals[row[0].value]
+
+
 CASES: list[Case] = [
+    ("output: totals typed in, the formula count met on the invoice rows",
+     _edit_book(_typed_totals_over_day_formulas), "totals-are-formulas-where-read"),
     ("wrong figure: days past due a day off", _edit_book(_a_day_off),
      "invoice-days-and-balances"),
     ("wrong figure: a balance a cent off", _edit_book(_a_cent_off), "invoice-days-and-balances"),
