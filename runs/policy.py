@@ -22,39 +22,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from runs.errors import BadInput
+from runs.policy_table import PolicyTable, Rule, load_policy
 from runs.validate import CLASSES, MutantOutcome
 from scenarios.loader import LoadedScenario
-from scenarios.strict_yaml import parse_yaml
 
-POLICY_FILE = "policy.yaml"
 BEGIN = "<!-- policy table -->"
 END = "<!-- end policy table -->"
-
-
-class Rule(BaseModel):
-    """One rule the agent is given."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: int = Field(ge=1)
-    rule: str = Field(min_length=1, max_length=400)
-    source: str = Field(min_length=1, max_length=200)
-    checks: tuple[str, ...] = ()
-    mutants: tuple[str, ...] = ()
-
-
-class PolicyTable(BaseModel):
-    """A scenario's rules, numbered."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    rules: tuple[Rule, ...] = Field(min_length=1)
 
 
 @dataclass
@@ -64,26 +38,6 @@ class RuleFinding:
     rule: Rule
     caught: int = 0
     problems: list[str] = field(default_factory=list)
-
-
-def load_policy(folder: Path) -> PolicyTable:
-    """The folder's ``policy.yaml``; :class:`BadInput` naming the file, field and value."""
-    path = folder / POLICY_FILE
-    if not path.is_file():
-        raise BadInput(f"{path}: no policy table (expected {POLICY_FILE} listing the rules)")
-    try:
-        data: Any = parse_yaml(path.read_text(encoding="utf-8"))
-        table = PolicyTable.model_validate(data)
-    except yaml.YAMLError as e:
-        raise BadInput(f"{path}: not YAML ({e})") from None
-    except ValidationError as e:
-        err = e.errors(include_url=False)[0]
-        where = ".".join(str(x) for x in err["loc"])
-        raise BadInput(f"{path}: {where}: {err['msg']} (got {err.get('input')!r})") from None
-    ids = [r.id for r in table.rules]
-    if ids != list(range(1, len(ids) + 1)):
-        raise BadInput(f"{path}: rules must be numbered 1..{len(ids)} in order (got {ids})")
-    return table
 
 
 def _cell(text: str) -> str:

@@ -40,15 +40,13 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from erp import commands as c
 from erp import queries as q
 from erp.commands import Command
 from erp.errors import CommandRejected
 from erp.events import Role
 from runs.attempt import AttemptResult, Recording, run_attempt
-from runs.errors import ValidationAborted
+from runs.errors import BadInput, ValidationAborted
 from runs.output_mutants import (
     OUTPUT_OPS,
     Plan,
@@ -57,8 +55,8 @@ from runs.output_mutants import (
     same_content,
     same_values,
 )
+from runs.policy_table import POLICY_FILE, load_policy
 from scenarios.loader import LoadedScenario, load_scenario
-from scenarios.strict_yaml import parse_yaml
 from scenarios.turn import TurnContext
 from sim.rng import text_random
 
@@ -651,16 +649,13 @@ def opted_in(loaded: LoadedScenario) -> frozenset[str]:
     """The :data:`OPT_IN_OPERATORS` the scenario's ``policy.yaml`` names in its rules (none
     without one; a table that cannot be read names none here, and ``--policy`` reports
     it)."""
-    path = loaded.base_dir / "policy.yaml"
-    try:
-        data = parse_yaml(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, yaml.YAMLError):
+    if not (loaded.base_dir / POLICY_FILE).is_file():
         return frozenset()
-    rules = data.get("rules") if isinstance(data, dict) else None
-    named = {op for r in (rules if isinstance(rules, list) else []) if isinstance(r, dict)
-             and isinstance(r.get("mutants"), list) for op in r["mutants"]
-             if isinstance(op, str)}
-    return OPT_IN_OPERATORS & named
+    try:
+        table = load_policy(loaded.base_dir)
+    except (OSError, BadInput):
+        return frozenset()
+    return OPT_IN_OPERATORS & {op for rule in table.rules for op in rule.mutants}
 
 
 def _candidates(recording: Recording, turns: Path | None = None,
