@@ -81,3 +81,52 @@ def test_workbook_mutants_fail(solved: Solved, what: str) -> None:
         assert not [f for f in failed if "group" in f], failed  # the CSV is untouched
     finally:
         path.write_bytes(original)
+
+
+def test_summary_typed_over_account_row_formulas_fails(solved: Solved) -> None:
+    """The summary's current and prior typed in (right figures), the formula count met by
+    formulas on the account rows: not live formulas where they are read."""
+    import csv
+
+    path = solved.path("out/closing_package.xlsx")
+    original = path.read_bytes()
+    ref = {r["group"]: r for r in csv.DictReader(
+        solved.path("out/tb_by_group.csv").open(encoding="utf-8"))}
+    try:
+        wb = openpyxl.load_workbook(path)
+        for row in wb["Summary"].iter_rows(min_row=2):
+            if row[0].value in ref:
+                row[1].value = float(ref[row[0].value]["current"])
+                row[2].value = float(ref[row[0].value]["prior"])
+        accounts = wb["Balances"]
+        accounts["E1"], accounts["F1"] = "change", "current, rounded"
+        for r in range(2, accounts.max_row + 1):
+            accounts[f"E{r}"] = f"=C{r}-D{r}"
+            accounts[f"F{r}"] = f"=ROUND(C{r},2)"
+        wb.save(path)
+        assert solved.failed() == ["summary-current-is-formulas", "summary-prior-is-formulas"]
+    finally:
+        path.write_bytes(original)
+
+
+def test_csv_amounts_in_display_format_fail(solved: Solved) -> None:
+    """Plain decimals (-1234.50) asked: a credit in parentheses, as April's export writes
+    it, or "$1,234.50" is refused."""
+    import csv
+    import io
+
+    path = solved.path("out/tb_by_group.csv")
+    original = path.read_text(encoding="utf-8")
+    rows = list(csv.reader(io.StringIO(original)))
+
+    def shown(v: str) -> str:
+        f = float(v)
+        return f"({abs(f):,.2f})" if f < 0 else f"${f:,.2f}"
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(
+        [rows[0], *([r[0], *map(shown, r[1:])] for r in rows[1:])])
+    try:
+        path.write_text(buf.getvalue(), encoding="utf-8")
+        assert solved.failed() == ["group-balances-to-the-cent"]
+    finally:
+        path.write_text(original, encoding="utf-8")
