@@ -88,7 +88,46 @@ def _error_cell(wb: Any) -> None:
     wb["Company TB"]["F1"] = "=1/0"
 
 
+def _net_column(sheet: Any) -> None:
+    """A net column of live formulas on the legacy rows: makes up the formula count."""
+    sheet.cell(1, sheet.max_column + 1).value = "net"
+    col = sheet.max_column
+    for r in range(2, sheet.max_row + 1):
+        sheet.cell(r, col).value = f"=C{r}-D{r}"
+
+
+def _every_lookup_typed_count_made_up(wb: Any) -> None:
+    """Every company account typed in (the right ones), a net column making up the count."""
+    sheet = wb["Legacy TB"]
+    rules = [(r[0], r[1], r[2]) for r in wb["Rules"].iter_rows(min_row=2, values_only=True)]
+    for r in range(2, sheet.max_row + 1):
+        account = sheet.cell(r, 1).value
+        sheet.cell(r, 5).value = next(c for lo, hi, c in rules if lo <= account <= hi)
+    _net_column(sheet)
+
+
+def _company_tb_typed_count_made_up(wb: Any) -> None:
+    """The Company TB's debits and credits typed in (the right figures), a net column on
+    the legacy rows making up the count (with the lookups: 34 of the 33 wanted)."""
+    import csv
+
+    ref = Path(__file__).resolve().parents[2] / "desk" / "tasks" / TASK / "reference"
+    want = {r["account"]: r for r in
+            csv.DictReader((ref / "company_tb.csv").open(encoding="utf-8"))}
+    tb = wb["Company TB"]
+    for row in tb.iter_rows(min_row=2):
+        key = str(row[0].value)
+        if key in want:
+            row[2].value = float(want[key]["debit"])
+            row[3].value = float(want[key]["credit"])
+    _net_column(wb["Legacy TB"])
+
+
 CASES: list[Case] = [
+    ("output: every lookup typed in, the formula count made up by a net column",
+     _edit_book(_every_lookup_typed_count_made_up), "live-cells/company-account-lookups"),
+    ("output: the Company TB typed in, the formula count made up by net columns",
+     _edit_book(_company_tb_typed_count_made_up), "live-cells/company-tb-formulas"),
     ("output: a lookup typed in", _edit_book(_typed_lookup), "lookups-and-totals-are-live"),
     ("wrong identifier: the carve-out rule ignored", _edit_book(_wrong_rule),
      "legacy-rows-mapped"),
