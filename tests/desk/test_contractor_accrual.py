@@ -67,3 +67,11 @@ def test_the_entry_sentence_states_its_date(attempt: tuple[Path, Path],
 def test_the_entry_sentence_may_not_deny_it(attempt: tuple[Path, Path]) -> None:
     v = _regrade(attempt, replace_text(MEMO, "The entry dated", "The entry not dated"))
     assert "memo-states-the-entry" in failed_names(v)
+
+
+def test_the_entry_sentence_states_its_direction(attempt: tuple[Path, Path]) -> None:
+    """The entry stated the other way round (debit 2100, credit 6300): a wrong fact."""
+    v = _regrade(attempt, replace_text(
+        MEMO, "debits 6300 Contractors and credits 2100 Accrued liabilities",
+        "debits 2100 Accrued liabilities and credits 6300 Contractors"))
+    assert failed_names(v) == {"memo-states-the-entry"}
