@@ -19,6 +19,7 @@ from tests.desk.output_mutants import (
     replace_text,
     set_cell,
     solved_attempt,
+    write_rows,
 )
 
 TASK = "payment-proposal-script"
@@ -39,6 +40,12 @@ def _hard_coded(ws: Path) -> None:
     (ws / SCRIPT).write_text(
         "import sys\nargs = sys.argv\nout = args[args.index('--output') + 1]\n"
         f"open(out, 'w').write({text!r})\n".replace("\\\\n", "\\n"))
+
+
+def _reversed(ws: Path) -> None:
+    """The proposal's rows last vendor first (the prompt asks for vendor_id order)."""
+    rows = read_rows(ws / OUT)
+    write_rows(ws / OUT, [rows[0], *rows[:0:-1]])
 
 
 CASES: list[tuple[str, Edit, str]] = [
@@ -65,6 +72,8 @@ CASES: list[tuple[str, Edit, str]] = [
      replace_text(SCRIPT, "def main():", "def main():\n    raise RuntimeError('x')"),
      "rerun/script-runs-on-held-out-input"),
     ("tooling: no script left", remove(SCRIPT), "script-left"),
+    ("output: the vendors in reverse order", _reversed,
+     "proposal-in-vendor-id-order/in-vendor-id-order"),
 ]
 
 
