@@ -121,6 +121,27 @@ def test_tax_left_in_the_subtotal_fails(solved: Solved) -> None:
     assert _edited(solved, HEADERS, change) == ["invoices-amounts-to-the-cent"]
 
 
+def test_amounts_in_display_format_fail(solved: Solved) -> None:
+    # the prompt asks for plain decimals to the cent: no currency symbol, no separators
+    def display(text: str) -> str:
+        v = float(text)
+        return f"{'-' if v < 0 else ''}${abs(v):,.2f}"
+
+    def headers(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+        for r in rows:
+            r["subtotal"], r["tax"], r["total"] = (display(r[c]) for c in
+                                                   ("subtotal", "tax", "total"))
+        return rows
+
+    def lines(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+        for r in rows:
+            r["unit_price"], r["amount"] = display(r["unit_price"]), display(r["amount"])
+        return rows
+
+    assert _edited(solved, HEADERS, headers) == ["invoices-amounts-to-the-cent"]
+    assert _edited(solved, LINES, lines) == ["lines-figures-to-the-cent"]
+
+
 def test_run_accepts_the_reference_and_rejects_null(tmp_path: Path) -> None:
     ok = CliRunner().invoke(main, ["run", TASK, "--agent", "reference", "--out",
                                    str(tmp_path / "ref")])
