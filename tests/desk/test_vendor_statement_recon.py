@@ -1,0 +1,50 @@
+"""vendor-statement-recon: the reference outputs are accepted; mutations of them are not,
+and neither is an attempt that writes to the books, which the prompt forbids ("Do not enter
+anything in the books today"): a vendor paid from the bank is a write as much as a bill
+entered."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from runs.cli import main
+from tests.desk.output_mutants import (
+    add_row,
+    cent_up,
+    drop_row,
+    edit_cases,
+    set_cell,
+)
+
+TASK = "vendor-statement-recon"
+SEED = 7
+ITEMS, BALANCES = "out/reconciling_items.csv", "out/balances.csv"
+SOLVE = Path(__file__).resolve().parents[2] / "desk" / "tasks" / TASK / "solution" / "solve"
+
+attempt, test_solution_is_accepted, test_mutation_is_rejected = edit_cases(TASK, [
+    ("missing row: a statement entry left out", drop_row(ITEMS, 0),
+     "items-exactly-the-statement-entries-missing-in-books"),
+    ("add a row: an entry listed twice", add_row(ITEMS, copy_of=0), "items-one-row-each"),
+    ("wrong sign: a credit note as a positive amount",
+     set_cell(ITEMS, 2, "amount", lambda a: a.lstrip("-")), "items-kind-and-signed-amount"),
+    ("wrong figure: a balance a cent off", set_cell(BALANCES, 0, "books_balance", cent_up),
+     "balances-per-vendor"),
+])
+
+
+def test_a_vendor_paid_in_the_books_is_rejected(tmp_path: Path) -> None:
+    # the right files, and one of the ledger's bills paid from the operating account
+    agent = tmp_path / "pays_a_bill"
+    agent.write_text(f"#!/bin/bash\n{SOLVE} \"$@\" || exit 1\n"
+                     "erp payments pay-vendor V001 --bank B-OPER "
+                     "--bill BILL-O00001:1357.00 >&2 || exit 1\n", encoding="utf-8")
+    agent.chmod(0o755)
+    result = CliRunner().invoke(main, ["run", TASK, "--seed", str(SEED), "--agent-cmd",
+                                       str(agent), "--out", str(tmp_path / "run")])
+    verdict = json.loads((tmp_path / "run" / "verdict.json").read_text(encoding="utf-8"))
+    failed = {r["name"] for r in verdict["results"] if r["required"] and not r["passed"]}
+    assert verdict["status"] == "rejected", result.output
+    assert failed == {"no-agent-writes-to-the-books"}
