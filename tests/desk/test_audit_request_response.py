@@ -110,6 +110,20 @@ def test_a_wrong_type_or_request_fails(solved: Solved, old: str, new: str,
         reply.write_text(text, encoding="utf-8")
 
 
+def test_citing_a_second_document_fails(solved: Solved) -> None:
+    """JE-2605-013 said to be supported by its scan and another item's: a wrong fact."""
+    reply = solved.path(REPLY)
+    text = reply.read_text(encoding="utf-8")
+    old = "is supported by support/scan_0597.txt."
+    assert old in text
+    try:
+        reply.write_text(text.replace(old, "is supported by support/scan_0597.txt and "
+                                           "support/scan_0299.txt."), encoding="utf-8")
+        assert solved.failed() == ["JE-2605-013-supported"]
+    finally:
+        reply.write_text(text, encoding="utf-8")
+
+
 @pytest.mark.parametrize("tier", ["easy", "hard"])
 def test_solution_answers_every_tier(tmp_path: Path, tier: str) -> None:
     """The other tiers' files, made by the generator, are answered as their reference."""
