@@ -45,7 +45,20 @@ def _write_statement(ws: Path) -> None:
     (ws / SQL).write_text("DELETE FROM bills\n")
 
 
+def _no_tie_break(ws: Path) -> None:
+    """A one-join query ordered by overpaid_cents alone ("then by bill_id" forgotten): right
+    on both extracts (no ties there), wrong where two bills are overpaid alike."""
+    (ws / SQL).write_text(
+        "SELECT b.bill_id, b.vendor_id, b.total_cents, SUM(pl.amount_cents) AS paid_cents,\n"
+        "       SUM(pl.amount_cents) - b.total_cents AS overpaid_cents\n"
+        "FROM bills AS b JOIN payment_lines AS pl ON pl.bill_id = b.bill_id\n"
+        "JOIN payments AS p ON p.payment_id = pl.payment_id AND p.status = 'cleared'\n"
+        "GROUP BY b.bill_id HAVING paid_cents > b.total_cents\n"
+        "ORDER BY overpaid_cents DESC\n")
+
+
 CASES: list[tuple[str, Edit, str]] = [
+    ("tooling: no tie-break by bill_id", _no_tie_break, "query/tie-extract"),
     ("output: drop a bill", drop_row(OUT, 0), "exactly-the-overpaid-bills"),
     ("output: a bill twice", add_row(OUT, copy_of=1), "one-row-per-bill"),
     ("output: a fully paid bill added",
