@@ -404,14 +404,22 @@ def card_statement_entered(spec: CardStatementEntered, ctx: CheckContext) -> Che
 
 
 def _read(ctx: CheckContext, rel: str, columns: list[str]) -> tuple[list[dict[str, str]], str]:
+    """The file's rows by the prompt's column names: a header naming each of ``columns``
+    once (case and surrounding spaces aside), in any order, other columns ignored (the
+    prompt says which columns, not their order nor that no other may stand beside them)."""
     path = ctx.file(rel)
     if not path.is_file():
         return [], f"{rel} is missing"
-    with path.open(encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f)
-        if reader.fieldnames != columns:
-            return [], f"{rel} has columns {reader.fieldnames}, expected {columns}"
-        return [{k: (v or "").strip() for k, v in row.items()} for row in reader], ""
+    with path.open(encoding="utf-8-sig", newline="") as f:
+        reader = csv.reader(f)
+        header = [h.strip().lower() for h in next(reader, [])]
+        at = {c: [k for k, h in enumerate(header) if h == c] for c in columns}
+        if any(len(ks) != 1 for ks in at.values()):
+            return [], (f"{rel} has columns {header}, expected each of {columns} once "
+                        f"(missing: {[c for c, ks in at.items() if not ks]}, "
+                        f"repeated: {[c for c, ks in at.items() if len(ks) > 1]})")
+        return [{c: (r[ks[0]] if ks[0] < len(r) else "").strip() for c, ks in at.items()}
+                for r in reader if any(x.strip() for x in r)], ""
 
 
 def _cents(text: str) -> int | None:

@@ -232,3 +232,32 @@ def test_a_card_payment_dated_after_today_is_rejected(scenario: LoadedScenario,
     (r,) = [r for r in verdict(res.out)["results"]
             if r["name"] == "card-statement-entered-and-paid"]
     assert "made in the turn of 2026-06-01" in r["detail"], r["detail"]
+
+
+class _FilesRewritten:
+    """The reference, its two files written with the prompt's columns in another order
+    (header capitalized), a column of the clerk's own beside them and every cell quoted."""
+
+    name = "files-rewritten"
+
+    def run_turn(self, turn: TurnContext) -> None:
+        solver.reference(turn)
+        for path in sorted(turn.output_dir.glob("*.csv")):
+            with path.open(encoding="utf-8", newline="") as f:
+                header, *rows = list(csv.reader(f))
+            order = list(reversed(range(len(header))))
+            with path.open("w", encoding="utf-8", newline="") as f:
+                w = csv.writer(f, quoting=csv.QUOTE_ALL)
+                w.writerow([header[k].capitalize() for k in order] + ["note"])
+                w.writerows([r[k] for k in order] + ["checked"] for r in rows)
+
+
+def test_files_with_the_columns_in_another_order_and_one_more_are_accepted(
+        scenario: LoadedScenario, tmp_path: Path) -> None:
+    """The prompt names the files' columns, not their order (it says no "exact"), nor that
+    no other column may stand beside them: both files read by their column names."""
+    res = run_attempt(scenario, SEED, "files-rewritten", tmp_path / "a",
+                      agent=_FilesRewritten())
+    assert verdict(res.out)["accepted"], failed(res.out)
+    header = (res.out / "outputs" / "bank_reconciliation.csv").read_text().split("\n")[0]
+    assert header.startswith('"Amount","Reference"'), header
