@@ -261,3 +261,34 @@ def test_files_with_the_columns_in_another_order_and_one_more_are_accepted(
     assert verdict(res.out)["accepted"], failed(res.out)
     header = (res.out / "outputs" / "bank_reconciliation.csv").read_text().split("\n")[0]
     assert header.startswith('"Amount","Reference"'), header
+
+
+def test_the_prompt_says_what_the_balance_rows_reference(scenario: LoadedScenario,
+                                                         tmp_path: Path) -> None:
+    """The reconciliation's rows are compared whole with the truth's: a reference of the
+    clerk's own on a balance row (the statement's date, the GL account) is refused, so
+    the prompt says both balance rows' reference is empty (and how dates are written)."""
+
+    class BalanceRefs:
+        name = "balance-refs"
+
+        def run_turn(self, turn: TurnContext) -> None:
+            solver.reference(turn)
+            path = turn.output_dir / "bank_reconciliation.csv"
+            with path.open(encoding="utf-8", newline="") as f:
+                rows = list(csv.DictReader(f))
+            for r in rows:
+                if r["item"].endswith("_balance"):
+                    r["reference"] = "2026-05-29"
+            with path.open("w", encoding="utf-8", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(rows[0]))
+                w.writeheader()
+                w.writerows(rows)
+
+    res = run_attempt(scenario, SEED, "balance-refs", tmp_path / "a", agent=BalanceRefs())
+    assert failed(res.out) == {"reconciliation-of-each-account"}
+    text = " ".join((tmp_path / "a" / "turns" / "01" / "workspace" / "prompt.md")
+                    .read_text(encoding="utf-8").split())
+    assert "closing balance, reference empty)" in text, text
+    assert "2026-05-31, reference empty;" in text, text
+    assert "dates as `2026-05-28`" in text, text
