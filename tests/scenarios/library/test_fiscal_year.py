@@ -60,7 +60,7 @@ class _Twist:
                     self.misapplied = (cmd.receipt_id, cmd.invoice_id, other)
                     cmd = cmd.model_copy(update={"invoice_id": other})
             return real(cmd)
-        desk.execute = twisted  # type: ignore[method-assign]
+        desk.execute = twisted  # type: ignore[method-assign,assignment]
         try:
             _solver().reference(desk)
         finally:
@@ -178,3 +178,111 @@ def test_the_report_prints_the_per_month_accuracy(tmp_path: Path) -> None:
         months = x["daily_by_month"]
         assert cells == [f"{100 * months[m]['passed'] / months[m]['checks']:.0f}%"
                          for m in sorted(months)], x["agent"]
+
+
+# --- wrong work the checks once accepted (medium tier, seed 0) -------------------------------
+
+_HELD = {"payments-held-to-month-end": c.RunPayments,
+         "receipts-held-to-month-end": c.ApplyReceipt,
+         "credit-notes-applied-a-turn-late": c.ApplyVendorCredit}
+
+
+class _Clerk:
+    """The reference with one wrong way of doing the year's work.
+
+    ``never-pays``: no bill paid on any mid-month turn; the ``_HELD`` ones: that command
+    held from each mid-month turn to the month-end turn and dated back to its own turn's
+    day; ``return-dated-the-turn``: a returned (NSF) deposit dated the day of the turn that
+    recorded it, not its statement line's; ``credited-bills-never-approved``: the bills in
+    ``unapproved`` (those a credit note is applied to) never approved;
+    ``months-closed-a-month-late``: each month of 2026 but December closed at the
+    controller's turn a month after its own; ``bank-lines-dated-the-next-month``: the
+    bank's charge and interest of each month-end statement but December's recorded at the
+    controller's turn, dated that day, not their statement lines'."""
+
+    def __init__(self, name: str, unapproved: frozenset[str] = frozenset()) -> None:
+        self.name = name
+        self.unapproved = unapproved
+        self.held: list[tuple[c.Command, date]] = []
+        self.hits = 0
+
+    def run_turn(self, desk: TurnContext) -> None:
+        real = desk.execute
+        if self.name == "bank-lines-dated-the-next-month":
+            for cmd, _ in self.held:
+                real(cmd.model_copy(update={"entry_date": desk.day}))
+            self.held = []
+        elif self.name != "months-closed-a-month-late" or desk.role == "controller":
+            for cmd, day in self.held:
+                real(cmd if getattr(cmd, "entry_date", day) is not None
+                     else cmd.model_copy(update={"entry_date": day}))
+            self.held = []
+        mid_month = desk.role == "clerk" and desk.day.day < 25
+        month_end = desk.role == "clerk" and desk.day.day >= 25 and desk.day.month < 12
+
+        def twisted(cmd: c.Command) -> Any:
+            held = _HELD.get(self.name)
+            if ((self.name == "never-pays" and isinstance(cmd, c.RunPayments))
+                    or (self.name == "credited-bills-never-approved"
+                        and isinstance(cmd, c.ApproveBill) and cmd.bill_id in self.unapproved)):
+                self.hits += 1
+                return None
+            if ((held is not None and mid_month and isinstance(cmd, held))
+                    or (self.name == "months-closed-a-month-late"
+                        and isinstance(cmd, c.ClosePeriod)
+                        and "2026-01" <= cmd.period < "2026-12")
+                    or (self.name == "bank-lines-dated-the-next-month" and month_end
+                        and isinstance(cmd, c.RecordBankFee | c.RecordInterest))):
+                self.hits += 1
+                self.held.append((cmd, desk.day))
+                return None
+            if self.name == "return-dated-the-turn" and isinstance(cmd, c.RecordReturnedDeposit):
+                self.hits += 1
+                cmd = cmd.model_copy(update={"entry_date": desk.day})
+            return real(cmd)
+        desk.execute = twisted  # type: ignore[method-assign,assignment]
+        try:
+            _solver().reference(desk)
+        finally:
+            desk.execute = real  # type: ignore[method-assign]
+
+
+@pytest.fixture(scope="module")
+def medium_reference(tmp_path_factory: pytest.TempPathFactory) -> AttemptResult:
+    loaded = load_scenario(find_scenario(NAME))
+    return run_attempt(loaded, 0, "reference", tmp_path_factory.mktemp("medium") / "ref")
+
+
+@pytest.mark.parametrize(("name", "failed"), [
+    ("never-pays", ["due-bills-paid-at-mid-month"]),
+    ("payments-held-to-month-end", ["due-bills-paid-at-mid-month"]),
+    ("receipts-held-to-month-end", ["entries-dated-in-their-period"]),
+    ("credit-notes-applied-a-turn-late", ["entries-dated-in-their-period"]),
+    ("return-dated-the-turn", ["entries-dated-in-their-period"]),
+    # a payment run naming an unapproved bill is refused whole: its due bills stay unpaid
+    ("credited-bills-never-approved", ["every-bill-approved", "due-bills-paid-at-mid-month"]),
+    ("months-closed-a-month-late", ["months-closed-at-their-turn"]),
+    ("bank-lines-dated-the-next-month", ["entries-dated-in-their-period"]),
+])
+def test_wrong_work_of_the_year_is_refused(name: str, failed: list[str],
+                                           medium_reference: AttemptResult,
+                                           tmp_path: Path) -> None:
+    """Each rule the prompt asks at its own turn, once accepted done wrong: bills due
+    within the week never paid, or paid a turn late; receipts applied and credit notes
+    applied a turn late and dated back; a returned deposit dated the turn that recorded it
+    rather than its statement line's day; bills a credit note made partially paid never
+    approved; each month closed at the controller's turn a month late; the bank's charges
+    and interest dated the next month's first business day. Each is refused by
+    the check that owns the rule (the first listed)."""
+    ref = medium_reference
+    assert ref.summary["verdict"]["accepted"], ref.summary["verdict"]
+    store = EventStore.open(str(ref.out / "books.db"))
+    try:
+        credited = frozenset(str(e.data["bill_id"]) for e in store.read(
+            realm="erp", types=["vendor_credit_applied"]))
+    finally:
+        store.close()
+    agent = _Clerk(name, credited)
+    res = run_attempt(load_scenario(find_scenario(NAME)), 0, name, tmp_path / "a", agent=agent)
+    assert agent.hits > 0, name
+    assert res.summary["verdict"]["failed"] == failed, res.summary["verdict"]
