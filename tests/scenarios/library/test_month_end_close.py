@@ -704,3 +704,86 @@ def test_a_returned_deposit_dated_the_turn_not_the_banks_day_fails(tmp_path: Pat
     res = run_attempt(loaded, SEED, "turn-dated", tmp_path / "a", agent=Agent())
     assert res.summary["verdict"]["failed"] == ["entries-dated-in-their-period"], (
         res.summary["verdict"])
+
+
+def _dated_as_deposited(desk: Any, real: Any) -> Any:
+    """``execute`` for a clerk who dates each application (and the fee allowance after it)
+    on the day of the receipt's deposit, not the day it applies it."""
+    last: dict[str, date] = {}
+
+    def execute(cmd: c.Command) -> Any:
+        if isinstance(cmd, c.ApplyReceipt):
+            (d,) = [e.data for e in desk.store.read(realm="erp", types=["receipt_recorded"])
+                    if e.data["receipt_id"] == cmd.receipt_id]
+            last["day"] = date.fromisoformat(d["entry_date"])
+            cmd = cmd.model_copy(update={"entry_date": last["day"]})
+        elif isinstance(cmd, c.GrantFeeAllowance) and "day" in last:
+            cmd = cmd.model_copy(update={"entry_date": last["day"]})
+        return real(cmd)
+    return execute
+
+
+def test_the_prompt_says_applications_are_dated_the_day_they_are_made(tmp_path: Path) -> None:
+    """Dating an application on its deposit's day is a reading of "date every entry as it
+    happened" that entries-dated-in-their-period refuses (an application held a turn
+    and dated back looks the same): every turn's prompt says it is dated the day it is
+    made, and the clerk who dates it as deposited is refused by that check alone."""
+    loaded = load_scenario(find_scenario('month-end-close'))
+
+    class Agent:
+        name = "dated-as-deposited"
+
+        def run_turn(self, desk: Any) -> None:
+            real = desk.execute
+            desk.execute = _dated_as_deposited(desk, real)
+            try:
+                mec.reference(desk)
+            finally:
+                desk.execute = real
+
+    res = run_attempt(loaded, SEED, "dated-as-deposited", tmp_path / "a", agent=Agent())
+    verdict = res.summary["verdict"]
+    assert verdict["failed"] == ["entries-dated-in-their-period"], verdict
+    prompts = sorted((tmp_path / "a" / "turns").glob("*/workspace/prompt.md"))
+    assert prompts
+    for p in prompts:
+        text = " ".join(p.read_text(encoding="utf-8").split())
+        assert "today, the day" in text and "(not the day of the deposit)" in text, p
+
+
+@pytest.mark.parametrize("twist", ["names", "total-row"])
+def test_the_prompt_says_how_the_aging_names_its_customers(twist: str, tmp_path: Path) -> None:
+    """aging_matches_books reads each row's customer as its id in the books and takes
+    every row for a customer: an aging naming customers by name, or ending with a total
+    row, is refused by that check alone, so the prompt says ids and no total row."""
+    loaded = load_scenario(find_scenario("month-end-close"))
+
+    class Agent:
+        name = twist
+
+        def run_turn(self, desk: Any) -> None:
+            mec.reference(desk)
+            path = desk.output_dir / "ar_aging.csv"
+            if desk.day != MONTH_END or not path.exists():
+                return
+            with path.open(encoding="utf-8", newline="") as f:
+                rows = list(csv.DictReader(f))
+            if twist == "names":
+                names = {e.data["customer_id"]: e.data["name"] for e in
+                         desk.store.read(realm="erp", types=["customer_registered"])}
+                for r in rows:
+                    r["customer"] = names[r["customer"]]
+            else:
+                rows.append({"customer": "Total", **{
+                    k: str(sum(parse_cents(r[k]) for r in rows) / 100)
+                    for k in rows[0] if k != "customer"}})
+            with path.open("w", encoding="utf-8", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(rows[0]))
+                w.writeheader()
+                w.writerows(rows)
+
+    res = run_attempt(loaded, SEED, twist, tmp_path / "a", agent=Agent())
+    assert res.summary["verdict"]["failed"] == ["ar-aging-matches-books"], res.summary["verdict"]
+    for p in sorted((tmp_path / "a" / "turns").glob("*/workspace/prompt.md")):
+        text = " ".join(p.read_text(encoding="utf-8").split())
+        assert "named by its id in the books (`C0002`), and no total row" in text, p
