@@ -198,7 +198,8 @@ class _Clerk:
     ``months-closed-a-month-late``: each month of 2026 but December closed at the
     controller's turn a month after its own; ``bank-lines-dated-the-next-month``: the
     bank's charge and interest of each month-end statement but December's recorded at the
-    controller's turn, dated that day, not their statement lines'."""
+    controller's turn, dated that day, not their statement lines'; ``bank-lines-left-to-
+    the-controller``: the same, dated their statement lines' day."""
 
     def __init__(self, name: str, unapproved: frozenset[str] = frozenset()) -> None:
         self.name = name
@@ -211,6 +212,10 @@ class _Clerk:
         if self.name == "bank-lines-dated-the-next-month":
             for cmd, _ in self.held:
                 real(cmd.model_copy(update={"entry_date": desk.day}))
+            self.held = []
+        elif self.name == "bank-lines-left-to-the-controller":
+            for cmd, _ in self.held:
+                real(cmd)
             self.held = []
         elif self.name != "months-closed-a-month-late" or desk.role == "controller":
             for cmd, day in self.held:
@@ -231,7 +236,8 @@ class _Clerk:
                     or (self.name == "months-closed-a-month-late"
                         and isinstance(cmd, c.ClosePeriod)
                         and "2026-01" <= cmd.period < "2026-12")
-                    or (self.name == "bank-lines-dated-the-next-month" and month_end
+                    or (self.name in ("bank-lines-dated-the-next-month",
+                                      "bank-lines-left-to-the-controller") and month_end
                         and isinstance(cmd, c.RecordBankFee | c.RecordInterest))):
                 self.hits += 1
                 self.held.append((cmd, desk.day))
@@ -262,7 +268,10 @@ def medium_reference(tmp_path_factory: pytest.TempPathFactory) -> AttemptResult:
     # a payment run naming an unapproved bill is refused whole: its due bills stay unpaid
     ("credited-bills-never-approved", ["every-bill-approved", "due-bills-paid-at-mid-month"]),
     ("months-closed-a-month-late", ["months-closed-at-their-turn"]),
-    ("bank-lines-dated-the-next-month", ["entries-dated-in-their-period"]),
+    # left to the controller's turn as well as dated then
+    ("bank-lines-dated-the-next-month", ["charges-and-interest-at-their-turn",
+                                         "entries-dated-in-their-period"]),
+    ("bank-lines-left-to-the-controller", ["charges-and-interest-at-their-turn"]),
 ])
 def test_wrong_work_of_the_year_is_refused(name: str, failed: list[str],
                                            medium_reference: AttemptResult,
@@ -273,7 +282,7 @@ def test_wrong_work_of_the_year_is_refused(name: str, failed: list[str],
     rather than its statement line's day; bills a credit note made partially paid never
     approved; each month closed at the controller's turn a month late; the bank's charges
     and interest dated the next month's first business day. Each is refused by
-    the check that owns the rule (the first listed)."""
+    the check that owns the rule (and only the checks listed)."""
     ref = medium_reference
     assert ref.summary["verdict"]["accepted"], ref.summary["verdict"]
     store = EventStore.open(str(ref.out / "books.db"))
