@@ -14,11 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from erp import commands as c
 from erp import queries as q
 from erp.ledger import Ledger
 from erp.money import pct_of
@@ -465,48 +463,3 @@ def test_an_application_held_to_the_next_turn_and_dated_back_fails(
     assert ref.summary["verdict"]["accepted"]
     assert res.summary["verdict"]["failed"] == ["entries-dated-in-their-period"], (
         agent.applied, res.summary["verdict"])
-
-
-def _dated_as_deposited(desk: Any, real: Any) -> Any:
-    """``execute`` for a clerk who dates each application (and the fee allowance after it)
-    on the day of the receipt's deposit, not the day it applies it."""
-    last: dict[str, date] = {}
-
-    def execute(cmd: c.Command) -> Any:
-        if isinstance(cmd, c.ApplyReceipt):
-            (d,) = [e.data for e in desk.store.read(realm="erp", types=["receipt_recorded"])
-                    if e.data["receipt_id"] == cmd.receipt_id]
-            last["day"] = date.fromisoformat(d["entry_date"])
-            cmd = cmd.model_copy(update={"entry_date": last["day"]})
-        elif isinstance(cmd, c.GrantFeeAllowance) and "day" in last:
-            cmd = cmd.model_copy(update={"entry_date": last["day"]})
-        return real(cmd)
-    return execute
-
-
-def test_the_prompt_says_applications_are_dated_the_day_they_are_made(tmp_path: Path) -> None:
-    """Dating an application on its deposit's day is a reading of "date every entry as it
-    happened" that entries-dated-in-their-period refuses (an application held a turn
-    and dated back looks the same): every turn's prompt says it is dated the day it is
-    made, and the clerk who dates it as deposited is refused by that check alone."""
-    loaded = load_scenario(find_scenario('cash-application'))
-
-    class Agent:
-        name = "dated-as-deposited"
-
-        def run_turn(self, desk: Any) -> None:
-            real = desk.execute
-            desk.execute = _dated_as_deposited(desk, real)
-            try:
-                cash_application.reference(desk)
-            finally:
-                desk.execute = real
-
-    res = run_attempt(loaded, 1, "dated-as-deposited", tmp_path / "a", agent=Agent())
-    verdict = res.summary["verdict"]
-    assert verdict["failed"] == ["entries-dated-in-their-period"], verdict
-    prompts = sorted((tmp_path / "a" / "turns").glob("*/workspace/prompt.md"))
-    assert prompts
-    for p in prompts:
-        text = " ".join(p.read_text(encoding="utf-8").split())
-        assert "today, the day" in text and "(not the day of the deposit)" in text, p
