@@ -7,7 +7,7 @@ can be computed again later without running anything (``erpsim check``).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
@@ -230,6 +230,8 @@ class CheckContext:
       give are live: good for this evaluation, changed by the next.
     - ``turn_dates``: the dates of the agent's turns (the scenario's); what reaches the
       company after the last turn on or before a date is not yet expected in the books.
+    - ``turn_workspaces``: each turn's workspace by its date, as that turn left it (the
+      files a check with ``at_turn`` reads, see :meth:`for_turn`).
     """
 
     store: EventStore
@@ -247,6 +249,20 @@ class CheckContext:
     inputs: tuple[str, ...] = ()
     folds: Folds | None = None
     turn_dates: tuple[date, ...] = ()
+    turn_workspaces: dict[date, Path] = field(default_factory=dict)
+
+    def for_turn(self, day: date) -> CheckContext:
+        """This context with the workspace the agent's turn of ``day`` left (a check's
+        ``at_turn``): a turn that did not run has no files (its folder is absent). A
+        day that is no turn of the scenario raises ``ValueError`` (the spec's error)."""
+        if day not in self.turn_dates:
+            raise ValueError(f"at_turn {day.isoformat()} is not a turn of the scenario "
+                             f"(turns: {', '.join(d.isoformat() for d in self.turn_dates)})")
+        workspace = self.turn_workspaces.get(day)
+        if workspace is None and self.workspace is not None:
+            workspace = self.workspace.parent / f"no-turn-{day.isoformat()}"
+        # its own cache: a file's derived views are cached by its path in the workspace
+        return replace(self, workspace=workspace, cache={})
 
     def file(self, rel: str) -> Path:
         """The absolute path of a workspace-relative file (the caller checks existence)."""

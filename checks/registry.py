@@ -14,11 +14,20 @@ import hashlib
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union, get_args
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from checks.errors import CheckSpecError
 
@@ -33,6 +42,11 @@ class CheckSpec(BaseModel):
 
     ``daily`` asks for the check at the end of every business date as well (books
     checks only); the attempt summary then shows the first date it failed.
+    ``at_turn`` reads the files as the agent's turn of that date left them (that turn's
+    workspace) instead of the last turn's: a file each month's turn replaces, such as a
+    month-end reconciliation, judged for every month and not only the last. A date that
+    is no turn of the scenario is a grader error; a turn that did not run leaves no
+    file. Not with ``daily``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -43,6 +57,13 @@ class CheckSpec(BaseModel):
                              pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:/ -]*$")
     required: bool = True
     daily: bool = False
+    at_turn: date | None = None
+
+    @model_validator(mode="after")
+    def _one_time(self) -> CheckSpec:
+        if self.daily and self.at_turn is not None:
+            raise ValueError("at_turn reads one turn's files: a check with it is not daily")
+        return self
 
     def label(self, index: int) -> str:
         """The check's name: its own, or ``TYPE#INDEX`` (1-based) when it has none."""

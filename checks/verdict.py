@@ -176,6 +176,8 @@ def run_check(spec: CheckSpec, index: int, ctx: CheckContext) -> list[CheckResul
     """Run one check; its results are named after the check and carry its ``required``."""
     load_builtin()
     label = spec.label(index)
+    if spec.at_turn is not None:
+        ctx = ctx.for_turn(spec.at_turn)
     out = REGISTRY[spec.type].fn(spec, ctx)
     results = [out] if isinstance(out, CheckResult) else list(out)
     if not results:

@@ -306,9 +306,11 @@ def context_for(store: EventStore, loaded: LoadedScenario, *,
                 workspace: Path | None, agent_actors: tuple[str, ...] = (),
                 turn_roles: dict[str, str] | None = None,
                 as_of: date | None = None, position: int | None = None,
-                folds: Folds | None = None) -> CheckContext:
+                folds: Folds | None = None,
+                turn_workspaces: dict[date, Path] | None = None) -> CheckContext:
     """The check context of an attempt of ``loaded`` (``folds``: kept across per-date
-    evaluations, see :class:`checks.context.Folds`)."""
+    evaluations, see :class:`checks.context.Folds`; ``turn_workspaces``: each turn's
+    workspace by its date, see :func:`turn_workspaces`)."""
     start, end, turn_dates = calendar_facts(loaded)
     return CheckContext(store=store, workspace=workspace, reference=loaded.reference_dir,
                         inputs=tuple(sorted(loaded.workspace_files)),
@@ -316,7 +318,21 @@ def context_for(store: EventStore, loaded: LoadedScenario, *,
                         as_of=as_of, position=position, agent_actors=agent_actors,
                         turn_roles=dict(turn_roles or {}),
                         control_accounts=dict(loaded.scenario.company.control_accounts),
-                        folds=folds, turn_dates=turn_dates)
+                        folds=folds, turn_dates=turn_dates,
+                        turn_workspaces=dict(turn_workspaces or {}))
+
+
+def turn_workspaces(out: Path, summary: dict[str, Any]) -> dict[date, Path]:
+    """Each turn's workspace in the attempt folder ``out`` by the turn's date, from the
+    summary's turns (``turns/NN/workspace``; a check's ``at_turn`` reads its files)."""
+    found: dict[date, Path] = {}
+    for t in summary.get("turns", []):
+        try:
+            day, n = date.fromisoformat(str(t["date"])), int(t["turn"])
+        except (KeyError, TypeError, ValueError):
+            continue  # not a turn of ours: a check reading it finds no files
+        found[day] = out / "turns" / f"{n:02d}" / "workspace"
+    return found
 
 
 _CALENDAR_FACTS: dict[int, tuple[LoadedScenario, tuple[date, date, tuple[date, ...]]]] = {}
@@ -440,7 +456,7 @@ def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
     roles = {f"agent:turn-{t['turn']}": t["role"] for t in summary.get("turns", [])
              if t.get("role", "clerk") != "clerk"}
     ctx = context_for(store, loaded, workspace=ws, agent_actors=actors, turn_roles=roles,
-                      folds=folds)
+                      folds=folds, turn_workspaces=turn_workspaces(out, summary))
     verified = time.perf_counter()
     verdict = evaluate(final_specs(loaded), ctx, outputs_root=ws / "out" if ws else None)
     fault = grader_error_fault(verdict)

@@ -786,7 +786,7 @@ def test_validator_unknown_and_missing_fields() -> None:
     got = problems({"type": "csv_columns", "path": "out/a.csv", "columns": ["a"], "colums": 1},
                    {"type": "csv_set_equal", "path": "out/a.csv", "column": "a"})
     assert got["checks[0].colums"].startswith("unknown field for csv_columns; expected one "
-                                              "of: columns, daily, exact, name, path")
+                                              "of: at_turn, columns, daily, exact, name, path")
     assert got["checks[1].ref"] == "required field of csv_set_equal is missing"
 
 

@@ -118,7 +118,7 @@ def test_parse_reports_several_problems_at_once_with_paths(scratch_types: None) 
     messages = dict(got)
     assert messages["checks[1].account"] == "required field of zt_reg_balance is missing"
     assert messages["checks[2].tolerence"].startswith("unknown field for zt_reg_balance; "
-                                                      "expected one of: account, daily")
+                                                      "expected one of: account, at_turn, daily")
     assert messages["checks[3].type"].startswith("unknown check type; expected one of: ")
     assert "zt_reg_balance" in messages["checks[3].type"]
     assert messages["checks[4].type"].startswith("missing; expected one of:")

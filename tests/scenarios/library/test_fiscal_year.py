@@ -295,3 +295,56 @@ def test_wrong_work_of_the_year_is_refused(name: str, failed: list[str],
     res = run_attempt(load_scenario(find_scenario(NAME)), 0, name, tmp_path / "a", agent=agent)
     assert agent.hits > 0, name
     assert res.summary["verdict"]["failed"] == failed, res.summary["verdict"]
+
+
+MONTH_ENDS = ["2026-01-30", "2026-02-27", "2026-03-31", "2026-04-30", "2026-05-29",
+              "2026-06-30", "2026-07-31", "2026-08-31", "2026-09-30", "2026-10-30",
+              "2026-11-30"]
+"""The month-end turns before December's: each leaves that month's files (at_turn)."""
+
+
+class _FileClerk:
+    """The reference, with the month-end files of the months before December wrong:
+    ``december-files-only`` leaves none (removes them after each of those turns; the final
+    workspace's December files are right), ``january-aging-a-cent-off`` leaves January's
+    aging with one figure a cent off."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.hits = 0
+
+    def run_turn(self, desk: TurnContext) -> None:
+        _solver().reference(desk)
+        day = desk.day.isoformat()
+        if day not in MONTH_ENDS:
+            return
+        out = desk.workspace / "out"
+        if self.name == "december-files-only":
+            for f in ("bank_reconciliation.csv", "ar_aging.csv"):
+                (out / f).unlink()
+            self.hits += 1
+        elif day == MONTH_ENDS[0]:
+            path = out / "ar_aging.csv"
+            head, first, *rest = path.read_text(encoding="utf-8").splitlines()
+            cells = first.split(",")
+            cells[-1] = f"{float(cells[-1]) + 0.01:.2f}"
+            cells[1] = f"{float(cells[1]) + 0.01:.2f}"
+            path.write_text("\n".join([head, ",".join(cells), *rest]) + "\n", encoding="utf-8")
+            self.hits += 1
+
+
+@pytest.mark.parametrize(("name", "failed"), [
+    ("december-files-only", [f"{kind}-{d[:7]}" for d in MONTH_ENDS
+                             for kind in ("bank-reconciliation-ties", "ar-aging-matches-books")]),
+    ("january-aging-a-cent-off", ["ar-aging-matches-books-2026-01"]),
+])
+def test_every_months_files_are_judged_as_its_turn_left_them(name: str, failed: list[str],
+                                                             tmp_path: Path) -> None:
+    """Each month-end turn replaces last month's bank reconciliation and aging, so the final
+    workspace holds December's only: January to November's files were never read, and a
+    clerk who left them wrong, or none at all, was accepted. Each month's are judged as
+    its turn left them (at_turn), against the books as that turn ended."""
+    agent = _FileClerk(name)
+    res = run_attempt(load_scenario(find_scenario(NAME)), 0, name, tmp_path / "a", agent=agent)
+    assert agent.hits > 0
+    assert res.summary["verdict"]["failed"] == failed, res.summary["verdict"]
