@@ -740,28 +740,35 @@ def xlsx_value_present(spec: XlsxValuePresent, ctx: CheckContext) -> CheckResult
     return _result(False, detail, **metrics)
 
 
+def _labelled_figures(ctx: CheckContext, ref_path: str, label_column: str,
+                      value_column: str) -> list[tuple[str, float]]:
+    """Each row of the reference ``ref_path``: its label and its figure (``ValueError``,
+    a grader error, naming a missing column, a row without both, or no rows)."""
+    ref = reference_csv(ctx, ref_path)
+    names = (label_column, value_column)
+    missing_cols = [c for c in names if c not in ref.header]
+    if missing_cols:
+        raise ValueError(f"reference {ref_path} has no column {', '.join(missing_cols)} "
+                         f"(columns: {', '.join(ref.header)})")
+    li, vi = ref.header.index(label_column), ref.header.index(value_column)
+    wanted: list[tuple[str, float]] = []
+    for n, row in enumerate(ref.rows, 2):
+        label, figure = row[li].strip(), parse_number(row[vi])
+        if not label or figure is None:
+            raise ValueError(f"reference {ref_path} line {n}: expected a label in "
+                             f"{label_column!r} and a figure in {value_column!r}, got "
+                             f"{row[li]!r}, {row[vi]!r}")
+        wanted.append((label, float(figure)))
+    if not wanted:
+        raise ValueError(f"reference {ref_path} has no rows")
+    return wanted
+
+
 @check_type(XlsxRefValues)
 @_failing
 def xlsx_ref_values(spec: XlsxRefValues, ctx: CheckContext) -> CheckResult:
     """Pass when every reference row's figure is in a cell near the row's label."""
-    ref = reference_csv(ctx, spec.ref)
-    names = (spec.label_column, spec.value_column)
-    cols = {c: ref.header.index(c) for c in names if c in ref.header}
-    missing_cols = [c for c in names if c not in cols]
-    if missing_cols:
-        raise ValueError(f"reference {spec.ref} has no column {', '.join(missing_cols)} "
-                         f"(columns: {', '.join(ref.header)})")
-    wanted: list[tuple[str, float]] = []
-    for n, row in enumerate(ref.rows, 2):
-        label = row[cols[spec.label_column]].strip()
-        figure = parse_number(row[cols[spec.value_column]])
-        if not label or figure is None:
-            raise ValueError(f"reference {spec.ref} line {n}: expected a label in "
-                             f"{spec.label_column!r} and a figure in {spec.value_column!r}, got "
-                             f"{row[cols[spec.label_column]]!r}, {row[cols[spec.value_column]]!r}")
-        wanted.append((label, float(figure)))
-    if not wanted:
-        raise ValueError(f"reference {spec.ref} has no rows")
+    wanted = _labelled_figures(ctx, spec.ref, spec.label_column, spec.value_column)
     if not spec.raw_value_ok:
         for label, x in wanted:
             pinned = unsafe_pin(ctx, x, tolerance(x, spec.rel_tol))
@@ -791,23 +798,7 @@ def xlsx_ref_values(spec: XlsxRefValues, ctx: CheckContext) -> CheckResult:
 @_failing
 def xlsx_ref_formulas(spec: XlsxRefFormulas, ctx: CheckContext) -> CheckResult:
     """Pass when every reference row's figure is in a live formula cell near its label."""
-    ref = reference_csv(ctx, spec.ref)
-    names = (spec.label_column, spec.value_column)
-    missing_cols = [c for c in names if c not in ref.header]
-    if missing_cols:
-        raise ValueError(f"reference {spec.ref} has no column {', '.join(missing_cols)} "
-                         f"(columns: {', '.join(ref.header)})")
-    li, vi = ref.header.index(spec.label_column), ref.header.index(spec.value_column)
-    wanted: list[tuple[str, float]] = []
-    for n, row in enumerate(ref.rows, 2):
-        label, figure = row[li].strip(), parse_number(row[vi])
-        if not label or figure is None:
-            raise ValueError(f"reference {spec.ref} line {n}: expected a label in "
-                             f"{spec.label_column!r} and a figure in {spec.value_column!r}, got "
-                             f"{row[li]!r}, {row[vi]!r}")
-        wanted.append((label, float(figure)))
-    if not wanted:
-        raise ValueError(f"reference {spec.ref} has no rows")
+    wanted = _labelled_figures(ctx, spec.ref, spec.label_column, spec.value_column)
     sheets = select_sheets(recalculated(ctx, spec.path), spec.sheet, spec.path)
     wrong: list[str] = []
     for label, x in wanted:
