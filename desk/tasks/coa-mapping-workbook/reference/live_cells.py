@@ -93,13 +93,8 @@ def check(ws: Path, ref: Path) -> list[dict[str, object]]:
         _, sheet, col, rows = best
         typed = [f"{sheet.title}!{sheet.cell(r, col).coordinate} ({k})"
                  for k, r in sorted(rows.items()) if not _live(sheet.cell(r, col))]
-        missing = sorted(legacy - set(rows))
-        passed = not typed and not missing
-        detail = "; ".join(filter(None, [
-            f"not a live lookup: {', '.join(typed[:8])}" if typed else "",
-            f"legacy accounts not found: {', '.join(missing[:8])}" if missing else ""]))
-        out.append({"name": NAMES[0], "passed": passed, "detail": detail,
-                    "metrics": {"typed": len(typed)}})
+        out.append(_result(NAMES[0], typed, sorted(legacy - set(rows)), "a live lookup",
+                           "legacy accounts"))
     accounts = _read(ref, "company_tb.csv", "account")
     if "Company TB" not in wb.sheetnames:
         out.append({"name": NAMES[1], "passed": False, "detail": "no sheet 'Company TB'"})
@@ -113,11 +108,16 @@ def check(ws: Path, ref: Path) -> list[dict[str, object]]:
     rows = _rows_by_key(tb, h[0], accounts)
     typed = [f"{tb.cell(r, c).coordinate} ({k} {ph})" for k, r in sorted(rows.items())
              for ph, c in h[1].items() if not _live(tb.cell(r, c))]
-    missing = sorted(accounts - set(rows))
-    passed = not typed and not missing
-    detail = "; ".join(filter(None, [
-        f"not a live formula: {', '.join(typed[:8])}" if typed else "",
-        f"rows not found: {', '.join(missing[:8])}" if missing else ""]))
-    out.append({"name": NAMES[1], "passed": passed, "detail": detail,
-                "metrics": {"typed": len(typed)}})
+    out.append(_result(NAMES[1], typed, sorted(accounts - set(rows)), "a live formula",
+                       "rows"))
     return out
+
+
+def _result(name: str, typed: list[str], missing: list[str], live: str,
+            rows: str) -> dict[str, object]:
+    """One check's result: the cells typed in instead of ``live`` and the ``rows`` not found."""
+    detail = "; ".join(filter(None, [
+        f"not {live}: {', '.join(typed[:8])}" if typed else "",
+        f"{rows} not found: {', '.join(missing[:8])}" if missing else ""]))
+    return {"name": name, "passed": not typed and not missing, "detail": detail,
+            "metrics": {"typed": len(typed)}}
