@@ -34,7 +34,7 @@ from pydantic import Field
 
 from checks.context import CheckContext, planted_truth
 from checks.registry import CheckResult, CheckSpec, check_type
-from checks.state import listing, plural
+from checks.state import held_past_its_turn, listing, plural
 from erp import events as ev
 from erp import queries as q
 from erp.books import document_number_key
@@ -112,12 +112,10 @@ def asset_bills_entered(spec: AssetBillsEntered, ctx: CheckContext) -> CheckResu
         if not found:
             problems.append(f"{what} ({_money(x['total'])}) not entered")
             continue
-        # at the first close on or after the day it arrived, not held and dated back
-        arrived = date.fromisoformat(x["delivered_on"])
-        turn = next((t for t in turns if t >= arrived), None)
-        if turn is not None and written[key] > turn:
-            problems.append(f"{what} arrived {arrived} and was entered in the turn of "
-                            f"{written[key]}, not the turn of {turn}")
+        held = held_past_its_turn(what, date.fromisoformat(x["delivered_on"]), written[key],
+                                  turns)
+        if held:
+            problems.append(held)
         if len(found) > 1:
             problems.append(f"{what} entered {len(found)} times")
         b = found[0]

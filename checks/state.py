@@ -62,6 +62,19 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+def held_past_its_turn(what: str, arrived: date, written: date, turns: Sequence[date],
+                       verb: str = "entered") -> str | None:
+    """The problem of a document the agent first wrote (``written``: the business date of
+    its first event) at a later turn than the first of ``turns`` on or after the day it
+    ``arrived``: held to a later turn and dated back. None when it was written by that
+    turn, or when no turn came on or after its arrival."""
+    turn = min((t for t in turns if t >= arrived), default=None)
+    if turn is None or written <= turn:
+        return None
+    return (f"{what} arrived {arrived} and was {verb} in the turn of {written}, not the "
+            f"turn of {turn}")
+
+
 def latest_business_date(ctx: CheckContext) -> date | None:
     """The last business date in the books' log (up to ``ctx.position``), if any."""
     sql = "SELECT MAX(business_date) FROM events WHERE realm = 'erp'"

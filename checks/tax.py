@@ -34,7 +34,7 @@ from pydantic import Field
 
 from checks.context import CheckContext, planted_truth
 from checks.registry import CheckResult, CheckSpec, check_type
-from checks.state import listing, plural
+from checks.state import held_past_its_turn, listing, plural
 from erp import events as ev
 from erp.events import decode_event
 from erp.money import display_cents
@@ -138,12 +138,10 @@ def payroll_posted(spec: PayrollPostedSpec, ctx: CheckContext) -> CheckResult:
             problems.append(f"register {rid} ({display_cents(want['gross'])} gross) not posted")
             continue
         problems += _register_problems(want, found[-1])
-        # at the first turn on or after the day it arrived, not held and dated back
-        arrived = date.fromisoformat(want["delivered_on"])
-        turn = min((t for t in ctx.turn_dates if t >= arrived), default=None)
-        if turn is not None and first_written[rid] > turn:
-            problems.append(f"register {rid} arrived {arrived} and was first posted in the "
-                            f"turn of {first_written[rid]}, not the turn of {turn}")
+        held = held_past_its_turn(f"register {rid}", date.fromisoformat(want["delivered_on"]),
+                                  first_written[rid], ctx.turn_dates, "first posted")
+        if held:
+            problems.append(held)
     problems += [f"register {rid} posted, but the provider sent no such register"
                  for rid in sorted(set(posted) - set(due))]
     return _result(f"{plural(len(due), 'register')} posted once each, as they stand",
