@@ -6,12 +6,16 @@ lines of the service catalogue per order) from ``HISTORY_START`` through
 to the task date (``order_history.csv``); the reference gets what the simulation's
 customers actually ordered in the horizon, per item (``actual_demand.csv``): the
 truth is the simulated future itself, the dates after the turn, never shown to the
-agent.
+agent. The prompt asks for one row per item that appears in the history, so the truth
+holds exactly those items (an item first ordered after the task date cannot be
+forecast; one not ordered again scores against 0), and ``history_items.csv``
+(reference) lists them for the check that the forecast names each once and no other.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from datetime import date
 
 from counterparties.customers import SERVICES
@@ -45,28 +49,42 @@ def _books_scenario(day: date, horizon: int = HORIZON) -> Scenario:
 
 
 def generate(ctx: GeneratorContext) -> dict[str, bytes]:
-    """``order_history.csv``; ``actual_demand.csv`` (reference) for the next business days."""
+    """``order_history.csv``; ``actual_demand.csv`` and ``history_items.csv`` (reference)."""
     horizon = int(ctx.params.get("horizon", HORIZON))
     with simulate(_books_scenario(ctx.day, horizon), ctx.seed) as sim:
         sim.engine.finish()
         orders = [(_day(e.business_date), decode_world_event(e.type, e.payload))
                   for e in sim.ledger.store.read(types=["order_placed"])]
-    history: list[list[str]] = []
-    future: Counter[str] = Counter()
+    placed = []
     for on, order in orders:
         assert isinstance(order, OrderPlaced)
-        for line in order.lines:
-            if on <= ctx.day:
-                history.append([on.isoformat(), order.order_id, order.customer_id,
-                                line.description, str(line.quantity)])
-            else:
-                future[line.description] += line.quantity
-    truth = [[item, str(future.get(item, 0))] for item in SERVICES]
+        placed.append((on, order))
+    history, truth = demand_tables(placed, ctx.day)
     return {
         "workspace/order_history.csv": csv_bytes(
             ["date", "order_id", "customer_id", "item", "quantity"], history),
         "reference/actual_demand.csv": csv_bytes(["item", "quantity"], truth),
+        "reference/history_items.csv": csv_bytes(["item"], [[item] for item, _ in truth]),
     }
+
+
+def demand_tables(orders: Sequence[tuple[date, OrderPlaced]], day: date
+                  ) -> tuple[list[list[str]], list[list[str]]]:
+    """The history's rows (orders placed up to ``day``) and the truth: per item of the
+    history (catalogue order first, then any other by name), its quantity ordered after
+    ``day``, 0 when none."""
+    history: list[list[str]] = []
+    future: Counter[str] = Counter()
+    for on, order in orders:
+        for line in order.lines:
+            if on <= day:
+                history.append([on.isoformat(), order.order_id, order.customer_id,
+                                line.description, str(line.quantity)])
+            else:
+                future[line.description] += line.quantity
+    seen = {row[3] for row in history}
+    items = [s for s in SERVICES if s in seen] + sorted(seen - set(SERVICES))
+    return history, [[item, str(future.get(item, 0))] for item in items]
 
 
 def _day(value: object) -> date:
