@@ -16,7 +16,8 @@ books are read from the erp realm.
 - ``collections_disputes``: each emailed dispute recorded at the first run after it, on
   its invoice, for the amount disputed; no other dispute.
 - ``collections_rulings``: each dispute resolved at the first run after the sales
-  manager's ruling, as ruled (credited for the amount ruled, or rejected); no other.
+  manager's ruling, as ruled (credited for the amount ruled, or rejected); no other; and
+  no credit memo of the agent's but a ruling's, each on the sales returns account.
 - ``collections_promises``: each emailed promise recorded at the first run after it
   (invoice, amount, date); no other.
 - ``collections_holds``: holds placed (limit 0.00) and released on the runs the policy
@@ -24,6 +25,8 @@ books are read from the erp realm.
 - ``collections_letters``: at every run, one letter per overdue, undisputed invoice with
   no promise running whose days past due call for a level not sent yet, at that level;
   no other letter.
+- ``collections_writes``: the agent writes nothing the policy's steps do not (no
+  write-off, fee allowance, refund, own credit memo, invoice or journal entry).
 """
 
 from __future__ import annotations
@@ -359,12 +362,35 @@ def collections_rulings(spec: CollectionsRulings, ctx: CheckContext) -> CheckRes
     if not world_facts(ctx).invoices:
         return _no_truth()
     want = {(r.day, i, o, a) for r in _runs(ctx) for i, o, a in r.rulings}
-    got = [(e.resolved_on, e.invoice_id, e.outcome, e.amount)
-           for e in _erp(ctx, "dispute_resolved") if isinstance(e, ev.DisputeResolved)]
+    resolved = [e for e in _erp(ctx, "dispute_resolved") if isinstance(e, ev.DisputeResolved)]
+    got = [(e.resolved_on, e.invoice_id, e.outcome, e.amount) for e in resolved]
     problems = _compare("resolution", want, got,
                         lambda x: f"of {x[1]} {x[2]} {display_cents(x[3])} on {_day(x[0])}")
+    # a credit only as ruled: every credit memo is a resolution's, on sales returns (the
+    # books' default for a dispute's credit), never one of the clerk's own
+    ruled = {e.credit_memo_id for e in resolved if e.outcome == "credited"}
+    returns = _sales_returns(ctx)
+    for row, e in _erp_rows(ctx, "credit_memo_issued"):
+        if not isinstance(e, ev.CreditMemoIssued) or not row.actor.startswith("agent:"):
+            continue
+        memo = (f"credit memo {e.credit_memo_id} of {e.invoice_id} for "
+                f"{display_cents(e.amount)} on {_day(e.entry_date)}")
+        if e.credit_memo_id not in ruled:
+            problems.append(f"{memo} resolves no dispute (a credit is made only as the sales "
+                            "manager rules, by resolving the dispute)")
+        elif returns is not None and e.account != returns:
+            problems.append(f"{memo} is on account {e.account}, not sales returns {returns}")
     return _result(f"{plural(len(want), 'dispute')} resolved as ruled", problems,
                    {"rulings": len(want)})
+
+
+def _sales_returns(ctx: CheckContext) -> str | None:
+    """The company's sales returns account (where a dispute's credit memo goes)."""
+    found = None
+    for e in _erp(ctx, "company_set_up"):
+        if isinstance(e, ev.CompanySetUp):
+            found = e.accounts.sales_returns
+    return found
 
 
 class CollectionsPromises(CheckSpec):
@@ -440,3 +466,43 @@ def collections_letters(spec: CollectionsLetters, ctx: CheckContext) -> CheckRes
                         lambda x: f"level {x[2]} for {x[1]} on {_day(x[0])}")
     return _result(f"{plural(len(want), 'letter')} sent as the policy says", problems,
                    {"letters": len(want), "sent": len(got)})
+
+
+class CollectionsWrites(CheckSpec):
+    """The agent writes only what the policy's steps write: receipts assigned, applied (and
+    an application reversed to correct it), disputes recorded and resolved (with a ruling's
+    credit memo), promises, holds and letters; no write-off, fee allowance, refund, credit
+    memo of its own, invoice or journal entry."""
+
+    family: ClassVar[str] = "audit"
+    type: Literal["collections_writes"]
+
+
+POLICY_WRITES = frozenset({
+    "receipt_customer_assigned", "receipt_applied", "application_reversed",
+    "invoice_disputed", "dispute_resolved", "credit_memo_issued", "promise_to_pay_recorded",
+    "credit_hold_placed", "credit_hold_released", "dunning_letter_sent"})
+"""The books' events the policy's steps write (a ruling's credit memo is judged by
+``collections_rulings``)."""
+
+
+@check_type(CollectionsWrites)
+def collections_writes(spec: CollectionsWrites, ctx: CheckContext) -> CheckResult:
+    """List the agent's writes the policy calls for none of."""
+    other: dict[str, list[str]] = defaultdict(list)
+    writes = 0
+    for e in ctx.store.read(realm="erp", until=ctx.position):
+        if not e.actor.startswith("agent:"):
+            continue
+        writes += 1
+        if e.type not in POLICY_WRITES:
+            other[e.type].append(f"{e.stream} on {e.business_date}")
+    problems = [f"{plural(len(where), t.replace('_', ' '))} ("
+                + ", ".join(where[:3]) + (", ..." if len(where) > 3 else "") + ")"
+                for t, where in sorted(other.items())]
+    if problems:
+        return CheckResult("", False, "writes no step of the policy calls for: "
+                                      + "; ".join(problems),
+                           {"writes": writes, "other": sum(map(len, other.values()))})
+    return CheckResult("", True, f"{plural(writes, 'write')}, each of a step of the policy",
+                       {"writes": writes, "other": 0})

@@ -1,0 +1,124 @@
+"""collections: wrong clerks the checks once accepted, each refused by the check that owns
+the rule, and a correct variant still accepted (medium tier, seed 1: a ruling credits).
+
+- a ruling's credit memo put on bad debt expense instead of sales returns (a write-off in
+  all but name) and a credit memo of the clerk's own on a customer's claim:
+  ``disputes-resolved-as-ruled``;
+- a fee allowance and a manual journal entry no step of the policy calls for:
+  ``only-the-policys-writes``;
+- a receipt applied to the wrong invoice and corrected in the same run by reversing the
+  application is accepted (the policy's correction by reversal).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import date
+from typing import Any
+
+import pytest
+
+from erp import commands as c
+from runs.attempt import AttemptResult, run_attempt
+from scenarios.agents import load_solver
+from scenarios.loader import find_scenario, library_dir, load_scenario
+from scenarios.turn import TurnContext
+from tests.scenarios.library.attempts import Execute, routed
+
+NAME = "collections"
+LAST_RUN = date(2026, 6, 29)
+
+
+class _Clerk:
+    """The reference with one mistake (or one correct detour)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.done = False
+
+    def run_turn(self, desk: TurnContext) -> None:
+        solver = load_solver(library_dir() / NAME / "solver.py")
+
+        def twisted(real: Execute, cmd: c.Command) -> Any:
+            books = desk.ledger.books
+            if self.name == "credit-to-bad-debt" and isinstance(cmd, c.ResolveDispute) \
+                    and cmd.resolution == "credit_memo":
+                cmd = cmd.model_copy(update={"account": "6900"})
+            if self.name == "misapply-corrected" and isinstance(cmd, c.ApplyReceipt) \
+                    and not self.done:
+                inv = books.invoices[cmd.invoice_id]
+                other = [i for i in sorted(books.invoices.values(), key=lambda i: i.invoice_id)
+                         if i.customer_id == inv.customer_id
+                         and i.invoice_id != inv.invoice_id and i.open >= cmd.amount]
+                if other:
+                    self.done = True
+                    wrong = other[0].invoice_id
+                    real(cmd.model_copy(update={"invoice_id": wrong}))
+                    real(c.ReverseApplication(receipt_id=cmd.receipt_id, invoice_id=wrong,
+                                              amount=cmd.amount))
+            return real(cmd)
+
+        with routed(desk, twisted):
+            solver.reference(desk)
+        if desk.day != LAST_RUN:
+            return
+        books = desk.ledger.books
+        inv = next(i for i in sorted(books.invoices.values(), key=lambda i: i.invoice_id)
+                   if i.open > 1000 and i.invoice_id not in books.collections.open_disputes)
+        extra: c.Command | None = None
+        if self.name == "own-credit-memo":   # "the customer says a credit was agreed"
+            extra = c.IssueCreditMemo(invoice_id=inv.invoice_id, amount=inv.open,
+                                      reason="credit agreed, the customer says")
+        elif self.name == "fee-allowance":
+            extra = c.GrantFeeAllowance(invoice_id=inv.invoice_id, amount=100)
+        elif self.name == "journal":
+            extra = c.PostJournalEntry(entry_date=desk.day, memo="clean-up", lines=(
+                c.JournalLineIn(account="6900", debit=1000),
+                c.JournalLineIn(account="4000", credit=1000)))
+        if extra is not None:
+            assert isinstance(desk.execute(extra), list), self.name
+
+
+CLERKS = ("credit-to-bad-debt", "own-credit-memo", "fee-allowance", "journal",
+          "misapply-corrected")
+
+
+@pytest.fixture(scope="module")
+def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, AttemptResult]]:
+    loaded = load_scenario(find_scenario(NAME), tier="medium")
+    root = tmp_path_factory.mktemp(NAME)
+    yield {name: run_attempt(loaded, 1, name, root / name, agent=_Clerk(name))
+           for name in CLERKS}
+
+
+def _failed(res: AttemptResult) -> dict[str, str]:
+    verdict = json.loads((res.out / "verdict.json").read_text())
+    return {r["name"]: r["detail"] for r in verdict["results"] if not r["passed"]}
+
+
+def test_a_rulings_credit_on_bad_debt_is_refused(attempts: dict[str, AttemptResult]) -> None:
+    failed = _failed(attempts["credit-to-bad-debt"])
+    assert set(failed) == {"disputes-resolved-as-ruled"}
+    assert "is on account 6900, not sales returns 4050" in failed["disputes-resolved-as-ruled"]
+
+
+def test_a_credit_memo_on_a_customers_claim_is_refused(
+        attempts: dict[str, AttemptResult]) -> None:
+    failed = _failed(attempts["own-credit-memo"])
+    assert set(failed) == {"disputes-resolved-as-ruled"}
+    assert "resolves no dispute" in failed["disputes-resolved-as-ruled"]
+
+
+@pytest.mark.parametrize(("clerk", "what"), [("fee-allowance", "1 fee allowance granted"),
+                                             ("journal", "1 journal entry posted")])
+def test_a_write_no_step_calls_for_is_refused(attempts: dict[str, AttemptResult], clerk: str,
+                                              what: str) -> None:
+    failed = _failed(attempts[clerk])
+    assert set(failed) == {"only-the-policys-writes"}
+    assert what in failed["only-the-policys-writes"]
+
+
+def test_a_misapplication_reversed_in_the_same_run_is_accepted(
+        attempts: dict[str, AttemptResult]) -> None:
+    assert _failed(attempts["misapply-corrected"]) == {}
