@@ -94,6 +94,13 @@ def _misdated_payments(ctx: CheckContext) -> list[str]:
             if _agent(ctx, e.actor) and e.data["entry_date"] != e.business_date]
 
 
+def _cash_paid(ctx: CheckContext) -> int:
+    """The cash the agent's payments took from the bank (their applications; a discount
+    taken is no cash)."""
+    return sum(int(a["amount"]) for e in ctx.store.read(realm="erp", types=["vendor_paid"])
+               if _agent(ctx, e.actor) for a in e.data["applications"])
+
+
 def _paid_on_run(ctx: CheckContext, run_on: date) -> tuple[set[BillKey], set[BillKey], int]:
     """Bills the agent's payments dated by the run day settled in full, bills it paid at
     all, and the discounts its payments took."""
@@ -128,7 +135,10 @@ class PaymentRunOptimality(_RunSpec):
     priority bills it pays (by amount) must be as many as the optimum's, and the value
     (discounts captured less late fees charged) within ``max_gap_share`` of the optimum's
     improvement over paying nothing (0: the optimum itself). Every payment is dated the
-    day of the turn that made it (the run day's payments on the run day)."""
+    day of the turn that made it (the run day's payments on the run day), and together
+    they take no more cash than the account held above the floor before the agent's first
+    write of the run day (cash the books were made to show, interest the bank never paid
+    say, pays nothing)."""
 
     type: Literal["payment_run_optimality"]
     max_gap_share: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -161,6 +171,13 @@ def payment_run_optimality(spec: PaymentRunOptimality, ctx: CheckContext) -> Che
     if misdated:
         return CheckResult("", False, f"{len(misdated)} payment(s) not dated the day they were "
                            f"made: {listing(misdated)}; {said}", metrics)
+    cash = metrics["cash_paid"] = _cash_paid(ctx)
+    if cash > max(0, inst.available):
+        # the books let it through only if their cash was made up (interest recorded that
+        # the bank never paid, say): the bank's cash above the floor is what there was
+        return CheckResult("", False, f"the payments took {display_cents(cash)}, more than "
+                           f"the {display_cents(max(0, inst.available))} the operating account "
+                           f"held above the cash floor before the run; {said}", metrics)
     if achieved.priority < plan.outcome.priority:
         missed = sorted(f"{b.vendor_id} {b.number}" for b in inst.bills
                         if inst.is_priority(b) and b.key in plan.pay and b.key not in paid)
