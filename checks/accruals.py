@@ -13,12 +13,15 @@ prepaid invoice's cover. The books are read from the erp realm of the log.
   send.
 - ``accruals_as_due``: the accruals flagged for a period (``PostAccrual``), dated its last
   day, per vendor: debits on the truth's expense account of exactly what was owed, the
-  credit on accrued liabilities (2100) naming the vendor of the debit; no accrual for a
-  vendor owed nothing (an invoice that arrived before the close).
+  credit on accrued liabilities (2100) naming the vendor of the debit, for what its debits
+  accrue (one vendor per accrual), posted at the close of the period (not ahead of it, not
+  held to a later one); no accrual for a vendor owed nothing (an invoice that arrived
+  before the close).
 - ``prepaids_scheduled``: every prepaid invoice has one schedule on its bill: the whole
   amount, its first month, its months and its expense account; no other schedule.
 - ``prepaids_amortized``: in each period named, each schedule running in it posted its
-  month once (equal whole cents, the last month the remainder), nothing else.
+  month once (equal whole cents, the last month the remainder), nothing else, at the close
+  of that period (a month not amortized ahead of time, nor held to a later close).
 """
 
 from __future__ import annotations
@@ -64,6 +67,23 @@ def _last_close(truth: dict[str, Any]) -> date:
 
 def _month_number(period: str, start: str) -> int:
     return (int(period[:4]) * 12 + int(period[5:])) - (int(start[:4]) * 12 + int(start[5:])) + 1
+
+
+def _closing_turn(period: str, turns: list[date]) -> date | None:
+    """The turn that closes ``period``: the first on or after the next month's first day
+    (None when no turn comes after the period)."""
+    year, month = int(period[:4]), int(period[5:])
+    after = date(year + month // 12, month % 12 + 1, 1)
+    return min((t for t in turns if t >= after), default=None)
+
+
+def _wrong_turn(what: str, period: str, written: str, turns: list[date]) -> str | None:
+    """The problem of a period's posting written at another turn than the one closing the
+    period: before the period ended (posted ahead of time) or held to a later close."""
+    due = _closing_turn(period, turns)
+    if due is None or date.fromisoformat(written) == due:
+        return None
+    return f"{what} written in the turn of {written}, not the close of {period} ({due})"
 
 
 def _result(ok_detail: str, problems: list[str], metrics: dict[str, Any]) -> CheckResult:
@@ -160,14 +180,30 @@ def accruals_as_due(spec: AccrualsAsDue, ctx: CheckContext) -> CheckResult:
                if isinstance(e, ev.JournalEntryPosted)}
     booked: dict[tuple[str, str], int] = defaultdict(int)
     problems: list[str] = []
-    flagged = [e for _, e in _erp_events(ctx, "accrual_flagged")
+    flagged = [(day, e) for day, e in _erp_events(ctx, "accrual_flagged")
                if isinstance(e, ev.AccrualFlagged) and e.period == spec.period]
-    for f in flagged:
+    turns = sorted(ctx.turn_dates)
+    for day, f in flagged:
         entry = entries[f.entry_id]
         if f.entry_date != f.reverse_on - timedelta(days=1):
             problems.append(f"accrual {f.entry_id} dated {f.entry_date}, not the period's last "
                             "day")
+        early_or_late = _wrong_turn(f"accrual {f.entry_id}", spec.period, day, turns)
+        if early_or_late:
+            problems.append(early_or_late)
         vendors = {line.party for line in entry.lines if line.amount > 0 and line.party}
+        if len(vendors) > 1:
+            problems.append(f"accrual {f.entry_id} accrues {len(vendors)} vendors "
+                            f"({', '.join(sorted(vendors))}), not one")
+        # each vendor's credit on accrued liabilities is what its debits accrue
+        owes: dict[str | None, int] = defaultdict(int)
+        for line in entry.lines:
+            if line.amount > 0 or line.account == _ACCRUED:
+                owes[line.party] += line.amount
+        for party, rest in sorted(owes.items(), key=str):
+            if rest and party in vendors:
+                problems.append(f"accrual {f.entry_id}: {party}'s credit on {_ACCRUED} "
+                                f"differs from its debits by {display_cents(abs(rest))}")
         for line in entry.lines:
             if line.amount > 0:
                 if line.party is None:
@@ -273,10 +309,16 @@ def prepaids_amortized(spec: PrepaidsAmortized, ctx: CheckContext) -> CheckResul
     sched_key = {s.schedule_id: bills.get(s.bill_id) for s in scheds}
     posted: dict[tuple[tuple[str, str] | None, str], list[ev.PrepaidAmortized]] = \
         defaultdict(list)
-    for _, e in _erp_events(ctx, "prepaid_amortized"):
+    problems: list[str] = []
+    turns = sorted(ctx.turn_dates)
+    for day, e in _erp_events(ctx, "prepaid_amortized"):
         assert isinstance(e, ev.PrepaidAmortized)
         posted[(sched_key.get(e.schedule_id), e.period)].append(e)
-    problems: list[str] = []
+        if e.period in spec.periods:
+            early_or_late = _wrong_turn(f"amortization of {e.schedule_id} for {e.period}",
+                                        e.period, day, turns)
+            if early_or_late:
+                problems.append(early_or_late)
     expected_total = 0
     for period in spec.periods:
         for key, x in sorted(want.items()):
