@@ -12,14 +12,17 @@ day; the books are read as of the month's last day.
   twice.
 - ``multi_lines_explained``: every line of the month is matched or reported as the bank's
   error; a fee, interest, card charge, transfer leg or returned deposit matched to a line
-  is dated as the line.
+  is dated as the line; no fee, interest, card charge or returned deposit is recorded
+  without its line (one booked on no line of a statement, e.g. after the month).
 - ``bank_errors_reported``: the lines reported as the bank's errors are exactly the bank's
   erroneous lines (none booked as the company's own entry, none else reported).
 - ``book_balances_as_bank``: each account's GL balance at the month's end is the bank's
   balance without its errors, plus the deposits recorded and not yet credited.
 - ``transfers_recorded``: each transfer of the treasury's log sent from and to its accounts
-  on its day for its amount, received on the day it arrived (none that has not arrived by
-  the month's end), no other; 1090 holds exactly what is in transit.
+  on its day for its amount, received on the day it arrived (none recorded as received
+  before the day it arrived, also after the month's end), no other between the accounts
+  (after the month's end neither; a transfer to the card is its statement's payment);
+  1090 holds exactly what is in transit.
 - ``returned_items_reopened``: each returned cheque recorded as returned on the day the bank
   returned it, its invoice open again; no other deposit returned.
 - ``card_statement_entered``: each card charge recorded once, dated as charged, on the
@@ -51,6 +54,8 @@ from erp.money import display_cents, parse_cents
 _KIND = "multi_bank_month"
 _OPERATING, _CARD = "B-OPER", "B-CARD"
 _DATED_KINDS = ("fee", "interest", "card_charge", "transfer_out", "transfer_in", "return")
+_LINED_KINDS = ("fee", "interest", "card_charge", "return")
+"""What the bank alone makes happen: recorded only with the statement line that shows it."""
 
 
 def multi_bank_truth(ctx: CheckContext) -> dict[str, Any]:
@@ -190,7 +195,13 @@ def multi_lines_explained(spec: MultiLinesExplained, ctx: CheckContext) -> Check
     dated = {(d["kind"], d["doc_id"]): str(d["doc_date"]) for d in q.documents(ctx.store)
              if d["kind"] in _DATED_KINDS}
     problems: list[str] = []
-    lines = [r for r in _statement_rows(ctx) if str(r["day"]) <= end]
+    rows = _statement_rows(ctx)
+    lines = [r for r in rows if str(r["day"]) <= end]
+    on_a_line = {(kind, doc_id) for r in rows if r["status"] == "matched"
+                 for kind, doc_id, _ in orjson.loads(r["targets"])}
+    problems += [f"{kind} {doc_id} of {on} is on no line of a statement (recorded without the "
+                 "bank's line)" for (kind, doc_id), on in sorted(dated.items())
+                 if kind in _LINED_KINDS and (kind, doc_id) not in on_a_line]
     for r in lines:
         if r["status"] == "bank_error":
             continue
@@ -277,8 +288,10 @@ def transfers_recorded(spec: TransfersRecorded, ctx: CheckContext) -> CheckResul
     if not truth:
         return _no_truth()
     day, end = _day(truth), _month_end(_day(truth))
+    # every transfer between the accounts, whatever its date (one to the card is the card
+    # statement's payment, card_statement_entered's)
     sent = [e for e in _events(ctx, "funds_transfer_sent")
-            if isinstance(e, ev.FundsTransferSent) and e.entry_date <= end]
+            if isinstance(e, ev.FundsTransferSent) and e.to_bank_account_id != _CARD]
     received = {e.transfer_id: e for e in _events(ctx, "funds_transfer_received")
                 if isinstance(e, ev.FundsTransferReceived)}
     problems: list[str] = []
@@ -298,7 +311,7 @@ def transfers_recorded(spec: TransfersRecorded, ctx: CheckContext) -> CheckResul
         arrived = date.fromisoformat(t["arrives_on"]) <= day
         if not arrived:
             in_transit += t["amount"]
-            if got is not None and got.entry_date <= end:
+            if got is not None and got.entry_date.isoformat() < t["arrives_on"]:
                 problems.append(f"{what} recorded as received on {got.entry_date}; it reached "
                                 f"the bank on {t['arrives_on']}")
         elif got is None:
