@@ -11,6 +11,11 @@
   tolerance, or more than was shipped beyond the quantity tolerance.
 - ``holds_listed``: the holds file lists exactly the bills on hold in the books, one row
   each, under their vendor.
+- ``po_bills_as_invoiced``: every vendor invoice against a PO entered as invoiced: dated as
+  issued, due as invoiced, each line (PO line, quantity, unit price) as billed, at the
+  first turn after it arrived.
+- ``payments_in_one_run``: every vendor payment the agent makes is one of a payment run
+  made at a turn of the paying role, dated that day, from the operating account.
 
 The truth is the world's: purchasing's requisitions (the ``purchase_requisitions``
 injection's ``InjectionPlanted``), the vendors' shipments and bills (``GoodsShipped``,
@@ -312,6 +317,124 @@ def holds_listed(spec: HoldsListed, ctx: CheckContext) -> CheckResult:
                        metrics)
 
 
-__all__ = ["HoldsAsMatched", "HoldsListed", "PurchaseOrdersAsRequisitioned", "ReceiptsAsShipped",
-           "holds_as_matched", "holds_listed", "purchase_orders_as_requisitioned",
-           "receipts_as_shipped"]
+class POBillsAsInvoiced(_PurchasingSpec):
+    """Every vendor invoice against a PO is entered as the vendor invoiced it: dated as
+    issued, due as invoiced, each billed line (its PO line, quantity and unit price) as
+    billed, and at the first of the agent's turns after it arrived (not held to a later
+    turn and dated back). Whether it is entered at all, once, matched to its PO, is
+    ``holds_as_matched``'s and ``books_match_world``'s."""
+
+    type: Literal["po_bills_as_invoiced"]
+
+
+@check_type(POBillsAsInvoiced)
+def po_bills_as_invoiced(spec: POBillsAsInvoiced, ctx: CheckContext) -> CheckResult:
+    """Compare each entered PO bill with the vendor's invoice."""
+    arrived: dict[tuple[str, str], tuple[date, float | None]] = {}
+    for e in read_log(ctx, "world", ["document_delivered"]):
+        t = e.data.get("truth", {})
+        if "po_id" in t and "invoice_number" in t:
+            key = (t["vendor_id"], document_number_key(t["invoice_number"]))
+            arrived.setdefault(key, (date.fromisoformat(e.business_date), e.sim_time))
+    entered: dict[tuple[str, str], tuple[ev.BillEntered, str]] = {}
+    for e in read_log(ctx, "erp", ["bill_entered"]):
+        b: ev.BillEntered = e.decoded()
+        entered.setdefault((b.vendor_id, document_number_key(b.vendor_invoice_number)),
+                           (b, e.business_date))
+    lines: dict[str, tuple[tuple[int, int, int], ...]] = {}
+    for e in read_log(ctx, "erp", ["bill_matched"]):
+        m: ev.BillMatched = e.decoded()
+        lines[m.bill_id] = tuple((x.line, x.quantity, x.unit_price) for x in m.lines)
+    bad: list[str] = []
+    judged = 0
+    for e in read_log(ctx, "world", ["bill_issued"]):
+        d = e.data
+        key = (d["vendor_id"], document_number_key(d["invoice_number"]))
+        if key not in arrived or key not in entered:
+            continue   # not a PO invoice, or not entered (holds_as_matched says so)
+        judged += 1
+        bill, made = entered[key]
+        name = f"{bill.bill_id} ({d['vendor_id']} invoice {d['invoice_number']})"
+        if bill.entry_date.isoformat() != d["issued_on"]:
+            bad.append(f"{name} is dated {bill.entry_date.isoformat()}, invoiced "
+                       f"{d['issued_on']}")
+        if bill.due_on.isoformat() != d["due_on"]:
+            bad.append(f"{name} is due {bill.due_on.isoformat()}, the invoice says "
+                       f"{d['due_on']}")
+        want = tuple((n, int(x["quantity"]), int(x["unit_price"]))
+                     for n, x in enumerate(d["lines"], start=1))
+        got = lines.get(bill.bill_id)
+        if got is not None and sorted(got) != sorted(want):
+            bad.append(f"{name} bills " + "; ".join(f"line {n} {k} x {p / 100:.2f}"
+                                                    for n, k, p in sorted(got))
+                       + ", the invoice " + "; ".join(f"line {n} {k} x {p / 100:.2f}"
+                                                      for n, k, p in want))
+        day, moment = arrived[key]
+        due = _first_turn_after(ctx, day, moment)
+        if due is not None and made > due.isoformat():
+            bad.append(f"{name} arrived {day.isoformat()} and was entered in the turn of "
+                       f"{made}, not the turn of {due.isoformat()}")
+    metrics = {"invoices": judged, "wrong": len(bad)}
+    if bad:
+        return CheckResult("", False, listing(bad), metrics)
+    return CheckResult("", True, f"{plural(judged, 'PO invoice')} entered as invoiced, each "
+                                 "at the turn after it arrived", metrics)
+
+
+class PaymentsInOneRun(_PurchasingSpec):
+    """Every vendor payment of the agent is one of a payment run, and every payment run is
+    made at a turn of ``role`` (the payment day's), dated that day, from
+    ``bank_account`` (how many runs there are is ``event_present``'s)."""
+
+    type: Literal["payments_in_one_run"]
+    role: str = Field(default="controller", min_length=1)
+    bank_account: str = Field(min_length=1)
+
+
+@check_type(PaymentsInOneRun)
+def payments_in_one_run(spec: PaymentsInOneRun, ctx: CheckContext) -> CheckResult:
+    """List payments outside a run, and runs made or dated off the payment day."""
+    bad: list[str] = []
+    runs = payments = 0
+    for e in read_log(ctx, "erp", ["payment_run_created", "vendor_paid"]):
+        if not e.actor.startswith("agent:"):
+            continue
+        x = e.decoded()
+        if isinstance(x, ev.VendorPaid):
+            payments += 1
+            if x.run_id is None:
+                bad.append(f"{x.payment_id} to {x.vendor_id} ({x.amount / 100:,.2f}, turn of "
+                           f"{e.business_date}) is paid outside a payment run")
+        elif isinstance(x, ev.PaymentRunCreated):
+            runs += 1
+            role = ctx.turn_roles.get(e.actor, "clerk")
+            if role != spec.role:
+                bad.append(f"{x.run_id} was made in the turn of {e.business_date} as the "
+                           f"{role}, not the {spec.role}'s payment day")
+            if x.entry_date.isoformat() != e.business_date:
+                bad.append(f"{x.run_id} made in the turn of {e.business_date} is dated "
+                           f"{x.entry_date.isoformat()}")
+            if x.bank_account_id != spec.bank_account:
+                bad.append(f"{x.run_id} pays from {x.bank_account_id}, not "
+                           f"{spec.bank_account}")
+    metrics = {"runs": runs, "payments": payments, "wrong": len(bad)}
+    if bad:
+        return CheckResult("", False, listing(bad), metrics)
+    return CheckResult("", True, f"{plural(payments, 'payment')}, each of a run made and "
+                                 f"dated on the {spec.role}'s payment day", metrics)
+
+
+__all__ = [
+    "HoldsAsMatched",
+    "HoldsListed",
+    "POBillsAsInvoiced",
+    "PaymentsInOneRun",
+    "PurchaseOrdersAsRequisitioned",
+    "ReceiptsAsShipped",
+    "holds_as_matched",
+    "holds_listed",
+    "payments_in_one_run",
+    "po_bills_as_invoiced",
+    "purchase_orders_as_requisitioned",
+    "receipts_as_shipped",
+]

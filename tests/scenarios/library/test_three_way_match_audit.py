@@ -1,0 +1,123 @@
+"""three-way-match: wrong clerks the checks once accepted, each refused by the check that
+owns the rule, and a correct variant still accepted (medium tier, seed 0).
+
+- ``bills-as-invoiced``: a bill due later than its invoice says; an invoice held from the
+  turn it arrived to the next one (dated as invoiced); a line billed above tolerance
+  entered as one unit at the line's amount (same total, still held, no price variance);
+- ``paid-in-the-run-on-the-payment-day``: a bill paid by the clerk outside the run before
+  the payment day; the payment run dated a week back;
+- a payment run asked for everything due by year end (the same bills paid) is accepted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import date, timedelta
+from typing import Any
+
+import pytest
+
+from erp import commands as c
+from runs.attempt import AttemptResult, run_attempt
+from scenarios.agents import load_solver
+from scenarios.loader import find_scenario, library_dir, load_scenario
+from scenarios.turn import TurnContext
+from tests.scenarios.library.attempts import Execute, routed
+
+NAME = "three-way-match"
+SEED = 0
+
+
+class _Clerk:
+    """The reference with one mistake (or one harmless difference)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.held: str | None = None
+        self.held_on: date | None = None
+        self.paid = False
+
+    def run_turn(self, desk: TurnContext) -> None:
+        solver = load_solver(library_dir() / NAME / "solver.py")
+
+        def twisted(real: Execute, cmd: c.Command) -> Any:
+            books = desk.ledger.books
+            if isinstance(cmd, c.EnterMatchedBill):
+                if self.name == "due-later" and cmd.due_on is not None:
+                    cmd = cmd.model_copy(update={"due_on": cmd.due_on + timedelta(days=9)})
+                if self.name == "held-a-turn" and desk.day < solver.PAYMENT_DAY:
+                    if self.held is None:   # the first invoice, left to the next turn
+                        self.held, self.held_on = cmd.vendor_invoice_number, desk.day
+                    if (self.held, self.held_on) == (cmd.vendor_invoice_number, desk.day):
+                        return None
+                if self.name == "line-as-one-unit":
+                    po = books.purchasing.orders[cmd.po_id]
+                    cmd = cmd.model_copy(update={"lines": tuple(
+                        x.model_copy(update={"quantity": 1,
+                                             "unit_price": x.quantity * x.unit_price})
+                        if x.unit_price * 100 > po.lines[x.line].unit_price * 102 else x
+                        for x in cmd.lines)})
+            if isinstance(cmd, c.RunPayments):
+                if self.name == "run-dated-back":
+                    cmd = cmd.model_copy(update={"entry_date": desk.day - timedelta(days=7)})
+                if self.name == "run-due-by-year-end":
+                    cmd = cmd.model_copy(update={"due_by": date(2026, 12, 31)})
+            out = real(cmd)
+            if self.name == "paid-early" and isinstance(cmd, c.ApproveBill) \
+                    and not self.paid and books.purchasing.on_hold(cmd.bill_id) is None:
+                self.paid = True
+                bill = books.bills[cmd.bill_id]
+                assert isinstance(real(c.PayVendor(
+                    vendor_id=bill.vendor_id, bank_account_id=solver.OPERATING_ACCOUNT,
+                    entry_date=desk.day, applications=(
+                        c.BillPayment(bill_id=bill.bill_id, amount=bill.open),))), list)
+            return out
+
+        with routed(desk, twisted):
+            solver.reference(desk)
+
+
+CLERKS = ("due-later", "held-a-turn", "line-as-one-unit", "paid-early", "run-dated-back",
+          "run-due-by-year-end")
+
+
+@pytest.fixture(scope="module")
+def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, AttemptResult]]:
+    loaded = load_scenario(find_scenario(NAME), tier="medium")
+    root = tmp_path_factory.mktemp("twm")
+    yield {name: run_attempt(loaded, SEED, name, root / name, agent=_Clerk(name))
+           for name in CLERKS}
+
+
+def _failed(res: AttemptResult) -> dict[str, str]:
+    verdict = json.loads((res.out / "verdict.json").read_text())
+    return {r["name"]: r["detail"] for r in verdict["results"] if not r["passed"]}
+
+
+@pytest.mark.parametrize(("clerk", "says"), [
+    ("due-later", "the invoice says"),
+    ("held-a-turn", "was entered in the turn of 2026-07-15, not the turn of 2026-07-08"),
+    ("line-as-one-unit", ", the invoice line 1 "),
+])
+def test_a_bill_not_as_invoiced_is_refused(attempts: dict[str, AttemptResult], clerk: str,
+                                           says: str) -> None:
+    failed = _failed(attempts[clerk])
+    assert set(failed) == {"bills-as-invoiced"}
+    assert says in failed["bills-as-invoiced"]
+
+
+@pytest.mark.parametrize(("clerk", "says"), [
+    ("paid-early", "is paid outside a payment run"),
+    ("run-dated-back", "made in the turn of 2026-07-22 is dated 2026-07-15"),
+])
+def test_a_payment_off_the_payment_days_run_is_refused(
+        attempts: dict[str, AttemptResult], clerk: str, says: str) -> None:
+    failed = _failed(attempts[clerk])
+    assert set(failed) == {"paid-in-the-run-on-the-payment-day"}
+    assert says in failed["paid-in-the-run-on-the-payment-day"]
+
+
+def test_a_run_due_by_year_end_paying_the_same_bills_is_accepted(
+        attempts: dict[str, AttemptResult]) -> None:
+    assert _failed(attempts["run-due-by-year-end"]) == {}
