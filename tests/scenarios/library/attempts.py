@@ -4,19 +4,25 @@ books, the world's truth) and the module fixtures that run one per agent.
 A test module keeps its own ``Attempt`` subclass for what it reads of its outputs and
 takes its fixtures with ``scenario, reference, oracle = attempt_fixtures(NAME, SEED,
 Attempt)``; ``run_library_attempt`` runs one more (the null agent, another seed).
+``routed`` makes a one-mistake clerk of a solver: its commands changed or dropped on their
+way to the books.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
 from erp import queries as q
-from erp.ledger import Ledger
+from erp.commands import Command
+from erp.errors import CommandRejected
+from erp.ledger import Ledger, StoredEvent
 from runs.attempt import AttemptResult, run_attempt
 from scenarios.loader import LoadedScenario, find_scenario, load_scenario
 from sim.world_events import WorldEvent, decode_world_event
@@ -78,3 +84,42 @@ def attempt_fixtures(name: str, seed: int, cls: type[A]) -> tuple[
         return pytest.fixture(scope="module", name=agent)(run)
 
     return scenario, _agent("reference"), _agent("oracle")
+
+
+Execute = Callable[[Command], list[StoredEvent] | CommandRejected]
+"""A turn's ``execute``: a command run as the turn's actor, a rejection returned as a value."""
+
+C = TypeVar("C")
+R = TypeVar("R")
+C_contra = TypeVar("C_contra", contravariant=True)
+R_co = TypeVar("R_co", covariant=True)
+
+
+class Desk(Protocol[C_contra, R_co]):
+    """What ``routed`` needs of a desk (a ``TurnContext``): an ``execute`` method."""
+
+    def execute(self, command: C_contra, /) -> R_co: ...
+
+
+@contextmanager
+def routed(desk: Desk[C, R], route: Callable[[Callable[[C], R], C], R]
+           ) -> Iterator[Callable[[C], R]]:
+    """Within the block every command the desk executes goes through ``route(real,
+    command)`` instead, ``real`` being the desk's own ``execute`` (which the block also
+    gets): the route may change the command, run others, or drop it by not calling
+    ``real``. The desk's own ``execute`` is back on exit, also when the block raises.
+
+    ``desk`` needs an instance ``__dict__`` (a dataclass such as ``TurnContext`` has one):
+    the route shadows the method there and is removed from there on exit.
+    """
+    real = desk.execute
+    own = vars(desk)
+    shadowed = own.get("execute")  # an enclosing route's, when routes nest
+    own["execute"] = partial(route, real)
+    try:
+        yield real
+    finally:
+        if shadowed is None:
+            own.pop("execute", None)
+        else:
+            own["execute"] = shadowed

@@ -36,6 +36,7 @@ from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
+from tests.scenarios.library.attempts import Execute, routed
 
 NAME = "accruals-and-prepaids"
 
@@ -107,59 +108,39 @@ class _Twist:
         s = _solver()
         books = desk.ledger.books
         if self.name == "no-reversal" and desk.turn == 2:
-            real = desk.execute
-
-            def skip(cmd: c.Command) -> Any:
+            def skip(real: Execute, cmd: c.Command) -> Any:
                 return None if isinstance(cmd, c.ReverseAccruals) else real(cmd)
-            desk.execute = skip  # type: ignore[method-assign]
-            try:
+            with routed(desk, skip):
                 s.reference(desk)
-            finally:
-                desk.execute = real  # type: ignore[method-assign]
             return
         if self.name == "short-prepaid":
-            real = desk.execute
-
-            def short(cmd: c.Command) -> Any:
+            def short(real: Execute, cmd: c.Command) -> Any:
                 if isinstance(cmd, c.RecordPrepaid):
                     cmd = cmd.model_copy(update={"amount": cmd.amount - 1})
                 return real(cmd)
-            desk.execute = short  # type: ignore[method-assign]
-            try:
+            with routed(desk, short):
                 s.reference(desk)
-            finally:
-                desk.execute = real  # type: ignore[method-assign]
             return
         if self.name == "recoded":
-            real = desk.execute
-
-            def recode(cmd: c.Command) -> Any:
+            def recode(real: Execute, cmd: c.Command) -> Any:
                 if isinstance(cmd, c.EnterBill) and cmd.lines[0].account != "1300":
                     to = "6200" if cmd.lines[0].account == "6000" else "6000"
                     line = cmd.lines[0].model_copy(update={"account": to})
                     cmd = cmd.model_copy(update={"lines": (line,)})
                 return real(cmd)
-            desk.execute = recode  # type: ignore[method-assign]
-            try:
+            with routed(desk, recode):
                 s.reference(desk)
-            finally:
-                desk.execute = real  # type: ignore[method-assign]
             return
         if self.name == "late-bill":
-            real = desk.execute
-
-            def held(cmd: c.Command) -> Any:
+            def held(real: Execute, cmd: c.Command) -> Any:
                 # the first service invoice of May's close held to June's, dated as invoiced
                 if (desk.turn == 1 and isinstance(cmd, c.EnterBill) and not self.held
                         and all(line.account != "1300" for line in cmd.lines)):
                     self.held.append(cmd)
                     return CommandRejected("held", "held to the next close")
                 return real(cmd)
-            desk.execute = held  # type: ignore[method-assign]
-            try:
+            with routed(desk, held) as real:
                 s.reference(desk)
-            finally:
-                desk.execute = real  # type: ignore[method-assign]
             have = {(b.vendor_id, b.vendor_invoice_number) for b in books.bills.values()}
             if desk.turn == 2:
                 for cmd in self.held:
@@ -167,19 +148,14 @@ class _Twist:
                         real(cmd)
             return
         if self.name == "credit-no-vendor":
-            real = desk.execute
-
-            def unnamed(cmd: c.Command) -> Any:
+            def unnamed(real: Execute, cmd: c.Command) -> Any:
                 if isinstance(cmd, c.PostAccrual):
                     cmd = cmd.model_copy(update={"lines": tuple(
                         line if line.debit else line.model_copy(update={"party": None})
                         for line in cmd.lines)})
                 return real(cmd)
-            desk.execute = unnamed  # type: ignore[method-assign]
-            try:
+            with routed(desk, unnamed):
                 s.reference(desk)
-            finally:
-                desk.execute = real  # type: ignore[method-assign]
             return
         s.reference(desk)
         if self.name == "over-accrues" and desk.turn == 1:

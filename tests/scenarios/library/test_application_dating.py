@@ -21,14 +21,15 @@ from erp import commands as c
 from runs.attempt import run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
+from tests.scenarios.library.attempts import Execute, routed
 
 
-def dated_as_deposited(desk: Any, real: Callable[[c.Command], Any]) -> Callable[..., Any]:
-    """``execute`` for a clerk who dates each application (and the fee allowance after it)
-    on the day of the receipt's deposit, not the day it applies it."""
+def dated_as_deposited(desk: Any) -> Callable[[Execute, c.Command], Any]:
+    """A route (``routed``) for a clerk who dates each application (and the fee allowance
+    after it) on the day of the receipt's deposit, not the day it applies it."""
     last: dict[str, date] = {}
 
-    def execute(cmd: c.Command) -> Any:
+    def execute(real: Execute, cmd: c.Command) -> Any:
         if isinstance(cmd, c.ApplyReceipt):
             (d,) = [e.data for e in desk.store.read(realm="erp", types=["receipt_recorded"])
                     if e.data["receipt_id"] == cmd.receipt_id]
@@ -54,12 +55,8 @@ def test_the_prompt_says_applications_are_dated_the_day_they_are_made(
         name = "dated-as-deposited"
 
         def run_turn(self, desk: Any) -> None:
-            real = desk.execute
-            desk.execute = dated_as_deposited(desk, real)
-            try:
+            with routed(desk, dated_as_deposited(desk)):
                 solver.reference(desk)
-            finally:
-                desk.execute = real
 
     res = run_attempt(loaded, seed, "dated-as-deposited", tmp_path / "a", agent=Agent())
     verdict = res.summary["verdict"]

@@ -22,7 +22,13 @@ from scenarios.agents import load_solver
 from scenarios.loader import LoadedScenario, find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
 from sim.world_events import BankLinePosted, InjectionPlanted
-from tests.scenarios.library.attempts import LibraryAttempt, attempt_fixtures, run_library_attempt
+from tests.scenarios.library.attempts import (
+    Execute,
+    LibraryAttempt,
+    attempt_fixtures,
+    routed,
+    run_library_attempt,
+)
 
 NAME = "bank-reconciliation-multi"
 SEED = 3
@@ -145,9 +151,7 @@ class _BooksTheErrors:
     name = "books-the-errors"
 
     def run_turn(self, turn: TurnContext) -> None:
-        real = turn.execute
-
-        def execute(cmd: c.Command) -> list[StoredEvent] | CommandRejected:
+        def execute(real: Execute, cmd: c.Command) -> list[StoredEvent] | CommandRejected:
             if isinstance(cmd, c.ReportBankError):
                 line = turn.ledger.books.statement_lines[cmd.line_id]
                 account = line.bank_account_id
@@ -159,8 +163,8 @@ class _BooksTheErrors:
                                              entry_date=day, line_id=cmd.line_id))
             return real(cmd)
 
-        turn.execute = execute  # type: ignore[method-assign]
-        solver.reference(turn)
+        with routed(turn, execute):
+            solver.reference(turn)
 
 
 def test_an_agent_booking_the_banks_errors_is_rejected(scenario: LoadedScenario,
@@ -187,13 +191,8 @@ class _Twisted:
         self.twist = twist
 
     def run_turn(self, turn: TurnContext) -> None:
-        real = turn.execute
-
-        def execute(cmd: c.Command) -> list[StoredEvent] | CommandRejected:
-            return real(self.twist(cmd, turn))
-
-        turn.execute = execute  # type: ignore[method-assign]
-        solver.reference(turn)
+        with routed(turn, lambda real, cmd: real(self.twist(cmd, turn))):
+            solver.reference(turn)
 
 
 def _other_line_ids(cmd: c.Command, turn: TurnContext) -> c.Command:

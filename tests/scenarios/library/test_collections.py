@@ -39,6 +39,7 @@ from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
 from sim.documents import render_email
+from tests.scenarios.library.attempts import Execute, routed
 
 NAME = "collections"
 
@@ -156,9 +157,7 @@ class _Twist:
         self.applications = 0
 
     def run_turn(self, desk: TurnContext) -> None:
-        real = desk.execute
-
-        def twisted(cmd: c.Command) -> Any:
+        def twisted(real: Execute, cmd: c.Command) -> Any:
             if self.name == "no-level-2" and isinstance(cmd, c.SendDunningLetter) \
                     and cmd.level == 2:
                 return None
@@ -183,11 +182,8 @@ class _Twist:
                                 and x not in books.collections.on_hold)
                 cmd = cmd.model_copy(update={"customer_id": others[0]})
             return real(cmd)
-        desk.execute = twisted  # type: ignore[method-assign]
-        try:
+        with routed(desk, twisted):
             _solver().reference(desk)
-        finally:
-            desk.execute = real  # type: ignore[method-assign]
 
 
 TWISTS = ("no-level-2", "no-disputes", "short-promise", "never-release", "wrong-hold",

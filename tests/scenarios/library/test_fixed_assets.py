@@ -34,6 +34,7 @@ from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
 from sim.world_events import DocumentDelivered, InjectionPlanted, decode_world_event
 from tests.conftest import PG_URL, drop_pg_schema, pg_schema, require_postgres
+from tests.scenarios.library.attempts import routed
 
 NAME = "fixed-assets"
 SEED = 3
@@ -71,12 +72,8 @@ class _Twist:
         return real(cmd)
 
     def run_turn(self, desk: TurnContext) -> None:
-        real = desk.execute
-        desk.execute = lambda cmd: self._submit(desk, real, cmd)  # type: ignore[method-assign,assignment]
-        try:
+        with routed(desk, lambda real, cmd: self._submit(desk, real, cmd)):
             _solver().reference(desk)
-        finally:
-            desk.execute = real  # type: ignore[method-assign]
         books = desk.ledger.books
         if self.name == "late-bill" and desk.turn == 2 and self.held is not None:
             have = {(b.vendor_id, b.vendor_invoice_number) for b in books.bills.values()}

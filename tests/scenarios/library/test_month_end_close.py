@@ -24,6 +24,7 @@ from runs.validate import Mutation, ReplayAgent
 from scenarios.agents import NullAgent, OracleAgent, ReferenceAgent, built_in_agent, load_solver
 from scenarios.loader import LoadedScenario, find_scenario, library_dir, load_scenario
 from sim.world_events import decode_world_event
+from tests.scenarios.library.attempts import Execute, routed
 
 mec = load_solver(library_dir() / "month-end-close" / "solver.py")
 
@@ -689,17 +690,12 @@ def test_a_returned_deposit_dated_the_turn_not_the_banks_day_fails(tmp_path: Pat
         name = "turn-dated"
 
         def run_turn(self, desk: Any) -> None:
-            real = desk.execute
-
-            def execute(cmd: c.Command) -> Any:
+            def turn_dated(real: Execute, cmd: c.Command) -> Any:
                 if isinstance(cmd, c.RecordReturnedDeposit):
                     cmd = cmd.model_copy(update={"entry_date": desk.day})
                 return real(cmd)
-            desk.execute = execute
-            try:
+            with routed(desk, turn_dated):
                 mec.reference(desk)  # type: ignore[attr-defined]
-            finally:
-                desk.execute = real
 
     res = run_attempt(loaded, SEED, "turn-dated", tmp_path / "a", agent=Agent())
     assert res.summary["verdict"]["failed"] == ["entries-dated-in-their-period"], (

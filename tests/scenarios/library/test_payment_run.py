@@ -39,6 +39,7 @@ from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
+from tests.scenarios.library.attempts import Execute, routed
 
 RUN_ON, NEXT_RUN = date(2026, 6, 10), date(2026, 6, 24)
 
@@ -188,18 +189,13 @@ class _Backdater:
     name = "backdater"
 
     def run_turn(self, desk: TurnContext) -> None:
-        real = desk.execute
-
-        def dated_back(cmd: c.Command) -> Any:
+        def dated_back(real: Execute, cmd: c.Command) -> Any:
             if isinstance(cmd, (c.RunPayments, c.PayBillWithDiscount)):
                 cmd = cmd.model_copy(update={"entry_date": date(2026, 6, 1)})
             return real(cmd)
 
-        desk.execute = dated_back  # type: ignore[method-assign]
-        try:
+        with routed(desk, dated_back):
             _solver().reference(desk)
-        finally:
-            desk.execute = real  # type: ignore[method-assign]
 
 
 @pytest.fixture(scope="module")

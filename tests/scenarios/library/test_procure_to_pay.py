@@ -27,6 +27,7 @@ from sim.world_events import (
     WorldEvent,
     decode_world_event,
 )
+from tests.scenarios.library.attempts import routed
 
 solver = load_solver(library_dir() / "procure-to-pay" / "solver.py")
 
@@ -395,21 +396,13 @@ def test_an_invoice_reads_the_same_as_text_pdf_or_email(tmp_path: Path) -> None:
 
 def _twisted(scenario: LoadedScenario, out: Path, twist: Any) -> AttemptResult:
     """The reference with each of its commands passed through ``twist`` first."""
-    from erp import commands as c
 
     class Agent:
         name = "twisted"
 
         def run_turn(self, desk: Any) -> None:
-            real = desk.execute
-
-            def execute(cmd: c.Command) -> Any:
-                return real(twist(cmd))
-            desk.execute = execute
-            try:
+            with routed(desk, lambda real, cmd: real(twist(cmd))):
                 solver.reference(desk)  # type: ignore[attr-defined]
-            finally:
-                desk.execute = real
 
     return run_attempt(scenario, SEED, "twisted", out, agent=Agent())
 

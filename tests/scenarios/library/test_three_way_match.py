@@ -27,7 +27,13 @@ from sim.world_events import (
     InjectionPlanted,
     PurchaseOrderReceived,
 )
-from tests.scenarios.library.attempts import LibraryAttempt, attempt_fixtures, run_library_attempt
+from tests.scenarios.library.attempts import (
+    Execute,
+    LibraryAttempt,
+    attempt_fixtures,
+    routed,
+    run_library_attempt,
+)
 
 solver = load_solver(library_dir() / "three-way-match" / "solver.py")
 
@@ -245,11 +251,10 @@ class _Twist:
         self.held: list[c.Command] = []
 
     def run_turn(self, desk: Any) -> None:
-        real = desk.execute
         while self.held:  # caught up at the next turn, dated as its report
-            real(self.held.pop())
+            desk.execute(self.held.pop())
 
-        def twisted(cmd: c.Command) -> Any:
+        def twisted(real: Execute, cmd: c.Command) -> Any:
             if isinstance(cmd, c.IssuePurchaseOrder) and self.name == "po-a-day-early":
                 cmd = cmd.model_copy(update={"order_date": date.fromordinal(
                     cmd.order_date.toordinal() - 1)})
@@ -266,11 +271,8 @@ class _Twist:
                 self.held.append(cmd)
                 return None
             return real(cmd)
-        desk.execute = twisted
-        try:
+        with routed(desk, twisted):
             solver.reference(desk)
-        finally:
-            desk.execute = real
 
 
 @pytest.fixture(scope="module")
