@@ -13,6 +13,10 @@ Each clerk is the reference with one twist, run as a real attempt (medium tier, 
   reversed), and one recoding a cost from 6000 to 6200: refused by the
   ``journal-entries-only-accruals`` query (the agent's journal entries are its accruals).
 
+- one of May's accruals reversed by hand on June 15, the others by the reversal run
+  (seed 1, five May accruals): refused by the ``may-reversal-run-on-june-1`` query (the
+  run reversed every May accrual).
+
 The reference of the same instance passes each of those checks.
 """
 
@@ -91,6 +95,20 @@ def _recode(desk: TurnContext) -> None:
                                                c.JournalLineIn(account="6000", credit=10_000))))
 
 
+def _one_by_hand(desk: TurnContext) -> None:
+    def by_hand(real: Execute, cmd: c.Command) -> Any:
+        if not isinstance(cmd, c.ReverseAccruals):
+            return real(cmd)
+        due = sorted(a.entry_id for a in desk.ledger.books.accrual_books.accruals.values()
+                     if a.period == cmd.period)
+        assert len(due) > 1, due
+        real(c.ReverseJournalEntry(entry_id=due[0], entry_date=date(2026, 6, 15)))
+        return real(cmd.model_copy(update={"entry_ids": tuple(due[1:])}))
+
+    with routed(desk, by_hand):
+        _reference(desk)
+
+
 CLERKS = {"merged": _merged, "june-ahead": _june_ahead, "plain-accrual": _plain_accrual,
           "recode": _recode}
 
@@ -102,6 +120,10 @@ def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Att
     out = {"reference": run_attempt(loaded, 0, "reference", root / "reference")}
     for name, turn in CLERKS.items():
         out[name] = run_attempt(loaded, 0, name, root / name, agent=_Clerk(name, turn))
+    # seed 1 has five May accruals (seed 0 one)
+    out["reference-1"] = run_attempt(loaded, 1, "reference", root / "reference-1")
+    out["one-by-hand"] = run_attempt(loaded, 1, "one-by-hand", root / "one-by-hand",
+                                     agent=_Clerk("one-by-hand", _one_by_hand))
     yield out
 
 
@@ -116,6 +138,7 @@ def _failed(res: AttemptResult) -> list[str]:
 
 def test_the_reference_passes_the_audited_checks(attempts: dict[str, AttemptResult]) -> None:
     assert _failed(attempts["reference"]) == []
+    assert _failed(attempts["reference-1"]) == []
 
 
 def test_one_accrual_for_all_vendors_on_one_vendors_credit_is_refused(
@@ -144,3 +167,8 @@ def test_a_journal_entry_recoding_a_cost_is_refused(attempts: dict[str, AttemptR
     assert _failed(attempts["recode"]) == ["journal-entries-only-accruals"]
     detail = _results(attempts["recode"])["journal-entries-only-accruals"]["detail"]
     assert "account='6200'" in detail and "account='6000'" in detail
+
+
+def test_an_accrual_reversed_by_hand_on_another_day_is_refused(
+        attempts: dict[str, AttemptResult]) -> None:
+    assert _failed(attempts["one-by-hand"]) == ["may-reversal-run-on-june-1"]
