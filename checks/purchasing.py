@@ -13,7 +13,8 @@
   each, under their vendor.
 - ``po_bills_as_invoiced``: every vendor invoice against a PO entered as invoiced: dated as
   issued, due as invoiced, each line (PO line, quantity, unit price) as billed, at the
-  first turn after it arrived.
+  first turn after it arrived, and approved in that turn.
+- ``purchasing_writes``: the agent writes only events of the types the work asks for.
 - ``payments_in_one_run``: every vendor payment the agent makes is one of a payment run
   made at a turn of the paying role, dated that day, from the operating account.
 
@@ -262,22 +263,29 @@ def holds_as_matched(spec: HoldsAsMatched, ctx: CheckContext) -> CheckResult:
 class HoldsListed(_PurchasingSpec):
     """The holds file (``path``: columns ``column`` and ``vendor_column``) lists exactly
     the bills on hold in the books at the end, one row each, each under its vendor (its id
-    or the books' name for it); a bill is named by its id or its vendor invoice number."""
+    or the books' name for it), with the hold's reason when ``reason_column`` is set; a
+    bill is named by its id or its vendor invoice number."""
 
     family: ClassVar[str] = "files"
     type: Literal["holds_listed"]
     path: str = Field(min_length=1)
     column: str = Field(default="bill", min_length=1)
     vendor_column: str = Field(default="vendor", min_length=1)
+    reason_column: str | None = None
+    """When set, each row's reason names the hold: ``price`` for a bill held for a price
+    above tolerance, else ``quantity``, ``received`` or ``short`` for one billed beyond
+    what was received."""
 
 
 @check_type(HoldsListed)
 def holds_listed(spec: HoldsListed, ctx: CheckContext) -> CheckResult:
     """Compare the file's rows with the books' standing holds."""
     held: dict[str, str] = {}
+    codes: dict[str, set[str]] = {}
     for e in read_log(ctx, "erp", ["bill_held", "bill_hold_released"]):
         if e.type == "bill_held":
             held[e.data["bill_id"]] = e.data["vendor_id"]
+            codes[e.data["bill_id"]] = {str(r["code"]) for r in e.data.get("reasons", [])}
         else:
             held.pop(e.data["bill_id"], None)
     names: dict[str, str] = {}
@@ -291,7 +299,8 @@ def holds_listed(spec: HoldsListed, ctx: CheckContext) -> CheckResult:
         table = agent_csv(ctx, spec.path)
     except Unusable as err:
         return CheckResult("", False, str(err), {})
-    idx, missing, _ = table.locate([spec.column, spec.vendor_column])
+    idx, missing, _ = table.locate([spec.column, spec.vendor_column]
+                                   + ([spec.reason_column] if spec.reason_column else []))
     if missing:
         return CheckResult("", False, f"{spec.path} has no column {', '.join(missing)} "
                                       f"(columns: {', '.join(table.header)})", {})
@@ -308,6 +317,13 @@ def holds_listed(spec: HoldsListed, ctx: CheckContext) -> CheckResult:
         v = held[bill]
         if vendor.casefold() not in (v.casefold(), names.get(v, v).casefold()):
             bad.append(f"row {n}: {cell} is {v}'s ({names.get(v, v)}), not {vendor!r}'s")
+        if spec.reason_column:
+            why = row[idx[spec.reason_column]].casefold()
+            words = (("price",) if "price" in codes.get(bill, set())
+                     else ("quantity", "received", "short"))
+            if not any(w in why for w in words):
+                bad.append(f"row {n}: {cell}'s reason {row[idx[spec.reason_column]]!r} does not "
+                           f"say it is held for {' or '.join(words)}")
     bad += [f"{b} listed {k} times" for b, k in sorted(listed.items()) if k > 1]
     bad += [f"{b} ({held[b]}) is on hold and not listed" for b in sorted(held) if b not in listed]
     metrics = {"on_hold": len(held), "rows": len(table.rows)}
@@ -320,9 +336,9 @@ def holds_listed(spec: HoldsListed, ctx: CheckContext) -> CheckResult:
 class POBillsAsInvoiced(_PurchasingSpec):
     """Every vendor invoice against a PO is entered as the vendor invoiced it: dated as
     issued, due as invoiced, each billed line (its PO line, quantity and unit price) as
-    billed, and at the first of the agent's turns after it arrived (not held to a later
-    turn and dated back). Whether it is entered at all, once, matched to its PO, is
-    ``holds_as_matched``'s and ``books_match_world``'s."""
+    billed, at the first of the agent's turns after it arrived (not held to a later turn
+    and dated back), and approved in the turn it was entered. Whether it is entered at
+    all, once, matched to its PO, is ``holds_as_matched``'s and ``books_match_world``'s."""
 
     type: Literal["po_bills_as_invoiced"]
 
@@ -341,6 +357,9 @@ def po_bills_as_invoiced(spec: POBillsAsInvoiced, ctx: CheckContext) -> CheckRes
         b: ev.BillEntered = e.decoded()
         entered.setdefault((b.vendor_id, document_number_key(b.vendor_invoice_number)),
                            (b, e.business_date))
+    approved: dict[str, str] = {}
+    for e in read_log(ctx, "erp", ["bill_approved"]):
+        approved.setdefault(e.data["bill_id"], e.business_date)
     lines: dict[str, tuple[tuple[int, int, int], ...]] = {}
     for e in read_log(ctx, "erp", ["bill_matched"]):
         m: ev.BillMatched = e.decoded()
@@ -369,6 +388,9 @@ def po_bills_as_invoiced(spec: POBillsAsInvoiced, ctx: CheckContext) -> CheckRes
                                                     for n, k, p in sorted(got))
                        + ", the invoice " + "; ".join(f"line {n} {k} x {p / 100:.2f}"
                                                       for n, k, p in want))
+        if approved.get(bill.bill_id, made) != made:
+            bad.append(f"{name} was entered in the turn of {made} and approved in the turn "
+                       f"of {approved[bill.bill_id]}")
         day, moment = arrived[key]
         due = _first_turn_after(ctx, day, moment)
         if due is not None and made > due.isoformat():
@@ -424,17 +446,49 @@ def payments_in_one_run(spec: PaymentsInOneRun, ctx: CheckContext) -> CheckResul
                                  f"dated on the {spec.role}'s payment day", metrics)
 
 
+class PurchasingWrites(_PurchasingSpec):
+    """The agent writes only events of the ``allowed`` types (the books' events of the
+    work the prompt asks for): no journal entry, vendor credit or other document."""
+
+    family: ClassVar[str] = "audit"
+    type: Literal["purchasing_writes"]
+    allowed: list[str] = Field(min_length=1)
+
+
+@check_type(PurchasingWrites)
+def purchasing_writes(spec: PurchasingWrites, ctx: CheckContext) -> CheckResult:
+    """List the agent's writes of types outside ``allowed``."""
+    other: dict[str, list[str]] = defaultdict(list)
+    writes = 0
+    for e in read_log(ctx, "erp", None, payload=False):
+        if not e.actor.startswith("agent:"):
+            continue
+        writes += 1
+        if e.type not in spec.allowed:
+            other[e.type].append(f"{e.stream} on {e.business_date}")
+    bad = [f"{plural(len(where), t.replace('_', ' '))} (" + ", ".join(where[:3])
+           + (", ..." if len(where) > 3 else "") + ")" for t, where in sorted(other.items())]
+    metrics = {"writes": writes, "other": sum(map(len, other.values()))}
+    if bad:
+        return CheckResult("", False, "writes the work asks for none of: " + "; ".join(bad),
+                           metrics)
+    return CheckResult("", True, f"{plural(writes, 'write')}, each of the work asked for",
+                       metrics)
+
+
 __all__ = [
     "HoldsAsMatched",
     "HoldsListed",
     "POBillsAsInvoiced",
     "PaymentsInOneRun",
     "PurchaseOrdersAsRequisitioned",
+    "PurchasingWrites",
     "ReceiptsAsShipped",
     "holds_as_matched",
     "holds_listed",
     "payments_in_one_run",
     "po_bills_as_invoiced",
     "purchase_orders_as_requisitioned",
+    "purchasing_writes",
     "receipts_as_shipped",
 ]

@@ -6,11 +6,17 @@ owns the rule, and a correct variant still accepted (medium tier, seed 0).
   entered as one unit at the line's amount (same total, still held, no price variance);
 - ``paid-in-the-run-on-the-payment-day``: a bill paid by the clerk outside the run before
   the payment day; the payment run dated a week back;
-- a payment run asked for everything due by year end (the same bills paid) is accepted.
+- ``bills-as-invoiced``: bills left unapproved until the controller approves them on the
+  payment day;
+- ``only-the-works-writes``: a journal moving price variance (5900) into expense (6000);
+- ``holds-list-rows``: the holds file's reasons left as ``x``;
+- a payment run asked for everything due by year end (the same bills paid), and a holds
+  file naming vendors by name with reasons in other words, are accepted.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Iterator
 from datetime import date, timedelta
@@ -58,6 +64,9 @@ class _Clerk:
                                              "unit_price": x.quantity * x.unit_price})
                         if x.unit_price * 100 > po.lines[x.line].unit_price * 102 else x
                         for x in cmd.lines)})
+            if self.name == "approved-on-payment-day" and isinstance(cmd, c.ApproveBill) \
+                    and desk.day < solver.PAYMENT_DAY:
+                return None
             if isinstance(cmd, c.RunPayments):
                 if self.name == "run-dated-back":
                     cmd = cmd.model_copy(update={"entry_date": desk.day - timedelta(days=7)})
@@ -76,10 +85,31 @@ class _Clerk:
 
         with routed(desk, twisted):
             solver.reference(desk)
+        if desk.day != solver.PAYMENT_DAY:
+            return
+        if self.name == "variance-to-expense":
+            assert isinstance(desk.execute(c.PostJournalEntry(
+                entry_date=desk.day, memo="price variance to expense", lines=(
+                    c.JournalLineIn(account="6000", debit=5000),
+                    c.JournalLineIn(account="5900", credit=5000)))), list)
+        if self.name in ("reasons-x", "reasons-reworded"):
+            path = desk.output_dir / solver.HOLDS_FILE
+            rows = list(csv.reader(path.read_text(encoding="utf-8").splitlines()))
+            books = desk.ledger.books
+            with path.open("w", encoding="utf-8", newline="") as f:
+                w = csv.writer(f, lineterminator="\n")
+                w.writerow(rows[0])
+                for bill, vendor, why in rows[1:]:
+                    if self.name == "reasons-x":
+                        w.writerow((bill, vendor, "x"))
+                    else:
+                        w.writerow((bill, books.vendors[vendor].name, "unit price above the PO"
+                                    if "price" in why else "short shipment"))
 
 
 CLERKS = ("due-later", "held-a-turn", "line-as-one-unit", "paid-early", "run-dated-back",
-          "run-due-by-year-end")
+          "run-due-by-year-end", "approved-on-payment-day", "variance-to-expense", "reasons-x",
+          "reasons-reworded")
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +129,8 @@ def _failed(res: AttemptResult) -> dict[str, str]:
     ("due-later", "the invoice says"),
     ("held-a-turn", "was entered in the turn of 2026-07-15, not the turn of 2026-07-08"),
     ("line-as-one-unit", ", the invoice line 1 "),
+    ("approved-on-payment-day", "was entered in the turn of 2026-07-08 and approved in the "
+                                "turn of 2026-07-22"),
 ])
 def test_a_bill_not_as_invoiced_is_refused(attempts: dict[str, AttemptResult], clerk: str,
                                            says: str) -> None:
@@ -121,3 +153,24 @@ def test_a_payment_off_the_payment_days_run_is_refused(
 def test_a_run_due_by_year_end_paying_the_same_bills_is_accepted(
         attempts: dict[str, AttemptResult]) -> None:
     assert _failed(attempts["run-due-by-year-end"]) == {}
+
+
+def test_a_journal_moving_the_price_variance_is_refused(
+        attempts: dict[str, AttemptResult]) -> None:
+    failed = _failed(attempts["variance-to-expense"])
+    assert set(failed) == {"only-the-works-writes"}
+    assert "1 journal entry posted" in failed["only-the-works-writes"]
+
+
+def test_a_holds_file_without_its_reasons_is_refused(
+        attempts: dict[str, AttemptResult]) -> None:
+    failed = _failed(attempts["reasons-x"])
+    assert set(failed) == {"holds-list-rows"}
+    assert "reason 'x' does not say it is held for" in failed["holds-list-rows"]
+
+
+def test_a_holds_file_by_vendor_name_with_reasons_reworded_is_accepted(
+        attempts: dict[str, AttemptResult]) -> None:
+    out = attempts["reasons-reworded"].out
+    assert "unit price above the PO" in next(out.rglob("holds.csv")).read_text()
+    assert _failed(attempts["reasons-reworded"]) == {}
