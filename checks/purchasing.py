@@ -184,11 +184,15 @@ def _first_turn_after(ctx: CheckContext, day: date, moment: float | None) -> dat
 class HoldsAsMatched(_PurchasingSpec):
     """Every vendor invoice against a PO is a matched bill of that PO, on hold at the end
     exactly when it bills a unit above the PO price beyond ``price_tolerance_bp``, or more
-    of a line than the vendor shipped by the end beyond ``quantity_tolerance_bp``."""
+    of a line than the vendor shipped by the end beyond ``quantity_tolerance_bp``; with
+    ``release_names_receipt``, each release names the goods receipt that cleared it."""
 
     type: Literal["holds_as_matched"]
     price_tolerance_bp: int = Field(ge=0, le=10_000)
     quantity_tolerance_bp: int = Field(ge=0, le=10_000)
+    release_names_receipt: bool = False
+    """When set, every release's reason names a goods receipt of the bill's PO (its id or
+    its reference, the receiving report)."""
 
 
 def _beyond(actual: int, allowed: int, bp: int) -> bool:
@@ -217,9 +221,19 @@ def holds_as_matched(spec: HoldsAsMatched, ctx: CheckContext) -> CheckResult:
     for e in read_log(ctx, "erp", ["bill_matched"]):
         matched[e.data["bill_id"]] = e.data["po_id"]
     held: set[str] = set()
+    bad: list[str] = []
+    receipts: dict[str, set[str]] = defaultdict(set)
+    for e in read_log(ctx, "erp", ["goods_received"]):
+        receipts[e.data["po_id"]] |= {str(e.data["receipt_id"]).casefold(),
+                                      str(e.data.get("reference") or "").casefold()} - {""}
     for e in read_log(ctx, "erp", ["bill_held", "bill_hold_released"]):
         (held.add if e.type == "bill_held" else held.discard)(e.data["bill_id"])
-    bad: list[str] = []
+        if e.type == "bill_hold_released" and spec.release_names_receipt:
+            of = matched.get(e.data["bill_id"], "")
+            said = str(e.data["reason"]).casefold()
+            if not any(r in said for r in receipts.get(of, set())):
+                bad.append(f"the release of {e.data['bill_id']} ({e.data['reason']!r}) names "
+                           f"no goods receipt of {of or 'its PO'}")
     judged = 0
     for e in read_log(ctx, "world", ["bill_issued"]):
         d = e.data

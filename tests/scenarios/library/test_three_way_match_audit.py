@@ -10,8 +10,10 @@ owns the rule, and a correct variant still accepted (medium tier, seed 0).
   payment day;
 - ``only-the-works-writes``: a journal moving price variance (5900) into expense (6000);
 - ``holds-list-rows``: the holds file's reasons left as ``x``;
-- a payment run asked for everything due by year end (the same bills paid), and a holds
-  file naming vendors by name with reasons in other words, are accepted.
+- ``holds-as-matched``: a hold released with a reason naming no goods receipt;
+- a payment run asked for everything due by year end (the same bills paid), a holds file
+  naming vendors by name with reasons in other words, and a release naming its goods
+  receipt in lower case in other words, are accepted.
 """
 
 from __future__ import annotations
@@ -67,6 +69,12 @@ class _Clerk:
             if self.name == "approved-on-payment-day" and isinstance(cmd, c.ApproveBill) \
                     and desk.day < solver.PAYMENT_DAY:
                 return None
+            if isinstance(cmd, c.ReleaseBillHold):
+                if self.name == "release-unexplained":
+                    cmd = cmd.model_copy(update={"reason": "ok to pay"})
+                if self.name == "release-reworded":
+                    last = cmd.reason.rsplit("(", 1)[-1].rstrip(")").split(", ")[-1]
+                    cmd = cmd.model_copy(update={"reason": f"cleared by {last.lower()}"})
             if isinstance(cmd, c.RunPayments):
                 if self.name == "run-dated-back":
                     cmd = cmd.model_copy(update={"entry_date": desk.day - timedelta(days=7)})
@@ -109,7 +117,7 @@ class _Clerk:
 
 CLERKS = ("due-later", "held-a-turn", "line-as-one-unit", "paid-early", "run-dated-back",
           "run-due-by-year-end", "approved-on-payment-day", "variance-to-expense", "reasons-x",
-          "reasons-reworded")
+          "reasons-reworded", "release-unexplained", "release-reworded")
 
 
 @pytest.fixture(scope="module")
@@ -174,3 +182,15 @@ def test_a_holds_file_by_vendor_name_with_reasons_reworded_is_accepted(
     out = attempts["reasons-reworded"].out
     assert "unit price above the PO" in next(out.rglob("holds.csv")).read_text()
     assert _failed(attempts["reasons-reworded"]) == {}
+
+
+def test_a_release_naming_no_goods_receipt_is_refused(
+        attempts: dict[str, AttemptResult]) -> None:
+    failed = _failed(attempts["release-unexplained"])
+    assert set(failed) == {"holds-as-matched"}
+    assert "('ok to pay') names no goods receipt of PO-" in failed["holds-as-matched"]
+
+
+def test_a_release_naming_its_receipt_in_other_words_is_accepted(
+        attempts: dict[str, AttemptResult]) -> None:
+    assert _failed(attempts["release-reworded"]) == {}
