@@ -14,7 +14,8 @@ books are read from the erp realm.
   as it), to the invoices the payment meant, for what it meant (its receipt's customer
   the payer); nothing else is applied.
 - ``collections_disputes``: each emailed dispute recorded at the first run after it, on
-  its invoice, for the amount disputed; no other dispute.
+  its invoice, for the amount disputed, with the customer's reason (naming a word of it);
+  no other dispute.
 - ``collections_rulings``: each dispute resolved at the first run after the sales
   manager's ruling, as ruled (credited for the amount ruled, or rejected); no other; and
   no credit memo of the agent's but a ruling's, each on the sales returns account.
@@ -68,6 +69,9 @@ class Email:
     amount: int
     outcome: str = ""
     pay_by: date | None = None
+    reason: str = ""
+    """A dispute's reason, short (``training day cancelled``): the customer's words for it
+    name at least one of its words."""
 
 
 @dataclass
@@ -117,7 +121,8 @@ def world_facts(ctx: CheckContext) -> Facts:
                         t["collections"], date.fromisoformat(str(e.business_date)),
                         t["customer_id"], t["invoice_id"], int(t.get("amount", 0)),
                         t.get("outcome", ""),
-                        date.fromisoformat(t["pay_by"]) if t.get("pay_by") else None))
+                        date.fromisoformat(t["pay_by"]) if t.get("pay_by") else None,
+                        str(t.get("reason", ""))))
             elif e.type == "payment_sent":
                 payments[data["payment_id"]] = (data["customer_id"], tuple(
                     (a["doc_id"], a["amount"]) for a in data["allocations"]))
@@ -341,10 +346,18 @@ def collections_disputes(spec: CollectionsDisputes, ctx: CheckContext) -> CheckR
     if not world_facts(ctx).invoices:
         return _no_truth()
     want = {(r.day, i, a) for r in _runs(ctx) for i, a in r.disputes}
-    got = [(e.opened_on, e.invoice_id, e.amount) for e in _erp(ctx, "invoice_disputed")
-           if isinstance(e, ev.InvoiceDisputed)]
+    recorded = [e for e in _erp(ctx, "invoice_disputed") if isinstance(e, ev.InvoiceDisputed)]
+    got = [(e.opened_on, e.invoice_id, e.amount) for e in recorded]
     problems = _compare("dispute", want, got,
                         lambda x: f"of {x[1]} for {display_cents(x[2])} on {_day(x[0])}")
+    # with the customer's reason: the recorded reason names at least one word of it
+    reasons = {m.invoice_id: m.reason for m in world_facts(ctx).emails
+               if m.what == "dispute" and m.reason}
+    for e in recorded:
+        words = [w for w in reasons.get(e.invoice_id, "").casefold().split() if len(w) >= 5]
+        if words and not any(w in e.reason.casefold() for w in words):
+            problems.append(f"dispute {e.dispute_id} of {e.invoice_id} gives the reason "
+                            f"{e.reason[:60]!r}, not the customer's ({reasons[e.invoice_id]})")
     return _result(f"{plural(len(want), 'dispute')} recorded as emailed", problems,
                    {"disputes": len(want)})
 

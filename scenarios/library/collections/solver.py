@@ -183,7 +183,11 @@ def _read_email(path: Path, known: set[str], plan: _Plan, year: int) -> None:
     if "disput" in head:
         part = re.search(_MONEY + " of it", body)
         amount = parse_cents(part[1].replace(",", "")) if part else None
-        words = [x.strip() for x in re.split(r"[:.]|, ", body, maxsplit=3)[1:2]]
+        # the customer's reason: the clause after the reference (the reference as the
+        # subject writes it taken out first: ``INV.42`` or ``inv: 42`` would cut it short)
+        m = re.search(r"invoice (.+?)(?: - we dispute it)?$", subject.strip(), re.I)
+        text = body.replace(m[1], "REF") if m else body
+        words = [x.strip() for x in re.split(r"[:.]|, ", text, maxsplit=3)[1:2]]
         plan.disputes.append((refs[0], amount, words[0] if words else "disputed by email"))
         return
     when = _when(body, year)

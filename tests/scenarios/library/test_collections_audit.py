@@ -6,24 +6,31 @@ the rule, and a correct variant still accepted (medium tier, seed 1: a ruling cr
   ``disputes-resolved-as-ruled``;
 - a fee allowance and a manual journal entry no step of the policy calls for:
   ``only-the-policys-writes``;
+- a dispute recorded with the reason ``x`` instead of the customer's:
+  ``disputes-recorded``; the reference reads the reason whatever way the customer writes
+  the invoice reference (``INV.12`` and ``Invoice No. 12`` cut it short before);
 - a receipt applied to the wrong invoice and corrected in the same run by reversing the
-  application is accepted (the policy's correction by reversal).
+  application, and a dispute's reason recorded in capitals after a note, are accepted.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from counterparties.collections import DISPUTE_WORDINGS
+from counterparties.noise import REFERENCE_STYLES
 from erp import commands as c
 from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
+from sim.documents import render_email
 from tests.scenarios.library.attempts import Execute, routed
 
 NAME = "collections"
@@ -45,6 +52,10 @@ class _Clerk:
             if self.name == "credit-to-bad-debt" and isinstance(cmd, c.ResolveDispute) \
                     and cmd.resolution == "credit_memo":
                 cmd = cmd.model_copy(update={"account": "6900"})
+            if isinstance(cmd, c.RecordDispute) and self.name == "dispute-reason-x":
+                cmd = cmd.model_copy(update={"reason": "x"})
+            if isinstance(cmd, c.RecordDispute) and self.name == "dispute-reason-noted":
+                cmd = cmd.model_copy(update={"reason": f"per email: {cmd.reason.upper()}"})
             if self.name == "misapply-corrected" and isinstance(cmd, c.ApplyReceipt) \
                     and not self.done:
                 inv = books.invoices[cmd.invoice_id]
@@ -81,7 +92,7 @@ class _Clerk:
 
 
 CLERKS = ("credit-to-bad-debt", "own-credit-memo", "fee-allowance", "journal",
-          "misapply-corrected")
+          "misapply-corrected", "dispute-reason-x", "dispute-reason-noted")
 
 
 @pytest.fixture(scope="module")
@@ -122,3 +133,33 @@ def test_a_write_no_step_calls_for_is_refused(attempts: dict[str, AttemptResult]
 def test_a_misapplication_reversed_in_the_same_run_is_accepted(
         attempts: dict[str, AttemptResult]) -> None:
     assert _failed(attempts["misapply-corrected"]) == {}
+
+
+def test_a_dispute_without_the_customers_reason_is_refused(
+        attempts: dict[str, AttemptResult]) -> None:
+    failed = _failed(attempts["dispute-reason-x"])
+    assert set(failed) == {"disputes-recorded"}
+    assert "gives the reason 'x', not the customer's" in failed["disputes-recorded"]
+
+
+def test_a_dispute_reason_in_other_case_after_a_note_is_accepted(
+        attempts: dict[str, AttemptResult]) -> None:
+    assert _failed(attempts["dispute-reason-noted"]) == {}
+
+
+@pytest.mark.parametrize("style", REFERENCE_STYLES)
+@pytest.mark.parametrize("wording", range(len(DISPUTE_WORDINGS)))
+def test_the_reference_reads_the_reason_whatever_the_reference_style(
+        style: str, wording: int, tmp_path: Path) -> None:
+    solver = load_solver(library_dir() / NAME / "solver.py")
+    ref = style.format(n=12)
+    words = "the support hours billed are more than our portal shows were used"
+    subject, body = DISPUTE_WORDINGS[wording]
+    path = tmp_path / "m.eml"
+    path.write_text(render_email(
+        sender="ap@x.example", to="ar@company.example", subject=subject.format(ref=ref),
+        body="Hello,\n\n" + body.format(ref=ref, words=words, amount="1,300.00 of it"),
+        when=datetime(2026, 6, 2, 9, 0, tzinfo=UTC), message_id="MSG-1"), encoding="utf-8")
+    plan = solver._Plan()
+    solver._read_email(path, {"INV-000012"}, plan, 2026)
+    assert plan.disputes == [("INV-000012", 130_000, words)]
