@@ -42,6 +42,7 @@ from erp import queries as q
 from erp.books import document_number_key
 from erp.errors import MoneyError
 from erp.money import display_cents, parse_cents
+from sim.engine import Phase
 from sim.world_events import BankChangeAsked, BillIssued, DocumentDelivered, decode_world_event
 
 
@@ -304,6 +305,34 @@ class EntriesDated(CheckSpec):
     as_on_line: dict[str, str] = Field(default_factory=dict)
     """Event type -> the payload field naming its document: each such event dated as the
     statement line matched to that document (a returned deposit on the bank's day)."""
+    bills_at_arrival: bool = False
+    """Each vendor invoice entered at the first turn that had it in the inbox (its first
+    delivery came before that turn's moment of the day), not held to a later turn and
+    dated back to its invoice date; an invoice never delivered is not judged here."""
+
+
+def bill_arrivals(ctx: CheckContext) -> dict[tuple[str, str], tuple[date, bool]]:
+    """The first delivery of each vendor invoice to the company's inbox, by ``(vendor_id,
+    document_number_key(invoice_number))``: its business date, and whether it came before
+    the moment of the day an agent's turn has (``Phase.TURN``); a delivery at that moment
+    or later is counted as after the turn."""
+    out: dict[tuple[str, str], tuple[date, bool]] = {}
+    for e in ctx.store.read(realm="world", types=["document_delivered"], until=_until(ctx)):
+        truth = e.data.get("truth") or {}
+        vendor, number = truth.get("vendor_id"), truth.get("invoice_number")
+        if not isinstance(vendor, str) or not isinstance(number, str):
+            continue
+        key = (vendor, document_number_key(number))
+        if key not in out:
+            before = e.sim_time is not None and (e.sim_time % 1.0) < float(Phase.TURN) - 1e-9
+            out[key] = (date.fromisoformat(e.business_date), before)
+    return out
+
+
+def first_turn_with(turns: Iterable[date], day: date, before_turn: bool) -> date | None:
+    """The first turn that had in its inbox a document delivered on ``day`` (that day's own
+    turn when it came before the turn's moment, else the next turn), or None."""
+    return min((t for t in turns if t > day or (t == day and before_turn)), default=None)
 
 
 @check_type(EntriesDated)
@@ -318,6 +347,8 @@ def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
     turn_days = sorted(set(ctx.turn_dates))
     line_day: dict[str, str] = {}
     doc_day: dict[str, str] = {}
+    arrivals = bill_arrivals(ctx) if spec.bills_at_arrival else {}
+    entered: set[tuple[str, str]] = set()
     if spec.as_on_line:
         for e in ctx.store.read(realm="erp", until=_until(ctx), types=[
                 "statement_line_imported", "statement_line_matched"]):
@@ -351,9 +382,20 @@ def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
                              f"the turn of {e.business_date}, not at the turn of {skipped[0]}")
                 continue
         if e.type == "bill_entered":
-            want = issued.get((d["vendor_id"], document_number_key(d["vendor_invoice_number"])))
+            key = (d["vendor_id"], document_number_key(d["vendor_invoice_number"]))
+            want = issued.get(key)
             if want is not None and d["entry_date"] != want:
                 wrong.append(f"bill {d['bill_id']} dated {day}, invoiced {want}")
+                continue
+            arrival = arrivals.get(key)
+            if arrival is not None:
+                turn = first_turn_with(turn_days, *arrival)
+                written = date.fromisoformat(e.business_date)
+                if turn is not None and written > turn and key not in entered:
+                    wrong.append(f"bill {d['bill_id']} ({d['vendor_id']} invoice "
+                                 f"{d['vendor_invoice_number']}) arrived {arrival[0]} and was "
+                                 f"entered in the turn of {written}, not the turn of {turn}")
+            entered.add(key)
             continue
         business = date.fromisoformat(e.business_date)
         months = {(business.year, business.month)}

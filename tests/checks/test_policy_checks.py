@@ -12,14 +12,17 @@ from checks.policy import (
     BankMinimumBalance,
     BillsCodedToDefault,
     CsvTies,
+    EntriesDated,
     PaymentsDueBy,
     bank_minimum_balance,
     bills_coded_to_default,
     csv_ties,
+    entries_dated,
     payments_due_by,
 )
 from erp import commands as c
-from erp.ledger import Ledger, Submission
+from erp.ledger import Ledger, Recorded, Submission
+from sim.world_events import DocumentDelivered
 from tests.erp.helpers import BANK, set_up_company
 
 D = date(2026, 3, 5)
@@ -100,3 +103,54 @@ def test_csv_ties_fails_one_wrong_ordinary_row(ledger: Ledger, tmp_path: Path) -
     (tmp_path / "out" / "m.csv").write_text("line_id,invoice_id,amount_applied\nL1,I1,abc\n")
     r = csv_ties(spec, ctx)
     assert not r.passed and "'abc' is not an amount" in r.detail
+
+
+# --- entries_dated: bills_at_arrival ------------------------------------------------------
+
+def _delivered(ledger: Ledger, number: str, day: date, moment: float) -> None:
+    """Vendor V1's invoice ``number`` reaching the inbox on ``day`` at ``moment`` of it (the
+    turn's moment is 0.5)."""
+    doc = DocumentDelivered(doc_id=f"D{number}", filename=f"bill-{number}.txt", kind="bill",
+                            sender="v1@example.com", subject=f"Invoice {number}",
+                            content="...", truth={"vendor_id": "V1", "invoice_number": number})
+    ledger.record_many("world", [Recorded(f"world:{doc.stream}", doc.type, doc.model_dump_json(),
+                                          "vendor:V1", day, day.toordinal() + moment)])
+
+
+def _bill(ledger: Ledger, number: str, written: date) -> None:
+    _run(ledger, c.EnterBill(bill_id=f"B{number}", vendor_id="V1", vendor_invoice_number=number,
+                             entry_date=D, due_on=date(2026, 3, 31),
+                             lines=(c.BillLineIn(description="x", amount="100.00"),)),
+         who={**AGENT, "business_date": written})
+
+
+def test_entries_dated_names_a_bill_held_past_the_turn_it_arrived_for(ledger: Ledger) -> None:
+    set_up_company(ledger)
+    turns = (D, date(2026, 3, 6), date(2026, 3, 9))
+    _delivered(ledger, "1", D, 0.1)      # before the turn of 03-05: that turn's
+    _delivered(ledger, "2", D, 0.7)      # after it: the turn of 03-06's
+    _delivered(ledger, "3", D, 0.5)      # at the turn's moment: counted as after it
+    _bill(ledger, "2", date(2026, 3, 6))
+    _bill(ledger, "3", date(2026, 3, 6))
+    spec = EntriesDated(type="entries_dated", bills_at_arrival=True)
+    ctx = CheckContext(store=ledger.store, turn_dates=turns)
+    assert entries_dated(spec, ctx).passed, entries_dated(spec, ctx).detail
+    _bill(ledger, "1", date(2026, 3, 6))  # held a turn, dated as invoiced
+    r = entries_dated(spec, ctx)
+    assert not r.passed
+    assert ("bill B1 (V1 invoice 1) arrived 2026-03-05 and was entered in the turn of "
+            "2026-03-06, not the turn of 2026-03-05") in r.detail
+    assert "B2" not in r.detail and "B3" not in r.detail
+    # without the option the same books pass: only bills_at_arrival judges the turn
+    assert entries_dated(EntriesDated(type="entries_dated"), ctx).passed
+
+
+def test_entries_dated_leaves_bills_never_delivered_or_after_the_last_turn(
+        ledger: Ledger) -> None:
+    set_up_company(ledger)
+    _delivered(ledger, "4", date(2026, 3, 10), 0.1)  # after the last turn
+    _bill(ledger, "4", date(2026, 3, 10))
+    _bill(ledger, "5", date(2026, 3, 10))            # never delivered: other checks' business
+    spec = EntriesDated(type="entries_dated", bills_at_arrival=True)
+    ctx = CheckContext(store=ledger.store, turn_dates=(D, date(2026, 3, 9)))
+    assert entries_dated(spec, ctx).passed
