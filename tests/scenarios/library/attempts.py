@@ -4,12 +4,14 @@ books, the world's truth) and the module fixtures that run one per agent.
 A test module keeps its own ``Attempt`` subclass for what it reads of its outputs and
 takes its fixtures with ``scenario, reference, oracle = attempt_fixtures(NAME, SEED,
 Attempt)``; ``run_library_attempt`` runs one more (the null agent, another seed).
-``routed`` makes a one-mistake clerk of a solver: its commands changed or dropped on their
-way to the books.
+``read_verdict``, ``check_results`` and ``failed_checks`` read an attempt folder's
+``verdict.json``. ``routed`` makes a one-mistake clerk of a solver: its commands changed
+or dropped on their way to the books.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -84,6 +86,24 @@ def attempt_fixtures(name: str, seed: int, cls: type[A]) -> tuple[
         return pytest.fixture(scope="module", name=agent)(run)
 
     return scenario, _agent("reference"), _agent("oracle")
+
+
+def read_verdict(out: Path) -> dict[str, Any]:
+    """The ``verdict.json`` of the attempt folder ``out`` (an ``AttemptResult.out``)."""
+    verdict: dict[str, Any] = json.loads((out / "verdict.json").read_text(encoding="utf-8"))
+    return verdict
+
+
+def check_results(out: Path) -> dict[str, dict[str, Any]]:
+    """Each check's result in the attempt folder's ``verdict.json`` (``name``, ``passed``,
+    ``detail``, ``metrics``, ``required``), by check name."""
+    return {r["name"]: r for r in read_verdict(out)["results"]}
+
+
+def failed_checks(out: Path) -> set[str]:
+    """The names of the checks that did not pass in the attempt folder's ``verdict.json``,
+    required or not (the summary's ``verdict.failed`` lists the required ones only)."""
+    return {name for name, r in check_results(out).items() if not r["passed"]}
 
 
 Execute = Callable[[Command], list[StoredEvent] | CommandRejected]

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -36,7 +35,7 @@ from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
-from tests.scenarios.library.attempts import Execute, routed
+from tests.scenarios.library.attempts import Execute, check_results, failed_checks, routed
 
 NAME = "accruals-and-prepaids"
 
@@ -184,17 +183,8 @@ def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Att
     yield out
 
 
-def _results(res: AttemptResult) -> dict[str, dict[str, Any]]:
-    verdict = json.loads((res.out / "verdict.json").read_text())
-    return {r["name"]: r for r in verdict["results"]}
-
-
-def _failed(res: AttemptResult) -> set[str]:
-    return {n for n, r in _results(res).items() if not r["passed"]}
-
-
 def test_the_reference_is_accepted(attempts: dict[str, AttemptResult]) -> None:
-    r = _results(attempts["reference"])
+    r = check_results(attempts["reference"].out)
     assert all(x["passed"] for x in r.values()), [x for x in r.values() if not x["passed"]]
     assert r["may-accrued"]["metrics"]["owed_cents"] > 0
     assert r["prepaids-amortized"]["metrics"]["expected_cents"] > 0
@@ -202,55 +192,55 @@ def test_the_reference_is_accepted(attempts: dict[str, AttemptResult]) -> None:
 
 def test_the_null_agent_fails_every_rule_of_the_papers(
         attempts: dict[str, AttemptResult]) -> None:
-    failed = _failed(attempts["null"])
+    failed = failed_checks(attempts["null"].out)
     assert {"invoices-entered", "may-accrued", "june-accrued", "may-reversal-run-on-june-1",
             "prepaids-scheduled", "prepaids-amortized"} <= failed
-    detail = _results(attempts["null"])["may-accrued"]["detail"]
+    detail = check_results(attempts["null"].out)["may-accrued"]["detail"]
     assert "accrued 0.00, owed" in detail
 
 
 def test_accruing_a_vendor_whose_invoice_arrived_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
     res = attempts["over-accrues"]
-    assert _failed(res) == {"may-accrued"}
-    assert "on 6300: accrued 100.00, owed 0.00" in _results(res)["may-accrued"]["detail"]
+    assert failed_checks(res.out) == {"may-accrued"}
+    assert "on 6300: accrued 100.00, owed 0.00" in check_results(res.out)["may-accrued"]["detail"]
 
 
 def test_an_accrual_whose_credit_names_no_vendor_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
     # the prompt: "credit 2100 Accrued liabilities, both lines naming the vendor"
     res = attempts["credit-no-vendor"]
-    assert _failed(res) <= {"may-accrued", "june-accrued"} and _failed(res)
-    detail = _results(res)["may-accrued"]["detail"]
+    assert failed_checks(res.out) <= {"may-accrued", "june-accrued"} and failed_checks(res.out)
+    detail = check_results(res.out)["may-accrued"]["detail"]
     assert "the credit on 2100 names no vendor, not the vendor of its debit" in detail
 
 
 def test_an_invoice_held_to_the_next_close_and_dated_back_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
     res = attempts["late-bill"]
-    assert _failed(res) == {"invoices-entered"}, _failed(res)
-    detail = _results(res)["invoices-entered"]["detail"]
+    assert failed_checks(res.out) == {"invoices-entered"}, failed_checks(res.out)
+    detail = check_results(res.out)["invoices-entered"]["detail"]
     assert "was entered in the turn of 2026-07-01, not the turn of 2026-06-01" in detail
 
 
 def test_forgetting_the_reversal_is_refused(attempts: dict[str, AttemptResult]) -> None:
     res = attempts["no-reversal"]
-    assert {"may-accruals-reversed", "may-reversal-run-on-june-1"} <= _failed(res)
-    assert "status='due'" in _results(res)["may-accruals-reversed"]["detail"]
+    assert {"may-accruals-reversed", "may-reversal-run-on-june-1"} <= failed_checks(res.out)
+    assert "status='due'" in check_results(res.out)["may-accruals-reversed"]["detail"]
 
 
 def test_a_prepaid_scheduled_a_cent_short_is_refused(attempts: dict[str, AttemptResult]) -> None:
     res = attempts["short-prepaid"]
-    failed = _failed(res)
+    failed = failed_checks(res.out)
     assert {"prepaids-scheduled", "prepaid-account-ties-to-schedules"} <= failed
-    assert "amount" in _results(res)["prepaids-scheduled"]["detail"]
+    assert "amount" in check_results(res.out)["prepaids-scheduled"]["detail"]
 
 
 def test_a_service_invoice_on_another_account_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
     res = attempts["recoded"]
-    assert "invoices-entered" in _failed(res)
-    detail = _results(res)["invoices-entered"]["detail"]
+    assert "invoices-entered" in failed_checks(res.out)
+    detail = check_results(res.out)["invoices-entered"]["detail"]
     assert "lines on 6200, expected 6000" in detail or "lines on 6000, expected 6" in detail
 
 

@@ -22,7 +22,6 @@ The reference of the same instance passes each of those checks.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from datetime import date
 from typing import Any
@@ -34,7 +33,7 @@ from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
-from tests.scenarios.library.attempts import Execute, routed
+from tests.scenarios.library.attempts import Execute, check_results, failed_checks, routed
 
 NAME = "accruals-and-prepaids"
 MAY_CLOSE, JUNE_CLOSE = date(2026, 6, 1), date(2026, 7, 1)
@@ -127,48 +126,39 @@ def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Att
     yield out
 
 
-def _results(res: AttemptResult) -> dict[str, dict[str, Any]]:
-    verdict = json.loads((res.out / "verdict.json").read_text())
-    return {r["name"]: r for r in verdict["results"]}
-
-
-def _failed(res: AttemptResult) -> list[str]:
-    return sorted(n for n, r in _results(res).items() if not r["passed"])
-
-
 def test_the_reference_passes_the_audited_checks(attempts: dict[str, AttemptResult]) -> None:
-    assert _failed(attempts["reference"]) == []
-    assert _failed(attempts["reference-1"]) == []
+    assert failed_checks(attempts["reference"].out) == set()
+    assert failed_checks(attempts["reference-1"].out) == set()
 
 
 def test_one_accrual_for_all_vendors_on_one_vendors_credit_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
-    assert _failed(attempts["merged"]) == ["june-accrued"]
-    detail = _results(attempts["merged"])["june-accrued"]["detail"]
+    assert failed_checks(attempts["merged"].out) == {"june-accrued"}
+    detail = check_results(attempts["merged"].out)["june-accrued"]["detail"]
     assert "vendors" in detail and "not one" in detail
     assert "credit on 2100 differs from its debits by" in detail
 
 
 def test_a_month_amortized_ahead_of_its_close_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
-    assert _failed(attempts["june-ahead"]) == ["prepaids-amortized"]
-    detail = _results(attempts["june-ahead"])["prepaids-amortized"]["detail"]
+    assert failed_checks(attempts["june-ahead"].out) == {"prepaids-amortized"}
+    detail = check_results(attempts["june-ahead"].out)["prepaids-amortized"]["detail"]
     assert "for 2026-06 written in the turn of 2026-06-01, not the close of 2026-06" in detail
 
 
 def test_a_plain_journal_entry_on_accrued_liabilities_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
-    assert _failed(attempts["plain-accrual"]) == ["journal-entries-only-accruals"]
-    assert "amount=-12345" in _results(attempts["plain-accrual"])[
+    assert failed_checks(attempts["plain-accrual"].out) == {"journal-entries-only-accruals"}
+    assert "amount=-12345" in check_results(attempts["plain-accrual"].out)[
         "journal-entries-only-accruals"]["detail"]
 
 
 def test_a_journal_entry_recoding_a_cost_is_refused(attempts: dict[str, AttemptResult]) -> None:
-    assert _failed(attempts["recode"]) == ["journal-entries-only-accruals"]
-    detail = _results(attempts["recode"])["journal-entries-only-accruals"]["detail"]
+    assert failed_checks(attempts["recode"].out) == {"journal-entries-only-accruals"}
+    detail = check_results(attempts["recode"].out)["journal-entries-only-accruals"]["detail"]
     assert "account='6200'" in detail and "account='6000'" in detail
 
 
 def test_an_accrual_reversed_by_hand_on_another_day_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
-    assert _failed(attempts["one-by-hand"]) == ["may-reversal-run-on-june-1"]
+    assert failed_checks(attempts["one-by-hand"].out) == {"may-reversal-run-on-june-1"}

@@ -5,7 +5,6 @@ the checks that say why."""
 from __future__ import annotations
 
 import csv
-import json
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,8 @@ from tests.scenarios.library.attempts import (
     Execute,
     LibraryAttempt,
     attempt_fixtures,
+    failed_checks,
+    read_verdict,
     routed,
     run_library_attempt,
 )
@@ -52,26 +53,15 @@ class Attempt(LibraryAttempt):
 
     def failed(self) -> set[str]:
         """The checks that failed."""
-        return failed(self.result.out)
-
-
-def verdict(out: Path) -> dict[str, Any]:
-    """An attempt folder's verdict.json."""
-    data: dict[str, Any] = json.loads((out / "verdict.json").read_text())
-    return data
-
-
-def failed(out: Path) -> set[str]:
-    """The names of an attempt's failed checks."""
-    return {r["name"] for r in verdict(out)["results"] if not r["passed"]}
+        return failed_checks(self.result.out)
 
 
 scenario, reference, oracle = attempt_fixtures(NAME, SEED, Attempt)
 
 
 def test_reference_and_oracle_are_accepted(reference: Attempt, oracle: Attempt) -> None:
-    assert verdict(reference.result.out)["accepted"], reference.failed()
-    assert verdict(oracle.result.out)["accepted"], oracle.failed()
+    assert read_verdict(reference.result.out)["accepted"], reference.failed()
+    assert read_verdict(oracle.result.out)["accepted"], oracle.failed()
 
 
 def test_each_account_reconciles_to_its_statement(reference: Attempt) -> None:
@@ -137,7 +127,7 @@ def test_null_is_rejected_naming_the_work_left(scenario: LoadedScenario,
                                                tmp_path: Path) -> None:
     null = run_library_attempt(scenario, "null", tmp_path / "null", SEED, Attempt)
     try:
-        assert not verdict(null.result.out)["accepted"]
+        assert not read_verdict(null.result.out)["accepted"]
         assert {"statements-imported", "bank-errors-reported-not-booked", "transfers-recorded",
                 "card-statement-entered-and-paid", "returned-items-reopened",
                 "reconciliation-of-each-account"} <= null.failed()
@@ -171,15 +161,15 @@ def test_an_agent_booking_the_banks_errors_is_rejected(scenario: LoadedScenario,
                                                       tmp_path: Path) -> None:
     res = run_attempt(scenario, SEED, "books-the-errors", tmp_path / "a",
                       agent=_BooksTheErrors())
-    assert not verdict(res.out)["accepted"]
-    assert {"bank-errors-reported-not-booked", "book-balances-as-bank"} <= failed(res.out)
+    assert not read_verdict(res.out)["accepted"]
+    assert {"bank-errors-reported-not-booked", "book-balances-as-bank"} <= failed_checks(res.out)
 
 
 @pytest.mark.parametrize("tier", ["easy", "hard"])
 def test_every_tier_is_solved_by_the_reference(tier: str, tmp_path: Path) -> None:
     loaded = load_scenario(find_scenario(NAME), tier=tier)
     res = run_attempt(loaded, SEED, "reference", tmp_path / tier)
-    assert verdict(res.out)["accepted"], failed(res.out)
+    assert read_verdict(res.out)["accepted"], failed_checks(res.out)
 
 
 class _Twisted:
@@ -209,9 +199,9 @@ def test_lines_imported_under_other_ids_than_the_banks_are_rejected(
         scenario: LoadedScenario, tmp_path: Path) -> None:
     res = run_attempt(scenario, SEED, "twisted", tmp_path / "a",
                       agent=_Twisted(_other_line_ids))
-    assert not verdict(res.out)["accepted"]
-    assert failed(res.out) == {"statements-imported"}
-    (r,) = [r for r in verdict(res.out)["results"] if r["name"] == "statements-imported"]
+    assert not read_verdict(res.out)["accepted"]
+    assert failed_checks(res.out) == {"statements-imported"}
+    (r,) = [r for r in read_verdict(res.out)["results"] if r["name"] == "statements-imported"]
     assert "not imported under its id" in r["detail"], r["detail"]
 
 
@@ -226,9 +216,9 @@ def test_a_card_payment_dated_after_today_is_rejected(scenario: LoadedScenario,
                                                       tmp_path: Path) -> None:
     res = run_attempt(scenario, SEED, "twisted", tmp_path / "a",
                       agent=_Twisted(_card_paid_tomorrow))
-    assert not verdict(res.out)["accepted"]
-    assert failed(res.out) == {"card-statement-entered-and-paid"}
-    (r,) = [r for r in verdict(res.out)["results"]
+    assert not read_verdict(res.out)["accepted"]
+    assert failed_checks(res.out) == {"card-statement-entered-and-paid"}
+    (r,) = [r for r in read_verdict(res.out)["results"]
             if r["name"] == "card-statement-entered-and-paid"]
     assert "made in the turn of 2026-06-01" in r["detail"], r["detail"]
 
@@ -257,7 +247,7 @@ def test_files_with_the_columns_in_another_order_and_one_more_are_accepted(
     no other column may stand beside them: both files read by their column names."""
     res = run_attempt(scenario, SEED, "files-rewritten", tmp_path / "a",
                       agent=_FilesRewritten())
-    assert verdict(res.out)["accepted"], failed(res.out)
+    assert read_verdict(res.out)["accepted"], failed_checks(res.out)
     header = (res.out / "outputs" / "bank_reconciliation.csv").read_text().split("\n")[0]
     assert header.startswith('"Amount","Reference"'), header
 
@@ -285,7 +275,7 @@ def test_the_prompt_says_what_the_balance_rows_reference(scenario: LoadedScenari
                 w.writerows(rows)
 
     res = run_attempt(scenario, SEED, "balance-refs", tmp_path / "a", agent=BalanceRefs())
-    assert failed(res.out) == {"reconciliation-of-each-account"}
+    assert failed_checks(res.out) == {"reconciliation-of-each-account"}
     text = " ".join((tmp_path / "a" / "turns" / "01" / "workspace" / "prompt.md")
                     .read_text(encoding="utf-8").split())
     assert "closing balance, reference empty)" in text, text

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -39,7 +38,7 @@ from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
 from sim.documents import render_email
-from tests.scenarios.library.attempts import Execute, routed
+from tests.scenarios.library.attempts import Execute, check_results, failed_checks, routed
 
 NAME = "collections"
 
@@ -200,18 +199,9 @@ def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Att
            for name, agent in agents.items()}
 
 
-def _results(res: AttemptResult) -> dict[str, dict[str, Any]]:
-    verdict = json.loads((res.out / "verdict.json").read_text())
-    return {r["name"]: r for r in verdict["results"]}
-
-
-def _failed(res: AttemptResult) -> set[str]:
-    return {n for n, r in _results(res).items() if not r["passed"]}
-
-
 def test_the_reference_is_accepted_with_every_kind_of_record(
         attempts: dict[str, AttemptResult]) -> None:
-    r = _results(attempts["reference"])
+    r = check_results(attempts["reference"].out)
     assert all(x["passed"] for x in r.values()), [x for x in r.values() if not x["passed"]]
     for name, key in (("letters-as-policy", "letters"), ("disputes-recorded", "disputes"),
                       ("disputes-resolved-as-ruled", "rulings"),
@@ -236,45 +226,47 @@ def test_the_runs_recorded_are_the_scenarios_turns(attempts: dict[str, AttemptRe
 
 def test_the_null_agent_fails_the_collections_rules(
         attempts: dict[str, AttemptResult]) -> None:
-    failed = _failed(attempts["null"])
+    failed = failed_checks(attempts["null"].out)
     assert {"letters-as-policy", "disputes-recorded", "holds-as-policy",
             "receipts-applied-as-paid"} <= failed
-    assert "missing letter level" in _results(attempts["null"])["letters-as-policy"]["detail"]
+    detail = check_results(attempts["null"].out)["letters-as-policy"]["detail"]
+    assert "missing letter level" in detail
 
 
 def test_skipping_level_2_letters_is_refused(attempts: dict[str, AttemptResult]) -> None:
     res = attempts["no-level-2"]
-    assert "letters-as-policy" in _failed(res)
-    assert "missing letter level 2 for INV-" in _results(res)["letters-as-policy"]["detail"]
+    assert "letters-as-policy" in failed_checks(res.out)
+    detail = check_results(res.out)["letters-as-policy"]["detail"]
+    assert "missing letter level 2 for INV-" in detail
 
 
 def test_recording_no_disputes_is_refused(attempts: dict[str, AttemptResult]) -> None:
     res = attempts["no-disputes"]
-    assert {"disputes-recorded", "letters-as-policy"} <= _failed(res)
-    assert "missing dispute of INV-" in _results(res)["disputes-recorded"]["detail"]
+    assert {"disputes-recorded", "letters-as-policy"} <= failed_checks(res.out)
+    assert "missing dispute of INV-" in check_results(res.out)["disputes-recorded"]["detail"]
 
 
 def test_a_promise_a_cent_short_is_refused(attempts: dict[str, AttemptResult]) -> None:
     res = attempts["short-promise"]
-    assert "promises-recorded" in _failed(res)
-    assert "not called for" in _results(res)["promises-recorded"]["detail"]
+    assert "promises-recorded" in failed_checks(res.out)
+    assert "not called for" in check_results(res.out)["promises-recorded"]["detail"]
 
 
 def test_a_hold_never_released_is_refused(attempts: dict[str, AttemptResult]) -> None:
     res = attempts["never-release"]
-    assert _failed(res) == {"holds-as-policy"}
-    assert "missing hold release C" in _results(res)["holds-as-policy"]["detail"]
+    assert failed_checks(res.out) == {"holds-as-policy"}
+    assert "missing hold release C" in check_results(res.out)["holds-as-policy"]["detail"]
 
 
 def test_a_hold_on_the_wrong_customer_is_refused(attempts: dict[str, AttemptResult]) -> None:
     res = attempts["wrong-hold"]
-    assert "holds-as-policy" in _failed(res)
-    assert "not called for" in _results(res)["holds-as-policy"]["detail"]
+    assert "holds-as-policy" in failed_checks(res.out)
+    assert "not called for" in check_results(res.out)["holds-as-policy"]["detail"]
 
 
 def test_a_receipt_applied_a_run_late_and_dated_back_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
     res = attempts["late-receipt"]
-    assert _failed(res) == {"receipts-applied-as-paid"}
-    assert "(the first run after the deposit)" in _results(res)["receipts-applied-as-paid"][
-        "detail"]
+    assert failed_checks(res.out) == {"receipts-applied-as-paid"}
+    detail = check_results(res.out)["receipts-applied-as-paid"]["detail"]
+    assert "(the first run after the deposit)" in detail

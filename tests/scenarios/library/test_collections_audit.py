@@ -15,7 +15,6 @@ the rule, and a correct variant still accepted (medium tier, seed 1: a ruling cr
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -31,7 +30,7 @@ from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
 from sim.documents import render_email
-from tests.scenarios.library.attempts import Execute, routed
+from tests.scenarios.library.attempts import Execute, check_results, failed_checks, routed
 
 NAME = "collections"
 LAST_RUN = date(2026, 6, 29)
@@ -103,48 +102,45 @@ def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Att
            for name in CLERKS}
 
 
-def _failed(res: AttemptResult) -> dict[str, str]:
-    verdict = json.loads((res.out / "verdict.json").read_text())
-    return {r["name"]: r["detail"] for r in verdict["results"] if not r["passed"]}
-
-
 def test_a_rulings_credit_on_bad_debt_is_refused(attempts: dict[str, AttemptResult]) -> None:
-    failed = _failed(attempts["credit-to-bad-debt"])
-    assert set(failed) == {"disputes-resolved-as-ruled"}
-    assert "is on account 6900, not sales returns 4050" in failed["disputes-resolved-as-ruled"]
+    res = attempts["credit-to-bad-debt"]
+    assert failed_checks(res.out) == {"disputes-resolved-as-ruled"}
+    detail = check_results(res.out)["disputes-resolved-as-ruled"]["detail"]
+    assert "is on account 6900, not sales returns 4050" in detail
 
 
 def test_a_credit_memo_on_a_customers_claim_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
-    failed = _failed(attempts["own-credit-memo"])
-    assert set(failed) == {"disputes-resolved-as-ruled"}
-    assert "resolves no dispute" in failed["disputes-resolved-as-ruled"]
+    res = attempts["own-credit-memo"]
+    assert failed_checks(res.out) == {"disputes-resolved-as-ruled"}
+    assert "resolves no dispute" in check_results(res.out)["disputes-resolved-as-ruled"]["detail"]
 
 
 @pytest.mark.parametrize(("clerk", "what"), [("fee-allowance", "1 fee allowance granted"),
                                              ("journal", "1 journal entry posted")])
 def test_a_write_no_step_calls_for_is_refused(attempts: dict[str, AttemptResult], clerk: str,
                                               what: str) -> None:
-    failed = _failed(attempts[clerk])
-    assert set(failed) == {"only-the-policys-writes"}
-    assert what in failed["only-the-policys-writes"]
+    res = attempts[clerk]
+    assert failed_checks(res.out) == {"only-the-policys-writes"}
+    assert what in check_results(res.out)["only-the-policys-writes"]["detail"]
 
 
 def test_a_misapplication_reversed_in_the_same_run_is_accepted(
         attempts: dict[str, AttemptResult]) -> None:
-    assert _failed(attempts["misapply-corrected"]) == {}
+    assert failed_checks(attempts["misapply-corrected"].out) == set()
 
 
 def test_a_dispute_without_the_customers_reason_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
-    failed = _failed(attempts["dispute-reason-x"])
-    assert set(failed) == {"disputes-recorded"}
-    assert "gives the reason 'x', not the customer's" in failed["disputes-recorded"]
+    res = attempts["dispute-reason-x"]
+    assert failed_checks(res.out) == {"disputes-recorded"}
+    detail = check_results(res.out)["disputes-recorded"]["detail"]
+    assert "gives the reason 'x', not the customer's" in detail
 
 
 def test_a_dispute_reason_in_other_case_after_a_note_is_accepted(
         attempts: dict[str, AttemptResult]) -> None:
-    assert _failed(attempts["dispute-reason-noted"]) == {}
+    assert failed_checks(attempts["dispute-reason-noted"].out) == set()
 
 
 @pytest.mark.parametrize("style", REFERENCE_STYLES)

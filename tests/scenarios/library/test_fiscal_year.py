@@ -30,6 +30,7 @@ from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
+from tests.scenarios.library.attempts import Execute, check_results, failed_checks, routed
 
 NAME = "fiscal-year"
 MONTHS = [f"2026-{m:02d}" for m in range(1, 13)]
@@ -48,9 +49,7 @@ class _Twist:
         """(receipt, the invoice it was meant for, the invoice it went to)."""
 
     def run_turn(self, desk: TurnContext) -> None:
-        real = desk.execute
-
-        def twisted(cmd: c.Command) -> Any:
+        def twisted(real: Execute, cmd: c.Command) -> Any:
             if self.name == "no-year-close" and isinstance(cmd, c.CloseFiscalYear):
                 return None
             if (self.name == "misapplies-in-february" and self.misapplied is None
@@ -60,11 +59,9 @@ class _Twist:
                     self.misapplied = (cmd.receipt_id, cmd.invoice_id, other)
                     cmd = cmd.model_copy(update={"invoice_id": other})
             return real(cmd)
-        desk.execute = twisted  # type: ignore[method-assign,assignment]
-        try:
+
+        with routed(desk, twisted):
             _solver().reference(desk)
-        finally:
-            desk.execute = real  # type: ignore[method-assign]
 
 
 def _other_open_invoice(store: EventStore, invoice_id: str, amount: int) -> str | None:
@@ -89,15 +86,6 @@ def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Att
     yield out
 
 
-def _results(res: AttemptResult) -> dict[str, dict[str, Any]]:
-    verdict = json.loads((res.out / "verdict.json").read_text())
-    return {r["name"]: r for r in verdict["results"]}
-
-
-def _failed(res: AttemptResult) -> set[str]:
-    return {n for n, r in _results(res).items() if not r["passed"]}
-
-
 def _monthly(res: AttemptResult) -> dict[str, dict[str, Any]]:
     by_month: dict[str, dict[str, Any]] = res.summary["daily_by_month"]
     return by_month
@@ -106,7 +94,7 @@ def _monthly(res: AttemptResult) -> dict[str, dict[str, Any]]:
 def test_the_reference_closes_every_month_and_both_years(
         attempts: dict[str, AttemptResult]) -> None:
     res = attempts["reference"]
-    assert not _failed(res)
+    assert not failed_checks(res.out)
     store = EventStore.open(str(res.out / "books.db"))
     try:
         periods = {d["doc_id"]: d["status"] for d in q.documents(store, "period")}
@@ -126,7 +114,7 @@ def test_the_reference_closes_every_month_and_both_years(
 
 
 def test_the_null_agent_is_rejected(attempts: dict[str, AttemptResult]) -> None:
-    failed = _failed(attempts["null"])
+    failed = failed_checks(attempts["null"].out)
     assert {"every-month-closed", "years-closed-into-retained-earnings",
             "income-accounts-closed-at-year-end", "payables-match-vendors"} <= failed
     assert all(_monthly(attempts["null"])[m]["accuracy"] < 1.0 for m in MONTHS[1:])
@@ -134,9 +122,9 @@ def test_the_null_agent_is_rejected(attempts: dict[str, AttemptResult]) -> None:
 
 def test_a_year_left_open_is_refused(attempts: dict[str, AttemptResult]) -> None:
     res = attempts["no-year-close"]
-    assert _failed(res) == {"years-closed-into-retained-earnings",
-                            "income-accounts-closed-at-year-end"}
-    assert "4000" in _results(res)["income-accounts-closed-at-year-end"]["detail"]
+    assert failed_checks(res.out) == {"years-closed-into-retained-earnings",
+                                    "income-accounts-closed-at-year-end"}
+    assert "4000" in check_results(res.out)["income-accounts-closed-at-year-end"]["detail"]
 
 
 def test_a_february_mistake_still_breaks_a_control_in_november(
@@ -155,7 +143,7 @@ def test_a_february_mistake_still_breaks_a_control_in_november(
         assert curve[month]["accuracy"] < ref_curve[month]["accuracy"], month
     november = curve["2026-11"]
     assert november["failed"][check] == november["dates"] > 0
-    assert check in _failed(res) and check not in _failed(ref)
+    assert check in failed_checks(res.out) and check not in failed_checks(ref.out)
 
 
 def test_the_report_prints_the_per_month_accuracy(tmp_path: Path) -> None:
@@ -208,24 +196,23 @@ class _Clerk:
         self.hits = 0
 
     def run_turn(self, desk: TurnContext) -> None:
-        real = desk.execute
         if self.name == "bank-lines-dated-the-next-month":
             for cmd, _ in self.held:
-                real(cmd.model_copy(update={"entry_date": desk.day}))
+                desk.execute(cmd.model_copy(update={"entry_date": desk.day}))
             self.held = []
         elif self.name == "bank-lines-left-to-the-controller":
             for cmd, _ in self.held:
-                real(cmd)
+                desk.execute(cmd)
             self.held = []
         elif self.name != "months-closed-a-month-late" or desk.role == "controller":
             for cmd, day in self.held:
-                real(cmd if getattr(cmd, "entry_date", day) is not None
-                     else cmd.model_copy(update={"entry_date": day}))
+                desk.execute(cmd if getattr(cmd, "entry_date", day) is not None
+                             else cmd.model_copy(update={"entry_date": day}))
             self.held = []
         mid_month = desk.role == "clerk" and desk.day.day < 25
         month_end = desk.role == "clerk" and desk.day.day >= 25 and desk.day.month < 12
 
-        def twisted(cmd: c.Command) -> Any:
+        def twisted(real: Execute, cmd: c.Command) -> Any:
             held = _HELD.get(self.name)
             if ((self.name == "never-pays" and isinstance(cmd, c.RunPayments))
                     or (self.name == "credited-bills-never-approved"
@@ -246,11 +233,9 @@ class _Clerk:
                 self.hits += 1
                 cmd = cmd.model_copy(update={"entry_date": desk.day})
             return real(cmd)
-        desk.execute = twisted  # type: ignore[method-assign,assignment]
-        try:
+
+        with routed(desk, twisted):
             _solver().reference(desk)
-        finally:
-            desk.execute = real  # type: ignore[method-assign]
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,6 @@ clerk (the reference with one change) on real attempts (medium tier, seed 0).
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from datetime import date, timedelta
@@ -38,6 +37,7 @@ from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
+from tests.scenarios.library.attempts import Execute, read_verdict, routed
 
 NAME = "fiscal-year"
 RAISED_FLOOR = 35_000_000
@@ -79,7 +79,6 @@ class _Payer:
         self.hits = 0
 
     def run_turn(self, desk: TurnContext) -> None:
-        real = desk.execute
         if (self.name == "pays-at-month-end" and desk.role == "clerk"
                 and desk.day.day >= 25):
             horizon = desk.day + timedelta(days=7)
@@ -90,10 +89,10 @@ class _Payer:
             if due:
                 self.hits += 1
                 (bank,) = desk.store.read(realm="erp", types=["bank_account_opened"])
-                real(c.RunPayments(bank_account_id=bank.data["bank_account_id"],
-                                   bill_ids=tuple(due)))
+                desk.execute(c.RunPayments(bank_account_id=bank.data["bank_account_id"],
+                                           bill_ids=tuple(due)))
 
-        def twisted(cmd: c.Command) -> Any:
+        def twisted(real: Execute, cmd: c.Command) -> Any:
             if (self.name == "holds-what-would-overdraw" and isinstance(cmd, c.RunPayments)
                     and cmd.bill_ids):
                 bills = {d["doc_id"]: d for d in q.documents(desk.store, "bill")}
@@ -109,11 +108,9 @@ class _Payer:
                     return None
                 cmd = cmd.model_copy(update={"bill_ids": tuple(paid)})
             return real(cmd)
-        desk.execute = twisted  # type: ignore[method-assign,assignment]
-        try:
+
+        with routed(desk, twisted):
             _solver().reference(desk)
-        finally:
-            desk.execute = real  # type: ignore[method-assign]
 
 
 def _raised_floor(tmp: Path) -> Path:
@@ -155,7 +152,7 @@ def test_a_bill_held_rather_than_overdraw_is_accepted(tmp_path: Path) -> None:
     # the library's reference (the copy's solver.py finds no month-end-close beside it)
     ref = run_attempt(loaded, 0, "reference", tmp_path / "ref", agent=_Payer("reference"))
     assert _failed(ref) == ["due-bills-paid-at-mid-month"], ref.summary["verdict"]
-    verdict = json.loads((ref.out / "verdict.json").read_text())
+    verdict = read_verdict(ref.out)
     (row,) = [r for r in verdict["results"] if r["name"] == "due-bills-paid-at-mid-month"]
     assert "2026-02-16" in row["detail"]
 

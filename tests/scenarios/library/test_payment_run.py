@@ -39,7 +39,7 @@ from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
-from tests.scenarios.library.attempts import Execute, routed
+from tests.scenarios.library.attempts import Execute, check_results, routed
 
 RUN_ON, NEXT_RUN = date(2026, 6, 10), date(2026, 6, 24)
 
@@ -213,13 +213,6 @@ def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Att
     yield out
 
 
-def _results(res: AttemptResult) -> dict[str, dict[str, Any]]:
-    import json
-
-    verdict = json.loads((res.out / "verdict.json").read_text())
-    return {r["name"]: r for r in verdict["results"]}
-
-
 def _context(res: AttemptResult) -> Iterator[CheckContext]:
     store = EventStore.open(res.out / "books.db")
     try:
@@ -229,7 +222,7 @@ def _context(res: AttemptResult) -> Iterator[CheckContext]:
 
 
 def test_the_reference_is_at_the_optimum(attempts: dict[str, AttemptResult]) -> None:
-    r = _results(attempts["reference"])
+    r = check_results(attempts["reference"].out)
     assert all(x["passed"] for x in r.values()), [x for x in r.values() if not x["passed"]]
     m = r["payment-run-optimal"]["metrics"]
     assert m["gap_cents"] == 0 and m["gap_share"] == 0.0
@@ -241,7 +234,7 @@ def test_the_reference_is_at_the_optimum(attempts: dict[str, AttemptResult]) -> 
 
 
 def test_a_greedy_run_is_short_of_the_optimum(attempts: dict[str, AttemptResult]) -> None:
-    r = _results(attempts["greedy"])["payment-run-optimal"]
+    r = check_results(attempts["greedy"].out)["payment-run-optimal"]
     assert not r["passed"]
     m = r["metrics"]
     assert m["gap_cents"] > 0 and m["gap_share"] > 0
@@ -258,7 +251,7 @@ def test_a_greedy_run_is_short_of_the_optimum(attempts: dict[str, AttemptResult]
 
 
 def test_the_null_agent_enters_nothing(attempts: dict[str, AttemptResult]) -> None:
-    r = _results(attempts["null"])
+    r = check_results(attempts["null"].out)
     assert not r["bills-as-invoiced"]["passed"]
     assert not r["payment-run-optimal"]["passed"]
     m = r["payment-run-optimal"]["metrics"]
@@ -266,7 +259,7 @@ def test_the_null_agent_enters_nothing(attempts: dict[str, AttemptResult]) -> No
 
 
 def test_a_bill_paid_that_could_wait_is_refused(attempts: dict[str, AttemptResult]) -> None:
-    r = _results(attempts["spender"])
+    r = check_results(attempts["spender"].out)
     assert not r["paid-only-what-earns"]["passed"]
     assert "earn nothing today" in r["paid-only-what-earns"]["detail"]
     # the value is the optimum's (cash spent, nothing earned): the cause check catches it
@@ -283,19 +276,19 @@ def test_a_discount_claimed_late_is_refused_by_the_books(
     refused = _LateClaimer.refused[-1]
     assert refused.code == "discount_lost"
     assert "cannot claim it (the discount is lost" in refused.message
-    r = _results(attempts["late-claimer"])
+    r = check_results(attempts["late-claimer"].out)
     assert all(x["passed"] for x in r.values())  # refused: nothing written
 
 
 def test_payments_made_on_the_run_day_and_dated_back_are_refused(
         attempts: dict[str, AttemptResult]) -> None:
-    r = _results(attempts["backdater"])
+    r = check_results(attempts["backdater"].out)
     failed = sorted(n for n, x in r.items() if not x["passed"])
     assert failed == ["payment-run-optimal"], failed
     assert "not dated the day they were made" in r["payment-run-optimal"]["detail"]
     assert "made in the turn of 2026-06-10" in r["payment-run-optimal"]["detail"]
     assert r["payment-run-optimal"]["metrics"]["misdated_payments"] > 0
-    assert _results(attempts["reference"])["payment-run-optimal"]["metrics"][
+    assert check_results(attempts["reference"].out)["payment-run-optimal"]["metrics"][
         "misdated_payments"] == 0
 
 
@@ -304,7 +297,7 @@ def test_vendors_charge_late_fees_on_what_the_run_left_unpaid(
     for name in ("reference", "null"):
         for ctx in _context(attempts[name]):
             fees = late_fees_charged(ctx.store)
-            m = _results(attempts[name])["payment-run-optimal"]["metrics"]
+            m = check_results(attempts[name].out)["payment-run-optimal"]["metrics"]
             assert sum(fees.values()) == m["late_fees_charged"]
             if name == "null":
                 assert sum(fees.values()) == -m["nothing_value"] > 0

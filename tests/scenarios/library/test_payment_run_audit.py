@@ -10,7 +10,6 @@ than the cash above the floor before the agent's first write); the reference pas
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +20,7 @@ from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
-from tests.scenarios.library.attempts import Execute, routed
+from tests.scenarios.library.attempts import Execute, check_results, routed
 
 NAME = "payment-run"
 MADE_UP = 3_000_000
@@ -62,20 +61,15 @@ def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Att
                                        agent=_MadeUpCash())}
 
 
-def _results(res: AttemptResult) -> dict[str, dict[str, Any]]:
-    verdict = json.loads((res.out / "verdict.json").read_text())
-    return {r["name"]: r for r in verdict["results"]}
-
-
 def test_the_reference_pays_within_the_cash(attempts: dict[str, AttemptResult]) -> None:
-    r = _results(attempts["reference"])
+    r = check_results(attempts["reference"].out)
     assert all(x["passed"] for x in r.values())
     m = r["payment-run-optimal"]["metrics"]
     assert m["cash_paid"] == m["optimum_cash"] <= m["available"]
 
 
 def test_a_run_paid_with_made_up_cash_is_refused(attempts: dict[str, AttemptResult]) -> None:
-    r = _results(attempts["made-up-cash"])
+    r = check_results(attempts["made-up-cash"].out)
     failed = sorted(n for n, x in r.items() if not x["passed"])
     assert failed == ["payment-run-optimal"], failed
     m = r["payment-run-optimal"]["metrics"]

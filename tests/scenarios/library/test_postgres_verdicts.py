@@ -8,7 +8,6 @@ fiscal-year a grader error on PostgreSQL only, while every test of them ran on S
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from runs.attempt import AttemptResult, run_attempt
 from scenarios.loader import find_scenario, list_library, load_scenario
 from tests.conftest import PG_URL, drop_pg_schema, pg_schema, require_postgres
+from tests.scenarios.library.attempts import read_verdict
 from tests.scenarios.library.test_golden_hashes import GOLDEN
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 def _results(res: AttemptResult) -> tuple[str, dict[str, bool], list[Any]]:
     """The verdict's status, each check's result and the grader errors (verdict.json)."""
-    verdict = json.loads((res.out / "verdict.json").read_text(encoding="utf-8"))
+    verdict = read_verdict(res.out)
     return (verdict["status"], {r["name"]: r["passed"] for r in verdict["results"]},
             verdict["grader_errors"])
 

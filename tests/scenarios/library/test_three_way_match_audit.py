@@ -19,7 +19,6 @@ owns the rule, and a correct variant still accepted (medium tier, seed 0).
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator
 from datetime import date, timedelta
 from typing import Any
@@ -31,7 +30,7 @@ from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
-from tests.scenarios.library.attempts import Execute, routed
+from tests.scenarios.library.attempts import Execute, check_results, failed_checks, routed
 
 NAME = "three-way-match"
 SEED = 0
@@ -128,11 +127,6 @@ def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Att
            for name in CLERKS}
 
 
-def _failed(res: AttemptResult) -> dict[str, str]:
-    verdict = json.loads((res.out / "verdict.json").read_text())
-    return {r["name"]: r["detail"] for r in verdict["results"] if not r["passed"]}
-
-
 @pytest.mark.parametrize(("clerk", "says"), [
     ("due-later", "the invoice says"),
     ("held-a-turn", "was entered in the turn of 2026-07-15, not the turn of 2026-07-08"),
@@ -142,9 +136,9 @@ def _failed(res: AttemptResult) -> dict[str, str]:
 ])
 def test_a_bill_not_as_invoiced_is_refused(attempts: dict[str, AttemptResult], clerk: str,
                                            says: str) -> None:
-    failed = _failed(attempts[clerk])
-    assert set(failed) == {"bills-as-invoiced"}
-    assert says in failed["bills-as-invoiced"]
+    res = attempts[clerk]
+    assert failed_checks(res.out) == {"bills-as-invoiced"}
+    assert says in check_results(res.out)["bills-as-invoiced"]["detail"]
 
 
 @pytest.mark.parametrize(("clerk", "says"), [
@@ -153,44 +147,46 @@ def test_a_bill_not_as_invoiced_is_refused(attempts: dict[str, AttemptResult], c
 ])
 def test_a_payment_off_the_payment_days_run_is_refused(
         attempts: dict[str, AttemptResult], clerk: str, says: str) -> None:
-    failed = _failed(attempts[clerk])
-    assert set(failed) == {"paid-in-the-run-on-the-payment-day"}
-    assert says in failed["paid-in-the-run-on-the-payment-day"]
+    res = attempts[clerk]
+    assert failed_checks(res.out) == {"paid-in-the-run-on-the-payment-day"}
+    assert says in check_results(res.out)["paid-in-the-run-on-the-payment-day"]["detail"]
 
 
 def test_a_run_due_by_year_end_paying_the_same_bills_is_accepted(
         attempts: dict[str, AttemptResult]) -> None:
-    assert _failed(attempts["run-due-by-year-end"]) == {}
+    assert failed_checks(attempts["run-due-by-year-end"].out) == set()
 
 
 def test_a_journal_moving_the_price_variance_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
-    failed = _failed(attempts["variance-to-expense"])
-    assert set(failed) == {"only-the-works-writes"}
-    assert "1 journal entry posted" in failed["only-the-works-writes"]
+    res = attempts["variance-to-expense"]
+    assert failed_checks(res.out) == {"only-the-works-writes"}
+    assert "1 journal entry posted" in check_results(res.out)["only-the-works-writes"]["detail"]
 
 
 def test_a_holds_file_without_its_reasons_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
-    failed = _failed(attempts["reasons-x"])
-    assert set(failed) == {"holds-list-rows"}
-    assert "reason 'x' does not say it is held for" in failed["holds-list-rows"]
+    res = attempts["reasons-x"]
+    assert failed_checks(res.out) == {"holds-list-rows"}
+    detail = check_results(res.out)["holds-list-rows"]["detail"]
+    assert "reason 'x' does not say it is held for" in detail
 
 
 def test_a_holds_file_by_vendor_name_with_reasons_reworded_is_accepted(
         attempts: dict[str, AttemptResult]) -> None:
     out = attempts["reasons-reworded"].out
     assert "unit price above the PO" in next(out.rglob("holds.csv")).read_text()
-    assert _failed(attempts["reasons-reworded"]) == {}
+    assert failed_checks(attempts["reasons-reworded"].out) == set()
 
 
 def test_a_release_naming_no_goods_receipt_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
-    failed = _failed(attempts["release-unexplained"])
-    assert set(failed) == {"holds-as-matched"}
-    assert "('ok to pay') names no goods receipt of PO-" in failed["holds-as-matched"]
+    res = attempts["release-unexplained"]
+    assert failed_checks(res.out) == {"holds-as-matched"}
+    detail = check_results(res.out)["holds-as-matched"]["detail"]
+    assert "('ok to pay') names no goods receipt of PO-" in detail
 
 
 def test_a_release_naming_its_receipt_in_other_words_is_accepted(
         attempts: dict[str, AttemptResult]) -> None:
-    assert _failed(attempts["release-reworded"]) == {}
+    assert failed_checks(attempts["release-reworded"].out) == set()
