@@ -81,6 +81,7 @@ def test_the_reference_passes(attempts: dict[str, AttemptResult]) -> None:
                                                 ("expense-recoded", ("6050", "6060"))])
 def test_a_journal_entry_on_the_policys_accounts_is_refused(
         attempts: dict[str, AttemptResult], name: str, accounts: tuple[str, str]) -> None:
-    assert _failed(attempts[name]) == ["policy-accounts-only-by-documents"]
+    assert _failed(attempts[name]) == ["no-manual-journal-entries",
+                                       "policy-accounts-only-by-documents"]
     detail = _results(attempts[name])["policy-accounts-only-by-documents"]["detail"]
     assert all(f"account='{a}'" in detail for a in accounts), detail
