@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from datetime import date
 from pathlib import Path
@@ -34,7 +33,7 @@ from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
 from sim.world_events import DocumentDelivered, InjectionPlanted, decode_world_event
 from tests.conftest import PG_URL, drop_pg_schema, pg_schema, require_postgres
-from tests.scenarios.library.attempts import routed
+from tests.scenarios.library.attempts import check_results, failed_checks, routed
 
 NAME = "fixed-assets"
 SEED = 3
@@ -114,15 +113,6 @@ def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Att
            for name, agent in agents.items()}
 
 
-def _results(res: AttemptResult) -> dict[str, dict[str, Any]]:
-    verdict = json.loads((res.out / "verdict.json").read_text())
-    return {r["name"]: r for r in verdict["results"]}
-
-
-def _failed(res: AttemptResult) -> set[str]:
-    return {n for n, r in _results(res).items() if not r["passed"]}
-
-
 def _world(res: AttemptResult) -> tuple[dict[str, Any], list[DocumentDelivered]]:
     ledger = Ledger.open(res.out / "books.db")
     try:
@@ -196,7 +186,7 @@ def test_a_sale_named_by_serial_is_read_as_its_asset() -> None:
 
 
 def test_the_reference_is_accepted(attempts: dict[str, AttemptResult]) -> None:
-    r = _results(attempts["reference"])
+    r = check_results(attempts["reference"].out)
     assert all(x["passed"] for x in r.values()), [x for x in r.values() if not x["passed"]]
     assert r["assets-capitalized"]["metrics"]["due"] > 0
     assert r["depreciation-run"]["metrics"]["expected_cents"] > 0
@@ -204,30 +194,31 @@ def test_the_reference_is_accepted(attempts: dict[str, AttemptResult]) -> None:
 
 def test_the_null_agent_fails_every_rule_of_the_register(
         attempts: dict[str, AttemptResult]) -> None:
-    failed = _failed(attempts["null"])
+    failed = failed_checks(attempts["null"].out)
     assert {"bills-entered", "assets-capitalized", "depreciation-run", "sale-disposed",
             "class-accounts-tie"} <= failed
-    assert "not disposed of" in _results(attempts["null"])["sale-disposed"]["detail"]
+    assert "not disposed of" in check_results(attempts["null"].out)["sale-disposed"]["detail"]
 
 
 def test_an_item_left_expensed_is_refused(attempts: dict[str, AttemptResult]) -> None:
     res = attempts["expensed"]
-    assert {"assets-capitalized", "depreciation-run", "class-accounts-tie"} <= _failed(res)
-    assert "not capitalized" in _results(res)["assets-capitalized"]["detail"]
+    assert {"assets-capitalized", "depreciation-run", "class-accounts-tie"} <= failed_checks(
+        res.out)
+    assert "not capitalized" in check_results(res.out)["assets-capitalized"]["detail"]
 
 
 def test_an_asset_with_another_life_is_refused(attempts: dict[str, AttemptResult]) -> None:
     res = attempts["other-life"]
-    assert "assets-capitalized" in _failed(res)
+    assert "assets-capitalized" in failed_checks(res.out)
     assert "is not what the policy capitalizes (due:" in \
-        _results(res)["assets-capitalized"]["detail"]
+        check_results(res.out)["assets-capitalized"]["detail"]
 
 
 def test_a_bill_held_to_the_next_close_and_dated_back_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
     res = attempts["late-bill"]
-    assert "bills-entered" in _failed(res), _failed(res)
-    detail = _results(res)["bills-entered"]["detail"]
+    assert "bills-entered" in failed_checks(res.out), failed_checks(res.out)
+    detail = check_results(res.out)["bills-entered"]["detail"]
     assert "was entered in the turn of 2026-07-01, not the turn of 2026-06-01" in detail
     assert "not entered" not in detail
 
@@ -235,22 +226,22 @@ def test_a_bill_held_to_the_next_close_and_dated_back_is_refused(
 def test_depreciating_the_sold_asset_in_its_month_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
     res = attempts["depreciate-first"]
-    assert {"sale-disposed", "depreciation-run"} <= _failed(res)
-    assert "accumulated depreciation" in _results(res)["sale-disposed"]["detail"]
+    assert {"sale-disposed", "depreciation-run"} <= failed_checks(res.out)
+    assert "accumulated depreciation" in check_results(res.out)["sale-disposed"]["detail"]
 
 
 def test_a_repair_capitalized_is_refused(attempts: dict[str, AttemptResult]) -> None:
     res = attempts["capitalized-repair"]
-    assert "assets-capitalized" in _failed(res), "no repair bill to capitalize from"
-    assert "nothing more is due from it" in _results(res)["assets-capitalized"]["detail"] \
-        or "is not what the policy capitalizes" in _results(res)["assets-capitalized"]["detail"]
+    assert "assets-capitalized" in failed_checks(res.out), "no repair bill to capitalize from"
+    detail = check_results(res.out)["assets-capitalized"]["detail"]
+    assert "nothing more is due from it" in detail or "is not what the policy capitalizes" in detail
 
 
 def test_a_journal_straight_to_a_class_account_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
     res = attempts["journal-to-class"]
-    assert _failed(res) == {"class-accounts-tie", "no-manual-journal-entries"}
-    detail = _results(res)["class-accounts-tie"]["detail"]
+    assert failed_checks(res.out) == {"class-accounts-tie", "no-manual-journal-entries"}
+    detail = check_results(res.out)["class-accounts-tie"]["detail"]
     assert "1510 Computer equipment: GL" in detail and "the register leaves" in detail
 
 
@@ -294,7 +285,7 @@ def test_on_postgresql_the_checks_grade_as_on_sqlite(
             res = run_attempt(loaded, SEED, name, tmp_path / name, agent=agent,
                               store_url=PG_URL, schema=schema)
             assert res.final_hash == attempts[name].final_hash
-            assert {n: r["passed"] for n, r in _results(res).items()} == {
-                n: r["passed"] for n, r in _results(attempts[name]).items()}
+            assert {n: r["passed"] for n, r in check_results(res.out).items()} == {
+                n: r["passed"] for n, r in check_results(attempts[name].out).items()}
         finally:
             drop_pg_schema(schema)

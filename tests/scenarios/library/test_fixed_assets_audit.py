@@ -15,10 +15,8 @@ the agent's on 1250, 4800, 6050, 6060 or 6500; one straight to a class account i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from datetime import date
-from typing import Any
 
 import pytest
 
@@ -27,6 +25,7 @@ from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
+from tests.scenarios.library.attempts import check_results, failed_checks
 
 NAME = "fixed-assets"
 JUNE_CLOSE = date(2026, 7, 1)
@@ -64,24 +63,15 @@ def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Att
     yield out
 
 
-def _results(res: AttemptResult) -> dict[str, dict[str, Any]]:
-    verdict = json.loads((res.out / "verdict.json").read_text())
-    return {r["name"]: r for r in verdict["results"]}
-
-
-def _failed(res: AttemptResult) -> list[str]:
-    return sorted(n for n, r in _results(res).items() if not r["passed"])
-
-
 def test_the_reference_passes(attempts: dict[str, AttemptResult]) -> None:
-    assert _failed(attempts["reference"]) == []
+    assert failed_checks(attempts["reference"].out) == set()
 
 
 @pytest.mark.parametrize(("name", "accounts"), [("gain-moved", ("4800", "6060")),
                                                 ("expense-recoded", ("6050", "6060"))])
 def test_a_journal_entry_on_the_policys_accounts_is_refused(
         attempts: dict[str, AttemptResult], name: str, accounts: tuple[str, str]) -> None:
-    assert _failed(attempts[name]) == ["no-manual-journal-entries",
-                                       "policy-accounts-only-by-documents"]
-    detail = _results(attempts[name])["policy-accounts-only-by-documents"]["detail"]
+    assert failed_checks(attempts[name].out) == {"no-manual-journal-entries",
+                                                 "policy-accounts-only-by-documents"}
+    detail = check_results(attempts[name].out)["policy-accounts-only-by-documents"]["detail"]
     assert all(f"account='{a}'" in detail for a in accounts), detail
