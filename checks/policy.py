@@ -36,7 +36,7 @@ from checks.context import CheckContext
 from checks.errors import Unusable
 from checks.files import Table, agent_csv, file_path
 from checks.registry import CheckResult, CheckSpec, FileCheckSpec, check_type
-from checks.state import listing, plural, rows
+from checks.state import held_past_its_turn, listing, plural, rows
 from checks.world import world_view
 from erp import queries as q
 from erp.books import document_number_key
@@ -329,12 +329,6 @@ def bill_arrivals(ctx: CheckContext) -> dict[tuple[str, str], tuple[date, bool]]
     return out
 
 
-def first_turn_with(turns: Iterable[date], day: date, before_turn: bool) -> date | None:
-    """The first turn that had in its inbox a document delivered on ``day`` (that day's own
-    turn when it came before the turn's moment, else the next turn), or None."""
-    return min((t for t in turns if t > day or (t == day and before_turn)), default=None)
-
-
 @check_type(EntriesDated)
 def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
     """List the agent's entries dated outside their period (or a bill not on its date)."""
@@ -388,13 +382,13 @@ def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
                 wrong.append(f"bill {d['bill_id']} dated {day}, invoiced {want}")
                 continue
             arrival = arrivals.get(key)
-            if arrival is not None:
-                turn = first_turn_with(turn_days, *arrival)
-                written = date.fromisoformat(e.business_date)
-                if turn is not None and written > turn and key not in entered:
-                    wrong.append(f"bill {d['bill_id']} ({d['vendor_id']} invoice "
-                                 f"{d['vendor_invoice_number']}) arrived {arrival[0]} and was "
-                                 f"entered in the turn of {written}, not the turn of {turn}")
+            if arrival is not None and key not in entered:
+                held = held_past_its_turn(
+                    f"bill {d['bill_id']} ({d['vendor_id']} invoice "
+                    f"{d['vendor_invoice_number']})", arrival[0],
+                    date.fromisoformat(e.business_date), turn_days, before_turn=arrival[1])
+                if held:
+                    wrong.append(held)
             entered.add(key)
             continue
         business = date.fromisoformat(e.business_date)

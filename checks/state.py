@@ -63,12 +63,14 @@ def plural(n: int, word: str) -> str:
 
 
 def held_past_its_turn(what: str, arrived: date, written: date, turns: Sequence[date],
-                       verb: str = "entered") -> str | None:
+                       verb: str = "entered", before_turn: bool = True) -> str | None:
     """The problem of a document the agent first wrote (``written``: the business date of
-    its first event) at a later turn than the first of ``turns`` on or after the day it
-    ``arrived``: held to a later turn and dated back. None when it was written by that
-    turn, or when no turn came on or after its arrival."""
-    turn = min((t for t in turns if t >= arrived), default=None)
+    its first event) at a later turn than the first of ``turns`` that had it: the turn of
+    the day it ``arrived`` when it came ``before_turn`` (the turn's moment of that day),
+    else the next one; held to a later turn and dated back. None when it was written by
+    that turn, or when no turn came after its arrival."""
+    turn = min((t for t in turns if t > arrived or (t == arrived and before_turn)),
+               default=None)
     if turn is None or written <= turn:
         return None
     return (f"{what} arrived {arrived} and was {verb} in the turn of {written}, not the "
