@@ -30,7 +30,8 @@ day; the books are read as of the month's last day.
   operating account by one transfer to the card account after the statement, dated the day
   of the turn that made it.
 - ``multi_reconciliation_file``: the reconciliation's rows per account (statement balance,
-  deposits in transit, bank errors, book balance) are exactly the truth's and tie.
+  deposits in transit, bank errors, book balance) are exactly the truth's and tie; a bank
+  error's row may name either line of an identical pair (a charge posted twice).
 - ``transit_file``: the transfers in transit listed are exactly those of the truth.
 """
 
@@ -468,15 +469,36 @@ def expected_reconciliation(ctx: CheckContext, truth: dict[str, Any]) -> Counter
     return rows
 
 
+def error_twins(ctx: CheckContext, truth: dict[str, Any]) -> dict[str, str]:
+    """Each line of a statement identical to one of the bank's erroneous lines (the same
+    account, day, description, reference, counterparty and amount; only the line id differs)
+    -> that erroneous line's id. A charge posted twice prints two such lines, and which of
+    the pair is "the bank's error" is the clerk's choice: either may be reported."""
+    def same(x: dict[str, Any]) -> tuple[Any, ...]:
+        return (x["posted_on"], x["description"], x["reference"], x["counterparty"],
+                x["amount"])
+    twins: dict[str, str] = {}
+    for account in sorted(truth["accounts"]):
+        errors = _errors(ctx, truth, account)
+        wrong = {x["line_id"] for x in errors}
+        for x in errors:
+            for y in _on_statement(ctx, truth, account):
+                if y["line_id"] not in wrong and same(y) == same(x):
+                    twins.setdefault(y["line_id"], x["line_id"])
+    return twins
+
+
 @check_type(MultiReconciliationFile)
 def multi_reconciliation_file(spec: MultiReconciliationFile, ctx: CheckContext) -> CheckResult:
-    """Compare the reconciliation's rows with the truth's; each account's rows tie."""
+    """Compare the reconciliation's rows with the truth's; each account's rows tie. A
+    ``bank_error`` row may name either line of an identical pair (:func:`error_twins`)."""
     truth = multi_bank_truth(ctx)
     if not truth:
         return _no_truth()
     rows, why = _read(ctx, spec.path, RECONCILIATION_COLUMNS)
     if why:
         return CheckResult("", False, why)
+    twins = error_twins(ctx, truth)
     got: Counter[tuple[str, ...]] = Counter()
     problems: list[str] = []
     ties: dict[str, int] = {}
@@ -485,7 +507,10 @@ def multi_reconciliation_file(spec: MultiReconciliationFile, ctx: CheckContext) 
         if cents is None:
             problems.append(f"row {n}: amount {r['amount']!r} is not a decimal amount")
             continue
-        got[(r["account"], r["item"], r["reference"], str(cents))] += 1
+        ref = r["reference"]
+        if r["item"] == "bank_error":
+            ref = twins.get(ref, ref)
+        got[(r["account"], r["item"], ref, str(cents))] += 1
         sign = -1 if r["item"] == "book_balance" else 1
         ties[r["account"]] = ties.get(r["account"], 0) + sign * cents
     want = expected_reconciliation(ctx, truth)
