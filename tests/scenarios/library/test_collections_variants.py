@@ -1,0 +1,112 @@
+"""collections, audited for false rejects: correct work done another way than the
+reference's is accepted (none was refused).
+
+- the records of a run's emails in another order (the sales manager's rulings first, then
+  the promises, the new disputes last), each dispute's reason in other words around the
+  customer's own (upper-cased, after a preamble), each hold with another reason and its
+  limit of 0.00 given;
+- each receipt applied in two parts, and every third application made a cent short,
+  reversed and made again at the same run (a correction by reversal).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from erp import commands as c
+from erp.errors import CommandRejected
+from erp.ledger import StoredEvent
+from runs.attempt import run_attempt
+from scenarios.agents import load_solver
+from scenarios.loader import find_scenario, library_dir, load_scenario
+from scenarios.turn import TurnContext
+from tests.scenarios.library.attempts import Execute, failed_checks, routed
+
+NAME = "collections"
+solver = load_solver(library_dir() / NAME / "solver.py")
+SEED = 0
+ORDER = {c.ResolveDispute: 0, c.RecordPromiseToPay: 1, c.RecordDispute: 2}
+
+
+def _attempt(agent: Any, tmp_path: Path) -> set[str]:
+    result = run_attempt(load_scenario(find_scenario(NAME)), SEED, agent.name, tmp_path / "a",
+                         agent=agent)
+    return failed_checks(result.out)
+
+
+class _OtherOrderOtherWords:
+    name = "other-order"
+
+    def __init__(self) -> None:
+        self.seen = {"reordered": 0, "reasons": 0, "holds": 0}
+
+    def run_turn(self, desk: TurnContext) -> None:
+        held: list[c.Command] = []
+
+        def flush(real: Execute) -> None:
+            if [type(x) for x in held] != sorted((type(x) for x in held), key=ORDER.__getitem__):
+                self.seen["reordered"] += 1
+            for x in sorted(held, key=lambda x: ORDER[type(x)]):
+                done = real(x)
+                assert isinstance(done, list), done
+            held.clear()
+
+        def route(real: Execute, cmd: c.Command) -> list[StoredEvent] | CommandRejected:
+            if type(cmd) in ORDER:
+                if isinstance(cmd, c.RecordDispute):
+                    self.seen["reasons"] += 1
+                    cmd = cmd.model_copy(update={
+                        "reason": f"Customer disputes the invoice by email: {cmd.reason.upper()}"})
+                held.append(cmd)
+                return []
+            flush(real)
+            if isinstance(cmd, c.PlaceCreditHold):
+                self.seen["holds"] += 1
+                cmd = cmd.model_copy(update={"reason": "Policy step 5", "credit_limit": 0})
+            return real(cmd)
+
+        with routed(desk, route) as real:
+            solver.reference(desk)
+            flush(real)
+
+
+def test_emails_recorded_in_another_order_and_words_are_accepted(tmp_path: Path) -> None:
+    agent = _OtherOrderOtherWords()
+    assert _attempt(agent, tmp_path) == set()
+    assert all(agent.seen.values()), agent.seen
+
+
+class _OtherSteps:
+    name = "other-steps"
+
+    def __init__(self) -> None:
+        self.seen = {"split": 0, "reversed": 0}
+
+    def run_turn(self, desk: TurnContext) -> None:
+        def route(real: Execute, cmd: c.Command) -> list[StoredEvent] | CommandRejected:
+            if not isinstance(cmd, c.ApplyReceipt) or cmd.amount <= 200:
+                return real(cmd)
+            if sum(self.seen.values()) % 3 == 0:
+                self.seen["reversed"] += 1
+                short = real(cmd.model_copy(update={"amount": cmd.amount - 1}))
+                assert isinstance(short, list), short
+                back = real(c.ReverseApplication(receipt_id=cmd.receipt_id,
+                                                 invoice_id=cmd.invoice_id,
+                                                 amount=cmd.amount - 1))
+                assert isinstance(back, list), back
+                return real(cmd)
+            self.seen["split"] += 1
+            first = real(cmd.model_copy(update={"amount": cmd.amount // 2}))
+            if isinstance(first, CommandRejected):
+                return first
+            return real(cmd.model_copy(update={"amount": cmd.amount - cmd.amount // 2}))
+
+        with routed(desk, route):
+            solver.reference(desk)
+
+
+def test_receipts_applied_in_other_steps_are_accepted(tmp_path: Path) -> None:
+    agent = _OtherSteps()
+    assert _attempt(agent, tmp_path) == set()
+    assert all(agent.seen.values()), agent.seen
