@@ -16,7 +16,8 @@ prepaid invoice's cover. The books are read from the erp realm of the log.
   credit on accrued liabilities (2100) naming the vendor of the debit, for what its debits
   accrue (one vendor per accrual), posted at the close of the period (not ahead of it, not
   held to a later one); no accrual for a vendor owed nothing (an invoice that arrived
-  before the close).
+  before the close). An accrual reversed by hand before its reversal day (a mistake taken
+  back in its own period) accrues nothing and is not looked at.
 - ``prepaids_scheduled``: every prepaid invoice has one schedule on its bill: the whole
   amount, its first month, its months and its expense account; no other schedule.
 - ``prepaids_amortized``: in each period named, each schedule running in it posted its
@@ -167,6 +168,17 @@ class AccrualsAsDue(CheckSpec):
     period: str = Field(pattern=r"^[0-9]{4}-[0-9]{2}$")
 
 
+def cancelled_accruals(ctx: CheckContext) -> set[str]:
+    """The accruals reversed by hand before the day they were due to reverse (a mistaken
+    accrual taken back in its own period, the ERP's way to correct it): they accrue
+    nothing. One reversed on or after that day (instead of by the reversal run) is not."""
+    due = {e.entry_id: e.reverse_on for _, e in _erp_events(ctx, "accrual_flagged")
+           if isinstance(e, ev.AccrualFlagged)}
+    return {e.entry_id for _, e in _erp_events(ctx, "journal_entry_reversed")
+            if isinstance(e, ev.JournalEntryReversed) and e.entry_id in due
+            and e.entry_date < due[e.entry_id]}
+
+
 @check_type(AccrualsAsDue)
 def accruals_as_due(spec: AccrualsAsDue, ctx: CheckContext) -> CheckResult:
     """Compare a period's flagged accruals with what each vendor was owed."""
@@ -182,6 +194,8 @@ def accruals_as_due(spec: AccrualsAsDue, ctx: CheckContext) -> CheckResult:
     problems: list[str] = []
     flagged = [(day, e) for day, e in _erp_events(ctx, "accrual_flagged")
                if isinstance(e, ev.AccrualFlagged) and e.period == spec.period]
+    cancelled = cancelled_accruals(ctx)
+    flagged = [(day, f) for day, f in flagged if f.entry_id not in cancelled]
     turns = sorted(ctx.turn_dates)
     for day, f in flagged:
         entry = entries[f.entry_id]
