@@ -13,7 +13,9 @@ the erp realm of the log.
   stands: its pay date and period, per employee the gross, what was withheld, the
   employer's taxes and net pay, on the payroll accounts (6400, 6410, 2300, 2310) and out of
   the bank, first posted at the first turn on or after the day it arrived (one held to a
-  later turn and dated back fails); no register the provider did not send.
+  later turn and dated back fails); no register the provider did not send. A posting
+  reversed (a register posted before its revised version) is reversed in its pay date's
+  month.
 - ``sales_tax_return_filed``: one return for the month, filed after it ended and by its due
   date, dated the day it was filed (the turn that wrote it), with the month's gross sales,
   taxable sales and tax as invoiced.
@@ -124,14 +126,18 @@ def payroll_posted(spec: PayrollPostedSpec, ctx: CheckContext) -> CheckResult:
     due = {r["register_id"]: r for r in truth["registers"]}
     posted: dict[str, list[ev.PayrollPosted]] = {}
     first_written: dict[str, date] = {}
+    problems: list[str] = []
     for e, written in _erp_written(ctx, "payroll_posted", "payroll_reversed"):
         if isinstance(e, ev.PayrollPosted):
             posted.setdefault(e.register_id, []).append(e)
             first_written.setdefault(e.register_id, written)
         elif isinstance(e, ev.PayrollReversed):  # a reversed posting no longer stands
-            posted[e.register_id].pop()
+            undone = posted[e.register_id].pop()
+            if e.entry_date.strftime("%Y-%m") != undone.entry_date.strftime("%Y-%m"):
+                problems.append(f"register {e.register_id}: its posting of {undone.entry_date} "
+                                f"reversed on {e.entry_date}, not in its pay date's month "
+                                f"({undone.entry_date:%Y-%m} still holds it)")
     posted = {k: v for k, v in posted.items() if v}
-    problems: list[str] = []
     for rid, want in sorted(due.items()):
         found = posted.get(rid, [])
         if not found:
