@@ -14,8 +14,8 @@ books are read from the erp realm.
   as it), to the invoices the payment meant, for what it meant (its receipt's customer
   the payer); nothing else is applied.
 - ``collections_disputes``: each emailed dispute recorded at the first run after it, on
-  its invoice, for the amount disputed, with the customer's reason (naming a word of it);
-  no other dispute.
+  its invoice, for the amount disputed, with the customer's reason (naming a word of it,
+  however inflected or spelled: :func:`names_reason`); no other dispute.
 - ``collections_rulings``: each dispute resolved at the first run after the sales
   manager's ruling, as ruled (credited for the amount ruled, or rejected); no other; and
   no credit memo of the agent's but a ruling's, each on the sales returns account.
@@ -32,6 +32,7 @@ books are read from the erp realm.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
@@ -265,6 +266,35 @@ def _day(d: date) -> str:
     return d.isoformat()
 
 
+def _same_word(word: str, written: str) -> bool:
+    """Whether ``written`` is ``word`` inflected or spelled another way: they begin alike
+    for five letters (``cancelled``/``canceled``, ``training``/``trainer``,
+    ``returned``/``returns``), or the shorter, of four letters and at most two short of the
+    other, is how the other begins (``seats``/``seat``, ``hours``/``hour``; not
+    ``overbilled``/``over``)."""
+    n = 0
+    for a, b in zip(word, written, strict=False):
+        if a != b:
+            break
+        n += 1
+    return n >= 5 or (n >= 4 and n == min(len(word), len(written))
+                      and abs(len(word) - len(written)) <= 2)
+
+
+def names_reason(reason: str, recorded: str) -> bool:
+    """Whether a dispute's recorded reason names the customer's ``reason`` (short, as its
+    truth gives it: ``training day cancelled``): one of its words of five letters or more is
+    in the recorded text (its hyphenated words joined: ``over-billed``), or a word of the
+    recorded text is that word inflected or spelled another way (:func:`_same_word`:
+    ``Trainer canceled the second day``). A reason with no such word is named by anything."""
+    words = [w for w in reason.casefold().split() if len(w) >= 5]
+    text = recorded.casefold()
+    joined = re.sub(r"(?<=\w)[-\u2010\u2011](?=\w)", "", text)  # over-billed: overbilled
+    written = re.findall(r"[^\W\d_]+", text)
+    return not words or any(w in joined or any(_same_word(w, x) for x in written)
+                            for w in words)
+
+
 # --- the checks ---------------------------------------------------------------------------
 
 
@@ -354,8 +384,7 @@ def collections_disputes(spec: CollectionsDisputes, ctx: CheckContext) -> CheckR
     reasons = {m.invoice_id: m.reason for m in world_facts(ctx).emails
                if m.what == "dispute" and m.reason}
     for e in recorded:
-        words = [w for w in reasons.get(e.invoice_id, "").casefold().split() if len(w) >= 5]
-        if words and not any(w in e.reason.casefold() for w in words):
+        if not names_reason(reasons.get(e.invoice_id, ""), e.reason):
             problems.append(f"dispute {e.dispute_id} of {e.invoice_id} gives the reason "
                             f"{e.reason[:60]!r}, not the customer's ({reasons[e.invoice_id]})")
     return _result(f"{plural(len(want), 'dispute')} recorded as emailed", problems,

@@ -6,7 +6,11 @@ reference's is accepted (none was refused).
   customer's own (upper-cased, after a preamble), each hold with another reason and its
   limit of 0.00 given;
 - each receipt applied in two parts, and every third application made a cent short,
-  reversed and made again at the same run (a correction by reversal).
+  reversed and made again at the same run (a correction by reversal);
+- each dispute's reason in the clerk's own words, the customer's inflected or spelled
+  another way (``Trainer canceled the second day`` for a training day the customer wrote
+  was cancelled, ``seat returns`` for seats returned): disputes-recorded refused them, as it
+  took only the customer's own words; a reason naming none of them is still refused.
 """
 
 from __future__ import annotations
@@ -29,9 +33,9 @@ SEED = 0
 ORDER = {c.ResolveDispute: 0, c.RecordPromiseToPay: 1, c.RecordDispute: 2}
 
 
-def _attempt(agent: Any, tmp_path: Path) -> set[str]:
-    result = run_attempt(load_scenario(find_scenario(NAME)), SEED, agent.name, tmp_path / "a",
-                         agent=agent)
+def _attempt(agent: Any, tmp_path: Path, tier: str | None = None) -> set[str]:
+    result = run_attempt(load_scenario(find_scenario(NAME), tier=tier), SEED, agent.name,
+                         tmp_path / "a", agent=agent)
     return failed_checks(result.out)
 
 
@@ -110,3 +114,43 @@ def test_receipts_applied_in_other_steps_are_accepted(tmp_path: Path) -> None:
     agent = _OtherSteps()
     assert _attempt(agent, tmp_path) == set()
     assert all(agent.seen.values()), agent.seen
+
+
+OWN_WORDS = {"training": "Trainer canceled the second day and it should not be billed",
+             "seats": "Licence seat returns in the first week, as the contract allows",
+             "support hours": "Overbilling: more hours billed than the portal shows used",
+             "list price": "Billed at list prices, not the rate we were quoted",
+             "migration": "Data migration unfinished, final milestone not accepted"}
+"""The clerk's words for each reason the reference takes from a customer's email."""
+
+
+class _OwnWords:
+    def __init__(self, name: str, words: dict[str, str] | None) -> None:
+        self.name = name
+        self.words = words
+        self.rewritten: list[str] = []
+
+    def run_turn(self, desk: TurnContext) -> None:
+        def route(real: Execute, cmd: c.Command) -> list[StoredEvent] | CommandRejected:
+            if isinstance(cmd, c.RecordDispute):
+                new = ("disputed by email" if self.words is None else
+                       next((v for k, v in self.words.items() if k in cmd.reason), cmd.reason))
+                self.rewritten.append(new)
+                cmd = cmd.model_copy(update={"reason": new})
+            return real(cmd)
+
+        with routed(desk, route):
+            solver.reference(desk)
+
+
+def test_dispute_reasons_in_the_clerks_own_words_are_accepted(tmp_path: Path) -> None:
+    agent = _OwnWords("own-words", OWN_WORDS)
+    assert _attempt(agent, tmp_path, tier="hard") == set()
+    assert OWN_WORDS["training"] in agent.rewritten, agent.rewritten  # canceled, trainer
+
+
+def test_a_dispute_reason_naming_none_of_the_customers_words_is_refused(
+        tmp_path: Path) -> None:
+    agent = _OwnWords("no-reason", None)
+    assert _attempt(agent, tmp_path, tier="hard") == {"disputes-recorded"}
+    assert agent.rewritten
