@@ -36,7 +36,7 @@ from checks.context import CheckContext
 from checks.errors import Unusable
 from checks.files import Table, agent_csv, file_path
 from checks.registry import CheckResult, CheckSpec, FileCheckSpec, check_type
-from checks.state import held_past_its_turn, listing, plural, rows
+from checks.state import bill_not_as_invoiced, held_past_its_turn, listing, plural, rows
 from checks.world import world_view
 from erp import queries as q
 from erp.books import document_number_key
@@ -309,6 +309,9 @@ class EntriesDated(CheckSpec):
     """Each vendor invoice entered at the first turn that had it in the inbox (its first
     delivery came before that turn's moment of the day), not held to a later turn and
     dated back to its invoice date; an invoice never delivered is not judged here."""
+    bills_due_as_invoiced: bool = False
+    """Each vendor invoice's bill also due on the date the invoice says (not a later one
+    that keeps it out of a payment run)."""
 
 
 def bill_arrivals(ctx: CheckContext) -> dict[tuple[str, str], tuple[date, bool]]:
@@ -332,10 +335,10 @@ def bill_arrivals(ctx: CheckContext) -> dict[tuple[str, str], tuple[date, bool]]
 @check_type(EntriesDated)
 def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
     """List the agent's entries dated outside their period (or a bill not on its date)."""
-    issued: dict[tuple[str, str], str] = {}
+    issued: dict[tuple[str, str], dict[str, Any]] = {}
     for e in ctx.store.read(realm="world", types=["bill_issued"]):
         d = e.data
-        issued[(d["vendor_id"], document_number_key(d["invoice_number"]))] = d["issued_on"]
+        issued[(d["vendor_id"], document_number_key(d["invoice_number"]))] = d
     wrong: list[str] = []
     seen = 0
     turn_days = sorted(set(ctx.turn_dates))
@@ -343,6 +346,7 @@ def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
     doc_day: dict[str, str] = {}
     arrivals = bill_arrivals(ctx) if spec.bills_at_arrival else {}
     entered: set[tuple[str, str]] = set()
+    due_wrong = 0
     if spec.as_on_line:
         for e in ctx.store.read(realm="erp", until=_until(ctx), types=[
                 "statement_line_imported", "statement_line_matched"]):
@@ -377,12 +381,15 @@ def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
                 continue
         if e.type == "bill_entered":
             key = (d["vendor_id"], document_number_key(d["vendor_invoice_number"]))
-            want = issued.get(key)
-            if want is not None and d["entry_date"] != want:
-                wrong.append(f"bill {d['bill_id']} dated {day}, invoiced {want}")
-                continue
+            invoice = issued.get(key)
+            off = [] if invoice is None else bill_not_as_invoiced(
+                f"bill {d['bill_id']}", d["entry_date"], d["due_on"], invoice,
+                due=spec.bills_due_as_invoiced)
+            wrong += off
+            due_wrong += bool(off) and spec.bills_due_as_invoiced and invoice is not None \
+                and d["due_on"] != invoice["due_on"]
             arrival = arrivals.get(key)
-            if arrival is not None and key not in entered:
+            if not off and arrival is not None and key not in entered:
                 held = held_past_its_turn(
                     f"bill {d['bill_id']} ({d['vendor_id']} invoice "
                     f"{d['vendor_invoice_number']})", arrival[0],
@@ -405,7 +412,8 @@ def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
         return f"{n} {'entry' if n == 1 else 'entries'}"
 
     if wrong:
-        return CheckResult("", False, f"{entries(len(wrong))} dated outside their period: "
+        return CheckResult("", False, f"{entries(len(wrong))} dated outside their period"
+                                      f"{' or not as invoiced' if due_wrong else ''}: "
                                       f"{listing(wrong)}", metrics)
     return CheckResult("", True, f"{entries(seen)} of the agent dated, each in its period",
                        metrics)
@@ -522,7 +530,9 @@ class DocumentsListed(FileCheckSpec):
     ``inbox/archive/``) and did not act on: a second copy of an invoice (same or reformatted
     number), a bill above its quote, a bank-detail change that is not genuine, and any
     owed invoice, credit note or genuine change the books do not have. A document the books
-    did act on must not be listed; none may be listed twice. With ``vendor_column``, each
+    did act on must not be listed; none may be listed twice. A document may be named by its
+    path in the workspace too (``inbox/NAME``, ``inbox/archive/NAME``: "its file name in
+    ``inbox/``" read as a path names the same file). With ``vendor_column``, each
     listed document's row names its vendor: the vendor's id or the books' name for it, or
     the sender's name as the document writes it (for a vendor the books do not have)."""
 
@@ -545,6 +555,19 @@ def _seen(ctx: CheckContext) -> set[str]:
         if d.is_dir():
             out.update(p.name for p in d.iterdir() if p.is_file())
     return out
+
+
+def listed_document(cell: str) -> str:
+    """The file name a row's document cell names: the cell stripped, and a path into the
+    inbox (``inbox/NAME`` or ``inbox/archive/NAME``, with or without a leading ``./``)
+    as its ``NAME``."""
+    name = cell.strip()
+    path = name.replace("\\", "/").removeprefix("./")
+    for folder in ("inbox/archive/", "inbox/"):
+        rest = path.removeprefix(folder)
+        if rest != path and rest and "/" not in rest:
+            return rest
+    return name
 
 
 def _names_key(name: str) -> str:
@@ -644,7 +667,7 @@ def documents_listed(spec: DocumentsListed, ctx: CheckContext) -> CheckResult:
     """Compare the file's documents with those the truth and the books say to list."""
     table = agent_csv(ctx, spec.path)
     col = _column(table, spec.column, spec.path)
-    names = [r[col].strip() for r in table.rows]
+    names = [listed_document(r[col]) for r in table.rows]
     want, acted = expected_exceptions(ctx)
     got = set(names)
     missing = sorted(want - got)
@@ -655,7 +678,7 @@ def documents_listed(spec: DocumentsListed, ctx: CheckContext) -> CheckResult:
         vcol = _column(table, spec.vendor_column, spec.path)
         vendors = document_vendors(ctx)
         for r in table.rows:
-            name, given = r[col].strip(), r[vcol].strip()
+            name, given = listed_document(r[col]), r[vcol].strip()
             if name in want and name in vendors and _names_key(given) not in vendors[name]:
                 other.append(f"{name} ({given!r})")
     metrics = {"expected": len(want), "listed": len(names), "missing": len(missing),

@@ -26,6 +26,8 @@ offending documents; it never raises one.
 
 from __future__ import annotations
 
+import csv
+import io
 from collections import defaultdict
 from datetime import date
 from typing import Any, ClassVar, Literal
@@ -36,7 +38,7 @@ from checks.audit import read_log
 from checks.context import CheckContext
 from checks.files import Unusable, agent_csv
 from checks.registry import CheckResult, CheckSpec, check_type
-from checks.state import listing, plural
+from checks.state import bill_not_as_invoiced, listing, plural
 from erp import events as ev
 from erp.books import document_number_key
 
@@ -191,8 +193,18 @@ class HoldsAsMatched(_PurchasingSpec):
     price_tolerance_bp: int = Field(ge=0, le=10_000)
     quantity_tolerance_bp: int = Field(ge=0, le=10_000)
     release_names_receipt: bool = False
-    """When set, every release's reason names a goods receipt of the bill's PO (its id or
-    its reference, the receiving report)."""
+    """When set, every release's reason names a goods receipt of the bill's PO: its id, its
+    reference, or the number of a receiving report of that PO the company was sent (what
+    the books call a goods receipt, recorded without its number as reference)."""
+
+
+def report_numbers(content: str) -> set[str]:
+    """The report numbers (column ``report``, casefolded) of a receiving report's CSV."""
+    try:
+        return {str(r.get("report") or "").strip().casefold()
+                for r in csv.DictReader(io.StringIO(content))} - {""}
+    except csv.Error:
+        return set()
 
 
 def _beyond(actual: int, allowed: int, bp: int) -> bool:
@@ -205,10 +217,13 @@ def holds_as_matched(spec: HoldsAsMatched, ctx: CheckContext) -> CheckResult:
     prices = {(r["vendor_id"], int(x[0])): int(x[4]) for r in _requisitions(ctx)
               for x in r["lines"]}
     po_of: dict[tuple[str, str], str] = {}
+    receipts: dict[str, set[str]] = defaultdict(set)
     for e in read_log(ctx, "world", ["document_delivered"]):
         t = e.data.get("truth", {})
         if "po_id" in t and "invoice_number" in t:
             po_of[(t["vendor_id"], document_number_key(t["invoice_number"]))] = t["po_id"]
+        elif t.get("kind") == "receiving_report" and "po_id" in t and spec.release_names_receipt:
+            receipts[t["po_id"]] |= report_numbers(str(e.data.get("content") or ""))
     shipped: dict[tuple[str, int], int] = defaultdict(int)
     for e in read_log(ctx, "world", ["goods_shipped"]):
         for x in e.data["lines"]:
@@ -222,7 +237,6 @@ def holds_as_matched(spec: HoldsAsMatched, ctx: CheckContext) -> CheckResult:
         matched[e.data["bill_id"]] = e.data["po_id"]
     held: set[str] = set()
     bad: list[str] = []
-    receipts: dict[str, set[str]] = defaultdict(set)
     for e in read_log(ctx, "erp", ["goods_received"]):
         receipts[e.data["po_id"]] |= {str(e.data["receipt_id"]).casefold(),
                                       str(e.data.get("reference") or "").casefold()} - {""}
@@ -388,12 +402,8 @@ def po_bills_as_invoiced(spec: POBillsAsInvoiced, ctx: CheckContext) -> CheckRes
         judged += 1
         bill, made = entered[key]
         name = f"{bill.bill_id} ({d['vendor_id']} invoice {d['invoice_number']})"
-        if bill.entry_date.isoformat() != d["issued_on"]:
-            bad.append(f"{name} is dated {bill.entry_date.isoformat()}, invoiced "
-                       f"{d['issued_on']}")
-        if bill.due_on.isoformat() != d["due_on"]:
-            bad.append(f"{name} is due {bill.due_on.isoformat()}, the invoice says "
-                       f"{d['due_on']}")
+        bad += bill_not_as_invoiced(name, bill.entry_date.isoformat(),
+                                    bill.due_on.isoformat(), d)
         want = tuple((n, int(x["quantity"]), int(x["unit_price"]))
                      for n, x in enumerate(d["lines"], start=1))
         got = lines.get(bill.bill_id)

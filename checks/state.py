@@ -77,6 +77,20 @@ def held_past_its_turn(what: str, arrived: date, written: date, turns: Sequence[
             f"turn of {turn}")
 
 
+def bill_not_as_invoiced(what: str, entry_date: str, due_on: str, invoice: dict[str, Any],
+                         *, due: bool = True) -> list[str]:
+    """How a bill the agent entered (its ``entry_date`` and ``due_on``, ISO dates) differs
+    from the vendor's invoice (a ``bill_issued`` payload: ``issued_on``, ``due_on``): dated
+    otherwise than invoiced, and with ``due`` due otherwise than the invoice says. Empty
+    when it is as invoiced."""
+    out = []
+    if entry_date != invoice["issued_on"]:
+        out.append(f"{what} dated {entry_date}, invoiced {invoice['issued_on']}")
+    if due and due_on != invoice["due_on"]:
+        out.append(f"{what} due {due_on}, the invoice says {invoice['due_on']}")
+    return out
+
+
 def latest_business_date(ctx: CheckContext) -> date | None:
     """The last business date in the books' log (up to ``ctx.position``), if any."""
     sql = "SELECT MAX(business_date) FROM events WHERE realm = 'erp'"

@@ -12,17 +12,20 @@ from checks.policy import (
     BankMinimumBalance,
     BillsCodedToDefault,
     CsvTies,
+    DocumentsListed,
     EntriesDated,
     PaymentsDueBy,
     bank_minimum_balance,
     bills_coded_to_default,
     csv_ties,
+    documents_listed,
     entries_dated,
     payments_due_by,
 )
+from checks.registry import CheckResult
 from erp import commands as c
 from erp.ledger import Ledger, Recorded, Submission
-from sim.world_events import DocumentDelivered
+from sim.world_events import BillIssued, DocumentDelivered, OrderLine
 from tests.erp.helpers import BANK, set_up_company
 
 D = date(2026, 3, 5)
@@ -154,3 +157,90 @@ def test_entries_dated_leaves_bills_never_delivered_or_after_the_last_turn(
     spec = EntriesDated(type="entries_dated", bills_at_arrival=True)
     ctx = CheckContext(store=ledger.store, turn_dates=(D, date(2026, 3, 9)))
     assert entries_dated(spec, ctx).passed
+
+
+# --- entries_dated: bills_due_as_invoiced ---------------------------------------------------
+
+def _issued(ledger: Ledger, number: str, issued_on: date, due_on: date) -> None:
+    """Vendor V1's invoice ``number`` in its own books: issued and due as given."""
+    w = BillIssued(vendor_id="V1", bill_ref=f"V1-B{number}", invoice_number=number,
+                   issued_on=issued_on, due_on=due_on,
+                   lines=(OrderLine(description="x", quantity=1, unit_price=10000),),
+                   total=10000, agreed_total=10000, kind="original")
+    ledger.record_many("world", [Recorded(f"world:{w.stream}", w.type, w.model_dump_json(),
+                                          "vendor:V1", issued_on, issued_on.toordinal() + 0.1)])
+
+
+def test_entries_dated_names_a_bill_due_later_than_invoiced(ledger: Ledger) -> None:
+    set_up_company(ledger)
+    _issued(ledger, "1", D, date(2026, 3, 31))
+    _issued(ledger, "2", D, date(2026, 3, 31))
+    _bill(ledger, "1", D)                       # due 03-31, as invoiced
+    spec = EntriesDated(type="entries_dated", bills_due_as_invoiced=True)
+    ctx = _ctx(ledger)
+    assert entries_dated(spec, ctx).passed, entries_dated(spec, ctx).detail
+    _run(ledger, c.EnterBill(bill_id="B2", vendor_id="V1", vendor_invoice_number="2",
+                             entry_date=D, due_on=date(2026, 4, 30),
+                             lines=(c.BillLineIn(description="x", amount="100.00"),)))
+    r = entries_dated(spec, ctx)
+    assert not r.passed
+    assert "bill B2 due 2026-04-30, the invoice says 2026-03-31" in r.detail
+    assert r.detail.startswith("1 entry dated outside their period or not as invoiced: ")
+    assert "B1" not in r.detail
+    # without the option only the bill's own date is judged
+    assert entries_dated(EntriesDated(type="entries_dated"), ctx).passed
+
+
+def test_entries_dated_names_a_bill_dated_otherwise_than_invoiced(ledger: Ledger) -> None:
+    set_up_company(ledger)
+    _issued(ledger, "1", date(2026, 3, 4), date(2026, 3, 31))
+    _bill(ledger, "1", D)                       # dated 03-05, invoiced 03-04
+    for spec in (EntriesDated(type="entries_dated"),
+                 EntriesDated(type="entries_dated", bills_due_as_invoiced=True)):
+        r = entries_dated(spec, _ctx(ledger))
+        assert not r.passed and "bill B1 dated 2026-03-05, invoiced 2026-03-04" in r.detail
+        assert r.detail.startswith("1 entry dated outside their period: ")
+
+
+# --- documents_listed: a document named by its path in the inbox ----------------------------
+
+def test_documents_listed_takes_a_document_by_its_inbox_path(ledger: Ledger,
+                                                            tmp_path: Path) -> None:
+    set_up_company(ledger)
+    for number, kind in (("1", "original"), ("1", "duplicate")):
+        w = BillIssued(vendor_id="V1", bill_ref=f"V1-{kind}", invoice_number=number,
+                       issued_on=D, due_on=date(2026, 3, 31),
+                       lines=(OrderLine(description="x", quantity=1, unit_price=10000),),
+                       total=10000, agreed_total=10000, kind=kind)  # type: ignore[arg-type]
+        doc = DocumentDelivered(doc_id=f"D-{kind}", filename=f"bill-{kind}.txt", kind="bill",
+                                sender="v1@example.com", subject="Invoice 1", content="...",
+                                truth={"vendor_id": "V1", "invoice_number": number,
+                                       "bill_ref": w.bill_ref})
+        ledger.record_many("world", [
+            Recorded(f"world:{w.stream}", w.type, w.model_dump_json(), "vendor:V1", D, None),
+            Recorded(f"world:{doc.stream}", doc.type, doc.model_dump_json(), "vendor:V1", D,
+                     None)])
+    _bill(ledger, "1", D)  # the original entered; its resend is the one exception
+    (tmp_path / "inbox" / "archive").mkdir(parents=True)
+    (tmp_path / "out").mkdir()
+    for name in ("bill-original.txt", "bill-duplicate.txt"):
+        (tmp_path / "inbox" / "archive" / name).write_text("...")
+    spec = DocumentsListed(type="documents_listed", path="out/exceptions.csv",
+                           vendor_column="vendor")
+    ctx = CheckContext(store=ledger.store, workspace=tmp_path, agent_actors=("agent:turn-1",))
+
+    def listed(*cells: str) -> CheckResult:
+        (tmp_path / "out" / "exceptions.csv").write_text(
+            "document,vendor,reason\n" + "".join(f"{x},V1,resend\n" for x in cells))
+        return documents_listed(spec, ctx)
+
+    for cell in ("bill-duplicate.txt", "inbox/bill-duplicate.txt",
+                 "inbox/archive/bill-duplicate.txt", "./inbox/bill-duplicate.txt"):
+        assert listed(cell).passed, (cell, listed(cell).detail)
+    # another folder's file, or the original by its path, is still not the exception
+    r = listed("out/bill-duplicate.txt")
+    assert not r.passed and "not listed: bill-duplicate.txt" in r.detail
+    r = listed("bill-duplicate.txt", "inbox/archive/bill-original.txt")
+    assert not r.passed and "acted on it: bill-original.txt" in r.detail
+    r = listed("bill-duplicate.txt", "inbox/bill-duplicate.txt")
+    assert not r.passed and "listed twice: bill-duplicate.txt" in r.detail
