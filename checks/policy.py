@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import date, timedelta
@@ -34,7 +35,7 @@ from pydantic import Field, field_validator, model_validator
 
 from checks.context import CheckContext
 from checks.errors import Unusable
-from checks.files import Table, agent_csv, file_path
+from checks.files import Table, agent_csv, file_path, plain_typography
 from checks.registry import CheckResult, CheckSpec, FileCheckSpec, check_type
 from checks.state import bill_not_as_invoiced, held_past_its_turn, listing, plural, rows
 from checks.world import world_view
@@ -955,7 +956,13 @@ AGING_BUCKETS = ("current", "1-30", "31-60", "61-90", "over_90")
 class AgingMatchesBooks(FileCheckSpec):
     """An aging file (``path``: ``customer``, the five buckets, ``total``) made on ``as_of``
     holds, customer by customer and to the cent, the books' open receivables by days past
-    due as of that date when the turn ended; every customer with an open balance once."""
+    due as of that date when the turn ended; every customer with an open balance once.
+
+    A row names its party as the books do (``C0002``), by the name the party is registered
+    under (``Holmes, Robinson and Kim``; case, spaces and typography aside) or by both
+    (``Holmes, Robinson and Kim (C0002)``: the one id it holds); a registered party with
+    nothing open may have a row of zeros (an aging of every customer); one row whose party
+    is a total (``TOTAL``, ``Grand total``) holds the books' totals of every column."""
 
     type: Literal["aging_matches_books"]
     as_of: date
@@ -968,6 +975,44 @@ class AgingMatchesBooks(FileCheckSpec):
         return file_path(v)
 
 
+_AGING_TOTAL = re.compile(r"^(grand )?totals?\b|\btotals?$")
+"""How an aging's total row names itself (folded: :func:`_folded`): ``TOTAL``, ``Grand
+total``, ``Total receivables``, ``All customers total``."""
+
+
+def _folded(text: str) -> str:
+    """A name as compared: typography plain, case folded, spaces collapsed."""
+    return " ".join(plain_typography(text).casefold().split())
+
+
+def registered_parties(ctx: CheckContext, ledger: str) -> tuple[set[str], dict[str, str]]:
+    """The ids of the customers (``ledger`` ``ar``) or vendors (``ap``) registered in the
+    books, and each one's name (:func:`_folded`) -> id; a name two share names neither."""
+    kind, key = (("customer_registered", "customer_id") if ledger == "ar"
+                 else ("vendor_registered", "vendor_id"))
+    ids: set[str] = set()
+    named: dict[str, str | None] = {}
+    for e in ctx.store.read(realm="erp", types=[kind], until=_until(ctx)):
+        pid, name = str(e.data[key]), _folded(str(e.data.get("name") or ""))
+        ids.add(pid)
+        if name:
+            named[name] = None if named.get(name, pid) != pid else pid
+    return ids, {n: i for n, i in named.items() if i is not None}
+
+
+def party_written(cell: str, ids: Iterable[str], named: dict[str, str]) -> str | None:
+    """The party id an aging's row names (:class:`AgingMatchesBooks`): its id, its
+    registered name, or a text holding exactly one id as a word; None when none."""
+    folded = _folded(cell)
+    by_id = {i.casefold(): i for i in ids}
+    if folded in by_id:
+        return by_id[folded]
+    if folded in named:
+        return named[folded]
+    held = {by_id[w] for w in re.findall(r"[\w-]+", folded) if w in by_id}
+    return held.pop() if len(held) == 1 else None
+
+
 @check_type(AgingMatchesBooks)
 @_fails_on_unusable
 def aging_matches_books(spec: AgingMatchesBooks, ctx: CheckContext) -> CheckResult:
@@ -975,22 +1020,38 @@ def aging_matches_books(spec: AgingMatchesBooks, ctx: CheckContext) -> CheckResu
     table = agent_csv(ctx, spec.path)
     party = _column(table, spec.party_column, spec.path)
     cols = [_column(table, c, spec.path) for c in (*AGING_BUCKETS, "total")]
-    want = {a.party: (*a.buckets, a.total) for a in q.aging(
+    books = {a.party: (*a.buckets, a.total) for a in q.aging(
         ctx.store, spec.ledger, as_of=spec.as_of, position=end_of_turn(ctx, spec.as_of))}
+    want = {p: f for p, f in books.items() if any(f)}
+    ids, named = registered_parties(ctx, spec.ledger)
+    ids |= set(books)
     got: dict[str, tuple[int, ...]] = {}
+    totals: list[tuple[int, str, tuple[int, ...]]] = []
     names = []
     for n, r in enumerate(table.rows):
-        who = r[party].strip()
-        names.append(who)
-        got[who] = tuple(_cents(r[c], f"{spec.path} row {n + 2}") for c in cols)
+        cell = r[party].strip()
+        figures = tuple(_cents(r[c], f"{spec.path} row {n + 2}") for c in cols)
+        who = party_written(cell, ids, named)
+        if who is None and _AGING_TOTAL.search(_folded(cell)):
+            totals.append((n + 2, cell, figures))
+            continue
+        key = who if who is not None else cell
+        names.append(key)
+        got[key] = figures
     missing = sorted(set(want) - set(got))
-    extra = sorted(set(got) - set(want))
+    # a registered party's row of zeros is a party with nothing open (an aging of all)
+    extra = sorted(p for p in set(got) - set(want) if any(got[p]) or p not in ids)
     differ = [f"{p} ({', '.join(display_cents(x) for x in got[p])} vs the books "
               f"{', '.join(display_cents(x) for x in want[p])})"
               for p in sorted(set(got) & set(want)) if got[p] != want[p]]
     twice = _twice(names)
+    whole = tuple(sum(f[i] for f in want.values()) for i in range(len(cols)))
+    wrong_total = [f"row {n} {cell!r} ({', '.join(display_cents(x) for x in f)} vs the books' "
+                   f"totals {', '.join(display_cents(x) for x in whole)})"
+                   for n, cell, f in totals if f != whole]
     metrics = {"rows": len(names), "parties": len(want), "missing": len(missing),
-               "extra": len(extra), "differ": len(differ), "twice": len(twice)}
+               "extra": len(extra), "differ": len(differ), "twice": len(twice),
+               "total_rows": len(totals)}
     problems = []
     if missing:
         problems.append(f"missing {listing(missing)}")
@@ -1000,6 +1061,10 @@ def aging_matches_books(spec: AgingMatchesBooks, ctx: CheckContext) -> CheckResu
         problems.append(f"figures differ: {listing(differ)}")
     if twice:
         problems.append(f"listed twice: {listing(twice)}")
+    if len(totals) > 1:
+        problems.append(f"{len(totals)} total rows (one at most)")
+    if wrong_total:
+        problems.append(f"a total row that is not the sum: {listing(wrong_total)}")
     if problems:
         return CheckResult("", False, f"{spec.path} against the books' aging as of "
                                       f"{spec.as_of}: " + "; ".join(problems), metrics)
