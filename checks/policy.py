@@ -69,9 +69,32 @@ def _until(ctx: CheckContext) -> int | None:
     return ctx.position
 
 
-def _cents(cell: str, what: str) -> int:
+def written_cents(cell: str) -> int:
+    """An amount in cents as a person or a spreadsheet writes it in a file: ``1234.5``,
+    ``1,234.50``, ``-1234.50``, with a dollar sign (``$1,234.50``, ``-$1,234.50``) or, an
+    accountant's negative, in parentheses (``(1,234.50)``, ``($1,234.50)``); MoneyError for
+    anything else (a negative in parentheses as well, a word, more than two decimals)."""
+    text = cell.strip()
+    negative = len(text) > 2 and text[0] == "(" and text[-1] == ")"
+    if negative:
+        text = text[1:-1].strip()
+    if text[:2] in ("-$", "+$"):
+        text = text[0] + text[2:]
+    elif text[:1] == "$":
+        text = text[1:]
+    cents = parse_cents(text.replace(",", ""))
+    if negative and text[:1] in ("-", "+"):
+        raise MoneyError(f"amount: {cell!r} has a sign inside its parentheses")
+    return -cents if negative else cents
+
+
+def _cents(cell: str, what: str, *, blank: int | None = None) -> int:
+    """:func:`written_cents` of an agent's cell (``blank`` for an empty cell, when given);
+    :class:`Unusable` when it is no amount."""
+    if blank is not None and not cell.strip():
+        return blank
     try:
-        return parse_cents(cell.strip().replace(",", ""))
+        return written_cents(cell)
     except MoneyError:
         raise Unusable(f"{what}: {cell!r} is not an amount (expected e.g. 1234.56)") from None
 
@@ -814,7 +837,8 @@ class ReconciliationTies(FileCheckSpec):
     mislabelled even when the figures tie. So is a first row named as the book balance, a
     last one named as the statement's, and an item whose label says which way it moves the
     statement balance (:func:`item_sign`) with an amount of the other sign (two items'
-    labels swapped)."""
+    labels swapped). Amounts are read as :func:`written_cents` reads them (``-972.00``,
+    ``(972.00)``, ``-$972.00``)."""
 
     type: Literal["reconciliation_ties"]
     as_of: date
@@ -957,6 +981,7 @@ class AgingMatchesBooks(FileCheckSpec):
     """An aging file (``path``: ``customer``, the five buckets, ``total``) made on ``as_of``
     holds, customer by customer and to the cent, the books' open receivables by days past
     due as of that date when the turn ended; every customer with an open balance once.
+    Amounts are read as :func:`written_cents` reads them, and an empty bucket may be blank.
 
     A row names its party as the books do (``C0002``), by the name the party is registered
     under (``Holmes, Robinson and Kim``; case, spaces and typography aside) or by both
@@ -1030,7 +1055,9 @@ def aging_matches_books(spec: AgingMatchesBooks, ctx: CheckContext) -> CheckResu
     names = []
     for n, r in enumerate(table.rows):
         cell = r[party].strip()
-        figures = tuple(_cents(r[c], f"{spec.path} row {n + 2}") for c in cols)
+        # an empty bucket may be left blank, as aging reports print it; the total is written
+        figures = tuple(_cents(r[c], f"{spec.path} row {n + 2}",
+                               blank=0 if c != cols[-1] else None) for c in cols)
         who = party_written(cell, ids, named)
         if who is None and _AGING_TOTAL.search(_folded(cell)):
             totals.append((n + 2, cell, figures))
