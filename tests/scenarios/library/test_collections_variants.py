@@ -11,6 +11,10 @@ reference's is accepted (none was refused).
   another way (``Trainer canceled the second day`` for a training day the customer wrote
   was cancelled, ``seat returns`` for seats returned): disputes-recorded refused them, as it
   took only the customer's own words; a reason naming none of them is still refused.
+
+Refused, and now said by the policy: a credit hold for the undisputed rest of an invoice
+disputed in part, 61 or more days past due (an invoice disputed in whole or in part is not
+an undisputed invoice of step 5).
 """
 
 from __future__ import annotations
@@ -33,8 +37,8 @@ SEED = 0
 ORDER = {c.ResolveDispute: 0, c.RecordPromiseToPay: 1, c.RecordDispute: 2}
 
 
-def _attempt(agent: Any, tmp_path: Path, tier: str | None = None) -> set[str]:
-    result = run_attempt(load_scenario(find_scenario(NAME), tier=tier), SEED, agent.name,
+def _attempt(agent: Any, tmp_path: Path, tier: str | None = None, seed: int = SEED) -> set[str]:
+    result = run_attempt(load_scenario(find_scenario(NAME), tier=tier), seed, agent.name,
                          tmp_path / "a", agent=agent)
     return failed_checks(result.out)
 
@@ -154,3 +158,41 @@ def test_a_dispute_reason_naming_none_of_the_customers_words_is_refused(
     agent = _OwnWords("no-reason", None)
     assert _attempt(agent, tmp_path, tier="hard") == {"disputes-recorded"}
     assert agent.rewritten
+
+
+class _HoldsForTheUndisputedRest:
+    """The reference, and a credit hold on each customer not on hold with an invoice 61 or
+    more days past due disputed in part (its undisputed rest read as an undisputed invoice)."""
+
+    name = "holds-for-the-rest"
+
+    def __init__(self) -> None:
+        self.placed = 0
+
+    def run_turn(self, desk: TurnContext) -> None:
+        solver.reference(desk)
+        books = desk.ledger.books
+        coll = books.collections
+        for iid, did in sorted(coll.open_disputes.items()):
+            inv = books.invoices[iid]
+            if (coll.disputes[did].amount < inv.open and (desk.day - inv.due_on).days >= 61
+                    and inv.customer_id not in coll.on_hold):
+                done = desk.execute(c.PlaceCreditHold(customer_id=inv.customer_id,
+                                                      reason="undisputed rest 61+ days"))
+                assert isinstance(done, list), done
+                self.placed += 1
+
+
+def test_a_hold_for_an_invoice_disputed_in_part_is_refused_and_the_policy_says_so(
+        tmp_path: Path) -> None:
+    """holds-as-policy counts an invoice disputed in part as disputed (not an undisputed
+    invoice 61 or more days past due); the policy said only "undisputed invoice", and now
+    says that one disputed in whole or in part is not one. (A letter for it the books
+    refuse themselves.)"""
+    policy = " ".join((library_dir() / NAME / "policy" / "collections-policy.md").read_text(
+        encoding="utf-8").split())
+    assert ("A disputed invoice (in whole or in part) gets no dunning letter while the "
+            "dispute is open, and is not an undisputed invoice (step 5)") in policy
+    agent = _HoldsForTheUndisputedRest()
+    assert _attempt(agent, tmp_path, tier="hard", seed=2) == {"holds-as-policy"}
+    assert agent.placed
