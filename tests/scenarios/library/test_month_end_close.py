@@ -703,10 +703,12 @@ def test_a_returned_deposit_dated_the_turn_not_the_banks_day_fails(tmp_path: Pat
 
 
 @pytest.mark.parametrize("twist", ["names", "total-row"])
-def test_the_prompt_says_how_the_aging_names_its_customers(twist: str, tmp_path: Path) -> None:
-    """aging_matches_books reads each row's customer as its id in the books and takes
-    every row for a customer: an aging naming customers by name, or ending with a total
-    row, is refused by that check alone, so the prompt says ids and no total row."""
+def test_an_aging_by_customer_name_or_with_a_total_row_is_accepted(twist: str,
+                                                                   tmp_path: Path) -> None:
+    """aging_matches_books reads a row's customer by its id or its registered name and
+    takes one total row that holds the books' totals: an aging naming customers by name, or
+    ending with a total row, is accepted. (It refused both when the prompt was made to ask
+    for ids and no total row, which it still does: the prompt asks more than the check.)"""
     loaded = load_scenario(find_scenario("month-end-close"))
 
     class Agent:
@@ -734,7 +736,11 @@ def test_the_prompt_says_how_the_aging_names_its_customers(twist: str, tmp_path:
                 w.writerows(rows)
 
     res = run_attempt(loaded, SEED, twist, tmp_path / "a", agent=Agent())
-    assert res.summary["verdict"]["failed"] == ["ar-aging-matches-books"], res.summary["verdict"]
+    assert res.summary["verdict"]["failed"] == [], res.summary["verdict"]
+    written = [f.read_text(encoding="utf-8") for f in
+               (tmp_path / "a" / "turns").glob("*/workspace/out/ar_aging.csv")]
+    assert any(("\nTotal," in w) if twist == "total-row" else ("C0" not in w and "\n" in w)
+               for w in written), written
     for p in sorted((tmp_path / "a" / "turns").glob("*/workspace/prompt.md")):
         text = " ".join(p.read_text(encoding="utf-8").split())
         assert "named by its id in the books (`C0002`), and no total row" in text, p
