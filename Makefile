@@ -26,8 +26,8 @@ test: $(STAMP)
 	$(BIN)/mypy
 	rm -f .coverage .coverage.*
 	@setup_env=$$(.ci/setup) && eval "$$setup_env" && \
-	  echo "$(BIN)/python -m pytest -n 2 --cov --cov-report= $(PYTEST_ARGS)" && \
-	  $(BIN)/python -m pytest -n 2 --cov --cov-report= $(PYTEST_ARGS)
+	  echo "$(BIN)/python -m pytest -n 2 --dist loadgroup --cov --cov-report= $(PYTEST_ARGS)" && \
+	  $(BIN)/python -m pytest -n 2 --dist loadgroup --cov --cov-report= $(PYTEST_ARGS)
 	$(BIN)/python tests/coverage/floors.py
 	$(BIN)/python tests/mutation/gate.py --changed
 

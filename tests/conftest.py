@@ -8,12 +8,15 @@ message saying how to enable it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import re
 import shutil
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -67,6 +70,72 @@ def require_soffice() -> None:
                     "must run)", pytrace=False)
     pytest.skip(msg + "; apt-get install -y --no-install-recommends libreoffice-calc to run "
                 "the workbook tests")
+
+
+SHARED_FIXTURE = re.compile(r"""scope=["'](module|package|session)["']|attempt_fixtures\(""")
+"""A test module's fixture shared by several of its tests: each pytest worker that runs one
+of those tests runs it (a module's attempts) once more."""
+FOLDER_FIXTURE = re.compile(r"""scope=["'](package|session)["']""")
+"""A conftest's fixture shared by the tests of its folder (a module-scoped one is not: each
+module has its own)."""
+GROUP_MARK = re.compile(r"""^pytestmark = pytest\.mark\.xdist_group\(["']([^"']+)["']\)""",
+                        re.MULTILINE)
+
+
+@functools.cache
+def _shares(path: Path, pattern: re.Pattern[str]) -> bool:
+    return path.is_file() and pattern.search(path.read_text(encoding="utf-8")) is not None
+
+
+@functools.cache
+def xdist_unit(rootdir: Path, module: str) -> str | None:
+    """The unit of work that keeps the tests of the module ``module`` (a path from
+    ``rootdir``) on one pytest worker, or None (each of its tests may go to either).
+
+    The module's own ``pytestmark = pytest.mark.xdist_group("NAME")`` names it (modules that
+    share an attempt, ``tests.scenarios.library.attempts.shared_attempt``, name one group);
+    else a conftest below ``tests/`` whose fixtures are session- or package-wide groups its
+    folder; else a module that defines a module-scoped fixture (its attempts) is its own
+    unit. Read from the files' text: the controller that schedules collects nothing.
+    """
+    path = rootdir / module
+    if not path.is_file():
+        return None
+    named = GROUP_MARK.search(path.read_text(encoding="utf-8"))
+    if named:
+        return named.group(1)
+    folder = path.parent
+    tests = rootdir / "tests"
+    while folder != tests and tests in folder.parents:  # the root conftest's are cheap
+        if _shares(folder / "conftest.py", FOLDER_FIXTURE):
+            return folder.relative_to(rootdir).as_posix()
+        folder = folder.parent
+    return module if _shares(path, SHARED_FIXTURE) else None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (``make test``): the tests of a module that shares attempts between
+    its tests (``xdist_unit``) run on one worker, each other test on whichever is free.
+
+    ``--dist load`` spread a module's tests over both workers, and each ran the module's
+    attempts again; xdist's own ``loadgroup`` reads ``xdist_group`` marks from node ids
+    that pytest 9 no longer lets it change. Units go out largest first (xdist's
+    ``loadscope`` order), the single tests after them in collection order.
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    rootdir = Path(str(config.rootpath))
+
+    class ModuleUnits(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::")[0]
+            unit = xdist_unit(rootdir, module)
+            return nodeid if unit is None else unit
+
+    return ModuleUnits(config, log)
 
 
 @pytest.fixture(scope="session")
