@@ -6,7 +6,8 @@ takes its fixtures with ``scenario, reference, oracle = attempt_fixtures(NAME, S
 Attempt)``; ``run_library_attempt`` runs one more (the null agent, another seed).
 ``read_verdict``, ``check_results`` and ``failed_checks`` read an attempt folder's
 ``verdict.json``. ``routed`` makes a one-mistake clerk of a solver: its commands changed
-or dropped on their way to the books.
+or dropped on their way to the books. ``shared_attempt`` runs a built-in agent's attempt
+once per test process for every module that only reads it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from erp import queries as q
 from erp.commands import Command
 from erp.errors import CommandRejected
 from erp.ledger import Ledger, StoredEvent
-from runs.attempt import AttemptResult, run_attempt
+from runs.attempt import AttemptResult, Recording, run_attempt
 from scenarios.loader import LoadedScenario, find_scenario, load_scenario
 from sim.world_events import WorldEvent, decode_world_event
 
@@ -63,6 +64,31 @@ def run_library_attempt(loaded: LoadedScenario, agent: str, out: Path, seed: int
     world = [(e, decode_world_event(e.type, e.payload))
              for e in ledger.store.read(realm="world")]
     return cls(result, ledger, world)
+
+
+_SHARED: dict[tuple[str, int, str | None, str], tuple[AttemptResult, Recording]] = {}
+
+
+def shared_attempt(tmp_path_factory: pytest.TempPathFactory, name: str, seed: int,
+                   agent: str = "reference", tier: str | None = None
+                   ) -> tuple[AttemptResult, Recording]:
+    """The built-in ``agent``'s attempt at the library scenario ``name`` (its tier ``tier``,
+    the scenario's own when None) at ``seed``, and what it submitted and declined by turn:
+    run once per test process (each pytest worker) and given to every test that asks again.
+
+    Its folder and recording are read-only for the tests that share them: a test that writes
+    into an attempt folder, opens its books to change them, or needs a run of its own (two
+    runs compared for determinism) runs its own with ``run_attempt``. Modules that share an
+    attempt share an ``xdist_group`` so that ``--dist loadgroup`` puts them on one worker.
+    """
+    loaded = load_scenario(find_scenario(name), tier=tier)
+    key = (name, seed, loaded.scenario.tier, agent)
+    if key not in _SHARED:
+        out = (tmp_path_factory.mktemp("shared-attempt")
+               / f"{name}-{seed}-{loaded.scenario.tier}-{agent}")
+        recording = Recording()
+        _SHARED[key] = (run_attempt(loaded, seed, agent, out, record=recording), recording)
+    return _SHARED[key]
 
 
 def attempt_fixtures(name: str, seed: int, cls: type[A]) -> tuple[

@@ -26,8 +26,10 @@ from scenarios.agents import load_solver
 from scenarios.loader import LoadedScenario, find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
 from sim.world_events import BankLinePosted, PaymentSent, decode_world_event
+from tests.scenarios.library.attempts import shared_attempt
 
 cash_application = load_solver(library_dir() / "cash-application" / "solver.py")
+pytestmark = pytest.mark.xdist_group("cash-application")  # one worker: the shared reference
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +40,10 @@ def scenario() -> LoadedScenario:
 @pytest.fixture(scope="module")
 def runs(scenario: LoadedScenario,
          tmp_path_factory: pytest.TempPathFactory) -> dict[str, AttemptResult]:
-    """One attempt per agent on seed 1 (the reference twice, for determinism)."""
-    out = {}
-    for name, agent in (("reference", "reference"), ("again", "reference"),
-                        ("oracle", "oracle"), ("null", "null")):
+    """One attempt per agent on seed 1 (the reference twice, for determinism: the shared
+    one and one of this module's own)."""
+    out = {"reference": shared_attempt(tmp_path_factory, "cash-application", 1)[0]}
+    for name, agent in (("again", "reference"), ("oracle", "oracle"), ("null", "null")):
         out[name] = run_attempt(scenario, 1, agent, tmp_path_factory.mktemp(name))
     return out
 
@@ -445,15 +447,14 @@ def test_a_payout_pdf_whose_long_name_runs_into_the_description_is_read(
 
 @pytest.mark.parametrize("command", ["ApplyReceipt", "GrantFeeAllowance"])
 def test_an_application_held_to_the_next_turn_and_dated_back_fails(
-        scenario: LoadedScenario, command: str, tmp_path: Path) -> None:
+        scenario: LoadedScenario, command: str, tmp_path: Path,
+        tmp_path_factory: pytest.TempPathFactory) -> None:
     """Every business day's receipts are applied that day: an application (or a card fee
     allowance) held to the next turn and dated back to its own turn's day fails the dating
     check alone."""
-    from runs.attempt import Recording
     from runs.validate import Mutation, ReplayAgent
 
-    recording = Recording()
-    ref = run_attempt(scenario, 1, "reference", tmp_path / "ref", record=recording)
+    ref, recording = shared_attempt(tmp_path_factory, "cash-application", 1)
     last = max(recording.commands)
     n, index = next((t, i) for t in sorted(recording.commands) if t < last
                     for i, cmd in enumerate(recording.commands[t])

@@ -30,9 +30,17 @@ from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
-from tests.scenarios.library.attempts import Execute, check_results, failed_checks, routed
+from tests.scenarios.library.attempts import (
+    Execute,
+    check_results,
+    failed_checks,
+    routed,
+    shared_attempt,
+)
 
 NAME = "fiscal-year"
+pytestmark = pytest.mark.xdist_group("fiscal-year")  # one worker with test_fiscal_year_gaps:
+# the shared reference
 MONTHS = [f"2026-{m:02d}" for m in range(1, 13)]
 
 
@@ -240,8 +248,7 @@ class _Clerk:
 
 @pytest.fixture(scope="module")
 def medium_reference(tmp_path_factory: pytest.TempPathFactory) -> AttemptResult:
-    loaded = load_scenario(find_scenario(NAME))
-    return run_attempt(loaded, 0, "reference", tmp_path_factory.mktemp("medium") / "ref")
+    return shared_attempt(tmp_path_factory, NAME, 0)[0]
 
 
 @pytest.mark.parametrize(("name", "failed"), [

@@ -30,6 +30,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
+
 from erp import commands as c
 from erp import queries as q
 from erp.store import EventStore
@@ -37,9 +39,11 @@ from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
-from tests.scenarios.library.attempts import Execute, read_verdict, routed
+from tests.scenarios.library.attempts import Execute, read_verdict, routed, shared_attempt
 
 NAME = "fiscal-year"
+pytestmark = pytest.mark.xdist_group("fiscal-year")  # one worker with test_fiscal_year:
+# the shared reference
 RAISED_FLOOR = 35_000_000
 """The cash floor of the copy of the scenario (350,000.00): it binds at January's and
 February's mid-month turns of seed 0 (the bank then holds about 279,000.00 and 369,000.00
@@ -166,9 +170,10 @@ def test_payments_on_month_end_turns_are_refused(tmp_path: Path) -> None:
     assert _failed(res) == ["payments-only-at-mid-month"], res.summary["verdict"]
 
 
-def test_every_paper_reaches_the_company_on_its_own_date(tmp_path: Path) -> None:
+def test_every_paper_reaches_the_company_on_its_own_date(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
     """The premise of the checks that time a turn's work by a paper's date."""
-    ref = run_attempt(load_scenario(find_scenario(NAME)), 0, "reference", tmp_path / "ref")
+    ref, _ = shared_attempt(tmp_path_factory, NAME, 0)
     assert _failed(ref) == []
     store = EventStore.open(str(ref.out / "books.db"))
     try:

@@ -24,9 +24,10 @@ from runs.validate import Mutation, ReplayAgent
 from scenarios.agents import NullAgent, OracleAgent, ReferenceAgent, built_in_agent, load_solver
 from scenarios.loader import LoadedScenario, find_scenario, library_dir, load_scenario
 from sim.world_events import decode_world_event
-from tests.scenarios.library.attempts import Execute, routed
+from tests.scenarios.library.attempts import Execute, routed, shared_attempt
 
 mec = load_solver(library_dir() / "month-end-close" / "solver.py")
+pytestmark = pytest.mark.xdist_group("month-end-close")  # one worker: the shared reference
 
 MONTH_END = date(2026, 5, 29)
 SEED = 1
@@ -49,16 +50,19 @@ def _vendors_misbehave(loaded: LoadedScenario) -> LoadedScenario:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, AttemptResult]:
-    """Attempts: null, reference (twice) and oracle; both again with misbehaving vendors."""
+    """Attempts: null, reference (twice: the shared one and one of this module's own) and
+    oracle; both again with misbehaving vendors."""
     loaded = load_scenario(find_scenario("month-end-close"))
     vendors = _vendors_misbehave(loaded)
     root = tmp_path_factory.mktemp("month-end-close")
-    plan = {"null": (loaded, SEED, "null"), "reference": (loaded, SEED, "reference"),
+    plan = {"null": (loaded, SEED, "null"),
             "reference-again": (loaded, SEED, "reference"), "oracle": (loaded, SEED, "oracle"),
             "vendors-reference": (vendors, VENDORS_SEED, "reference"),
             "vendors-oracle": (vendors, VENDORS_SEED, "oracle")}
-    return {name: run_attempt(sc, seed, agent, root / name)
+    runs = {name: run_attempt(sc, seed, agent, root / name)
             for name, (sc, seed, agent) in plan.items()}
+    runs["reference"] = shared_attempt(tmp_path_factory, "month-end-close", SEED)[0]
+    return runs
 
 
 def _store(result: AttemptResult) -> EventStore:
@@ -351,13 +355,13 @@ def _arrived_between_turns(recording: Recording, store: EventStore, turns: list[
 @pytest.mark.parametrize(("kind", "check"), [("bill", "payables-match-vendors"),
                                              ("receipt", "receivables-match-customers")])
 def test_a_document_not_worked_at_the_next_turn_fails_from_that_date_on(
-        tmp_path: Path, kind: str, check: str) -> None:
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, kind: str,
+        check: str) -> None:
     """The reference with one bill (or one receipt's application) of a document that arrived
     between turns left undone: the per-date control passes until the turn that should have
     worked it and fails on every date from that turn on."""
     loaded = load_scenario(find_scenario("month-end-close"))
-    recording = Recording()
-    ref = run_attempt(loaded, SEED, "reference", tmp_path / "ref", record=recording)
+    ref, recording = shared_attempt(tmp_path_factory, "month-end-close", SEED)
     turns = [date.fromisoformat(t["date"]) for t in ref.summary["turns"]]
     n, index, day = _arrived_between_turns(recording, _store(ref), turns, kind)
     command = type(recording.commands[n][index]).__name__
@@ -397,15 +401,18 @@ def _later_undone(recording: Recording, kind: str) -> tuple[int, int]:
     ("approval", VENDORS_SEED, "every-bill-approved"),
     ("receipt", SEED, "receivables-matched-at-the-may-")])
 def test_work_left_undone_that_the_month_end_covers_up_is_caught(
-        tmp_path: Path, kind: str, seed: int, failing: str) -> None:
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, kind: str, seed: int,
+        failing: str) -> None:
     """A bill never approved but credited (partially paid, so bills-approved passes), and a
     receipt not applied at its turn whose deposit bounced later (the month's end is as the
     reference leaves it): each fails a check of its own."""
     loaded = load_scenario(find_scenario("month-end-close"))
-    if kind == "approval":
+    if kind == "approval":  # the misbehaving vendors: a run of its own
         loaded = _vendors_misbehave(loaded)
-    recording = Recording()
-    ref = run_attempt(loaded, seed, "reference", tmp_path / "ref", record=recording)
+        recording = Recording()
+        ref = run_attempt(loaded, seed, "reference", tmp_path / "ref", record=recording)
+    else:
+        ref, recording = shared_attempt(tmp_path_factory, "month-end-close", seed)
     n, index = _later_undone(recording, kind)
     command = type(recording.commands[n][index]).__name__
     op = "skip_approval" if kind == "approval" else "drop"
@@ -663,13 +670,13 @@ def test_an_email_is_parsed_once_per_content() -> None:
 
 @pytest.mark.parametrize("command", ["ApplyReceipt", "GrantFeeAllowance",
                                      "RecordReturnedDeposit"])
-def test_work_held_to_the_next_turn_and_dated_back_fails(command: str, tmp_path: Path) -> None:
+def test_work_held_to_the_next_turn_and_dated_back_fails(
+        command: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     """The prompt asks for each turn's receipts applied (card fees accepted) and a returned
     deposit recorded at that turn: one held to the next turn and dated back to its own
     turn's day (a returned deposit: its statement line's) fails the dating check alone."""
     loaded = load_scenario(find_scenario("month-end-close"))
-    recording = Recording()
-    ref = run_attempt(loaded, SEED, "reference", tmp_path / "ref", record=recording)
+    ref, recording = shared_attempt(tmp_path_factory, "month-end-close", SEED)
     last = max(recording.commands)
     n, index = next((t, i) for t in sorted(recording.commands) if t < last
                     for i, cmd in enumerate(recording.commands[t])

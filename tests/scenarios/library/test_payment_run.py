@@ -39,7 +39,10 @@ from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
-from tests.scenarios.library.attempts import Execute, check_results, routed
+from tests.scenarios.library.attempts import Execute, check_results, routed, shared_attempt
+
+pytestmark = pytest.mark.xdist_group("payment-run")  # one worker with test_payment_run_audit:
+# the shared reference
 
 RUN_ON, NEXT_RUN = date(2026, 6, 10), date(2026, 6, 24)
 
@@ -202,11 +205,12 @@ class _Backdater:
 def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, AttemptResult]]:
     loaded = load_scenario(find_scenario("payment-run"))
     root = tmp_path_factory.mktemp("payment-run")
-    agents: dict[str, Any] = {"reference": None, "null": None, "greedy": _Greedy(),
+    agents: dict[str, Any] = {"null": None, "greedy": _Greedy(),
                               "spender": _Spender(), "late-claimer": _LateClaimer(),
                               "backdater": _Backdater()}
     out = {name: run_attempt(loaded, 0, name, root / name, agent=agent)
            for name, agent in agents.items() if name != "spender"}
+    out["reference"] = shared_attempt(tmp_path_factory, "payment-run", 0)[0]
     # the easy tier leaves cash above the floor after the optimum's payments
     easy = load_scenario(find_scenario("payment-run"), tier="easy")
     out["spender"] = run_attempt(easy, 0, "spender", root / "spender", agent=agents["spender"])

@@ -20,9 +20,11 @@ from runs.attempt import AttemptResult, run_attempt
 from scenarios.agents import load_solver
 from scenarios.loader import find_scenario, library_dir, load_scenario
 from scenarios.turn import TurnContext
-from tests.scenarios.library.attempts import Execute, check_results, routed
+from tests.scenarios.library.attempts import Execute, check_results, routed, shared_attempt
 
 NAME = "payment-run"
+pytestmark = pytest.mark.xdist_group("payment-run")  # one worker with test_payment_run:
+# the shared reference
 MADE_UP = 3_000_000
 
 
@@ -56,7 +58,7 @@ class _MadeUpCash:
 def attempts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, AttemptResult]]:
     loaded = load_scenario(find_scenario(NAME))
     root = tmp_path_factory.mktemp("payment-run-audit")
-    yield {"reference": run_attempt(loaded, 0, "reference", root / "reference"),
+    yield {"reference": shared_attempt(tmp_path_factory, NAME, 0)[0],
            "made-up-cash": run_attempt(loaded, 0, "made-up-cash", root / "made-up-cash",
                                        agent=_MadeUpCash())}
 
