@@ -41,7 +41,7 @@ class _DueLater:
             self.solver.reference(desk)
 
 
-@pytest.mark.parametrize("name", ["month-end-close"])
+@pytest.mark.parametrize("name", ["month-end-close", "fiscal-year"])
 def test_a_bill_entered_due_later_than_invoiced_is_refused(name: str, tmp_path: Path) -> None:
     clerk = _DueLater(name)
     res = run_attempt(load_scenario(find_scenario(name)), 1, clerk.name, tmp_path / "a",
@@ -53,7 +53,7 @@ def test_a_bill_entered_due_later_than_invoiced_is_refused(name: str, tmp_path: 
     assert f"bill {clerk.late} due " in detail and "the invoice says" in detail, detail
 
 
-@pytest.mark.parametrize("name", ["month-end-close"])
+@pytest.mark.parametrize("name", ["month-end-close", "fiscal-year"])
 def test_the_prompt_asks_for_the_invoices_due_date(name: str) -> None:
     prompt = (library_dir() / name / "prompts" / "turn.md").read_text(encoding="utf-8")
     assert "due on the due date it gives" in " ".join(prompt.split())
