@@ -75,3 +75,37 @@ def test_the_entry_sentence_states_its_direction(attempt: tuple[Path, Path]) -> 
         MEMO, "debits 6300 Contractors and credits 2100 Accrued liabilities",
         "debits 2100 Accrued liabilities and credits 6300 Contractors"))
     assert failed_names(v) == {"memo-states-the-entry"}
+
+
+def _write_memo(text: str) -> Edit:
+    def edit(ws: Path) -> None:
+        (ws / MEMO).write_text(text, encoding="utf-8")
+    return edit
+
+
+def test_the_entry_in_dr_cr_notation_and_hours_as_hrs_are_accepted(
+        attempt: tuple[Path, Path], expected: dict[str, str]) -> None:
+    """An accountant's Dr/Cr notation states the entry's direction, "hrs" the hours."""
+    a, day = f"{float(expected['accrual']):,.2f}", expected["entry_date"]
+    v = _regrade(attempt, _write_memo(
+        f"We accrued ${a} for 198.5 unbilled hrs.\n\n"
+        f"Journal entry dated {day}: Dr 6300 Contractors ${a}, Cr 2100 Accrued liabilities "
+        f"${a}.\n"))
+    assert v.status == "accepted", failed_names(v)
+
+
+def test_the_entry_in_dr_cr_notation_the_other_way_round_is_refused(
+        attempt: tuple[Path, Path], expected: dict[str, str]) -> None:
+    a, day = f"{float(expected['accrual']):,.2f}", expected["entry_date"]
+    v = _regrade(attempt, _write_memo(
+        f"We accrued ${a} for 198.5 unbilled hrs.\n\n"
+        f"Journal entry dated {day}: Dr 2100 Accrued liabilities ${a}, Cr 6300 Contractors "
+        f"${a}.\n"))
+    assert failed_names(v) == {"memo-states-the-entry"}
+
+
+def test_the_prompt_asks_the_amount_and_hours_in_one_sentence() -> None:
+    """memo-states-amount-for-the-hours wants both in one sentence (a bulleted memo with the
+    amount and the hours on separate lines is refused): the prompt says so."""
+    prompt = " ".join((load_task(TASK).folder / "prompt.md").read_text().split())
+    assert "in one sentence, the amount accrued and the number of unbilled hours" in prompt
