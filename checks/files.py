@@ -337,10 +337,10 @@ class TextRefSentences(_TextSpec):
 
     The sentence holds each of ``columns``' values of the row: a money value (two
     decimals) as that figure to the cent (``$`` and thousands separators optional), a
-    ``percent`` column's value followed by ``%``, a YYYY-MM-DD date as written or as ``May
-    3, 2026``, any other value as its text (case-insensitive, on word boundaries); each
-    ``words`` column's value by its regex, and no regex of the column's other values
-    (``decreased`` says decrease and not increase); for each ``signs`` column
+    ``percent`` column's value followed by ``%`` (or ``percent``), a YYYY-MM-DD date as
+    written or as ``May 3, 2026``, any other value as its text (case-insensitive, on word
+    boundaries); each ``words`` column's value by its regex, and no regex of the column's
+    other values (``decreased`` says decrease and not increase); for each ``signs`` column
     (``[when negative, when positive]``), the regex of its value's sign and not the other's
     (-8784.42 says under and not over); every regex of ``all``; none of ``none``. The
     facts come from the generated reference, not typed into the task, and one wrong row
@@ -988,11 +988,11 @@ _MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", 
 
 def figure_pattern(value: str, *, percent: bool = False) -> str:
     """A regex for a stated figure: ``86249.11`` as ``86,249.11`` or ``$86249.11`` (not part
-    of a longer number); a percent followed by ``%``; a date ``2026-05-03`` as written or
-    as ``May 3, 2026`` / ``3 May 2026``; other text literally, on word boundaries."""
+    of a longer number); a percent followed by ``%`` or ``percent``; a date ``2026-05-03``
+    as written or as ``May 3, 2026`` / ``3 May 2026``; other text literally, on word boundaries."""
     v = value.strip()
     if percent:
-        return rf"(?<![\d.]){re.escape(v.lstrip('-'))}\s?%"
+        return rf"(?<![\d.]){re.escape(v.lstrip('-'))}\s?(%|per\s?cent\b)"
     d = _ISO_VALUE.match(v)
     if d:  # a date: as written, or as May 3, 2026 / 3 May 2026
         y, mo, day = d.group(1), int(d.group(2)), int(d.group(3))

@@ -467,6 +467,10 @@ def test_figure_pattern() -> None:
         assert not re.search(rx, bad), bad
     assert re.search(figure_pattern("22.1", percent=True), "by 22.1 %")
     assert not re.search(figure_pattern("22.1", percent=True), "by 122.1%")
+    for ok in ("22.1 percent", "22.1 per cent", "22.1percent"):  # as prose writes it
+        assert re.search(figure_pattern("22.1", percent=True), ok), ok
+    for bad in ("22.1 percentile", "22.1 points", "22.1"):
+        assert not re.search(figure_pattern("22.1", percent=True), bad), bad
     date = figure_pattern("2026-05-03")
     for ok in ("due 2026-05-03.", "due May 3, 2026", "due 03 May 2026", "May 03 2026"):
         assert re.search(date, ok, re.IGNORECASE), ok
