@@ -116,3 +116,47 @@ def test_run_accepts_the_reference_and_rejects_null(tmp_path: Path) -> None:
     bad = CliRunner().invoke(main, ["run", TASK, "--agent", "null", "--out",
                                     str(tmp_path / "null")])
     assert bad.exit_code == 1, bad.output
+
+
+LINE2 = ("The five largest customers account for 229,160.31, 35.0% of revenue, which is below "
+         "the 40% threshold: revenue is not concentrated.")
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    # the concentration verdict in other words
+    (LINE2, "Our top 5 customers generated $229,160.31, or 35.0% of total revenue; this is "
+            "below our 40% concentration threshold, so revenue is not considered concentrated."),
+    (LINE2, "The five largest customers account for $229,160.31 (35.0% of revenue), below the "
+            "40% threshold, so revenue isn't concentrated."),
+    (LINE2, "The five largest customers account for $229,160.31 (35.0% of revenue), which is "
+            "below the 40% threshold: there is no revenue concentration."),
+    # the largest customer called the biggest, the top customer
+    ("The largest customer, Vasquez-Nguyen, brought in",
+     "Our biggest customer, Vasquez-Nguyen, brought in"),
+    ("The largest customer, Vasquez-Nguyen, brought in",
+     "Our top customer is Vasquez-Nguyen, with"),
+    # percentages spelled out
+    ("(35.0% of revenue)", "(35.0 percent of revenue)"),
+    ("is 18.0%, below the 20% floor", "is 18.0 percent, below the 20 percent floor"),
+])
+def test_memo_in_other_words_passes(solved: Solved, old: str, new: str) -> None:
+    """The prompt asks for these facts, not these words: each rewording is accepted."""
+    assert _edited(solved, old, new) == []
+
+
+@pytest.mark.parametrize(("old", "new", "check"), [
+    (LINE2, LINE2.replace("is below", "is above").replace("is not concentrated", "is concentrated"),
+     "memo-concentration-below-threshold"),
+    (LINE2, LINE2.replace("revenue is not concentrated", "revenue is concentrated"),
+     "memo-concentration-below-threshold"),
+    (LINE2, LINE2.replace(": revenue is not concentrated", ""),
+     "memo-concentration-below-threshold"),
+    ("(35.0% of revenue)", "(35.1 percent of revenue)", "memo-totals"),
+    ("The largest customer, Vasquez-Nguyen, brought in",
+     "The smallest customer, Vasquez-Nguyen, brought in", "memo-largest-customer"),
+])
+def test_memo_in_other_words_still_checked(solved: Solved, old: str, new: str,
+                                           check: str) -> None:
+    """The widened wordings keep their facts: the verdict reversed or left out, a percentage
+    off by a tenth, the largest not called so, each still fails."""
+    assert check in _edited(solved, old, new)
