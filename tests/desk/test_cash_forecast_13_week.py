@@ -129,3 +129,29 @@ def test_run_accepts_the_reference_and_rejects_null(tmp_path: Path) -> None:
     bad = CliRunner().invoke(main, ["run", TASK, "--agent", "null", "--out",
                                     str(tmp_path / "null")])
     assert bad.exit_code == 1, bad.output
+
+
+def _restoring(solved: Solved, text: str) -> list[str]:
+    path = solved.path(OUT)
+    original = path.read_text(encoding="utf-8")
+    try:
+        path.write_text(text, encoding="utf-8")
+        return solved.failed()
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
+def test_a_header_written_with_spaces_after_the_commas_is_accepted(solved: Solved) -> None:
+    """'week, week_start, ..., closing' names the same columns (the shared CSV checks strip
+    header names; the balances module did not, and read no 'opening' column)."""
+    lines = solved.path(OUT).read_text(encoding="utf-8").splitlines()
+    spaced = "\n".join([", ".join(lines[0].split(",")), *lines[1:]]) + "\n"
+    assert _restoring(solved, spaced) == []
+
+
+def test_balances_that_do_not_roll_are_still_refused_under_a_spaced_header(
+        solved: Solved) -> None:
+    rows = _rows(solved.path(OUT))
+    rows[4]["closing"] = f"{float(rows[4]['closing']) + 0.01:.2f}"
+    lines = [", ".join(rows[0]), *(",".join(r.values()) for r in rows)]
+    assert "balances/forecast-balances-roll" in _restoring(solved, "\n".join(lines) + "\n")

@@ -139,3 +139,30 @@ def test_solution_solves_every_tier(tmp_path: Path, tier: str) -> None:
                     "--output-dir", str(ws / "out")], check=True, timeout=120)
     for name in ("cash_position.csv", "uncleared_items.csv"):
         assert (ws / "out" / name).read_bytes() == files[f"reference/{name}"]
+
+
+def _restoring(solved: Solved, rel: str, text: str) -> list[str]:
+    path = solved.path(rel)
+    original = path.read_text(encoding="utf-8")
+    try:
+        path.write_text(text, encoding="utf-8")
+        return solved.failed()
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
+def test_a_header_written_with_spaces_after_the_commas_is_accepted(solved: Solved) -> None:
+    """'account, name, book_balance, ...' names the same columns (the shared CSV checks strip
+    header names; position_rows read no 'name' column)."""
+    lines = solved.path(POSITION).read_text(encoding="utf-8").splitlines()
+    spaced = "\n".join([", ".join(lines[0].split(",")), *lines[1:]]) + "\n"
+    assert _restoring(solved, POSITION, spaced) == []
+
+
+def test_an_account_misnamed_is_still_refused_under_a_spaced_header(solved: Solved) -> None:
+    lines = solved.path(POSITION).read_text(encoding="utf-8").splitlines()
+    assert "Operating account" in lines[1]
+    wrong = [", ".join(lines[0].split(",")), lines[1].replace("Operating account", "Operating"),
+             *lines[2:]]
+    assert "position-rows/accounts-named-as-in-the-list" in _restoring(
+        solved, POSITION, "\n".join(wrong) + "\n")

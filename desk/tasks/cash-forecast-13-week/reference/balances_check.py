@@ -27,7 +27,8 @@ def check(ws: Path, ref: Path) -> list[dict[str, object]]:
     if not path.is_file():
         return [{"name": n, "passed": False, "detail": f"no {FORECAST}"} for n in names]
     with path.open(encoding="utf-8-sig", newline="") as f:
-        rows = list(csv.DictReader(f))
+        rows = [{(k or "").strip(): v for k, v in r.items()}  # " opening" is opening
+                for r in csv.DictReader(f)]
     with (ref / "opening.csv").open(encoding="utf-8", newline="") as f:
         want = _cents(next(csv.DictReader(f))["opening"])
     try:

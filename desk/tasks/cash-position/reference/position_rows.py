@@ -22,8 +22,9 @@ def check(ws: Path, ref: Path) -> list[dict[str, object]]:
     path = ws / TABLE
     if not path.is_file():
         return [{"name": n, "passed": False, "detail": f"no {TABLE}"} for n in NAMES]
-    rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8-sig",
-                                                          errors="replace"))))
+    rows = [{(k or "").strip(): v for k, v in r.items()}  # " name" is the column name
+            for r in csv.DictReader(io.StringIO(path.read_text(encoding="utf-8-sig",
+                                                               errors="replace")))]
     want = {r["account"].strip(): r["name"].strip() for r in
             csv.DictReader(io.StringIO((ref / "account_names.csv").read_text(encoding="utf-8")))}
     got = [((r.get("account") or "").strip(), (r.get("name") or "").strip()) for r in rows]
