@@ -211,7 +211,8 @@ class CsvValuesMatch(_OneFileSpec):
 
     ``key`` is a column or a list of columns (a composite key). ``numeric`` columns
     compare as numbers within ``tolerance`` (absolute); the others as text (stripped,
-    case-sensitive). Accuracy is the share of reference keys whose every compared column
+    case-sensitive; ``casefold`` columns case-insensitively, a ``yes``/``no`` flag written
+    ``Yes``). Accuracy is the share of reference keys whose every compared column
     matches; a key missing from the agent's file, or present more than once, is wrong.
     Passes when accuracy >= ``min_accuracy`` and every ``must_match_keys`` key is right
     (for a composite key each is a list of values or an ``a|b`` string). With
@@ -227,6 +228,7 @@ class CsvValuesMatch(_OneFileSpec):
     if_present: bool = False
     min_accuracy: float = Field(default=1.0, ge=0.0, le=1.0, allow_inf_nan=False)
     numeric: list[Column] = Field(default_factory=list)
+    casefold: list[Column] = Field(default_factory=list)
     tolerance: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
     must_match_keys: list[str | list[str]] = Field(default_factory=list)
 
@@ -259,6 +261,10 @@ class CsvValuesMatch(_OneFileSpec):
         if stray:
             raise ValueError(f"numeric columns must be among columns; not there: "
                              f"{', '.join(stray)}")
+        folded = [c for c in self.casefold if c not in self.columns or c in self.numeric]
+        if folded:
+            raise ValueError(f"casefold columns must be among columns and not numeric: "
+                             f"{', '.join(folded)}")
         n = len(self.key_columns)
         for i, k in enumerate(self.must_keys()):
             if len(k) != n:
@@ -835,7 +841,11 @@ def csv_values_match(spec: CsvValuesMatch, ctx: CheckContext) -> CheckResult:
         got.setdefault(tuple(row[ai[c]].strip() for c in keys), []).append(
             [row[ai[c]].strip() for c in cols])
 
+    folded = set(spec.casefold)
+
     def same(column: str, have: str, want: str) -> bool:
+        if column in folded:
+            return have.casefold() == want.casefold()
         if column not in numeric or not want:
             return have == want
         h, w = parse_number(have), parse_number(want)

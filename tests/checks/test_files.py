@@ -183,6 +183,25 @@ def test_csv_values_match_passes_on_accounting_number_formats(ctx: CheckContext)
     assert (r.metrics["matched"], r.metrics["total"], r.metrics["extra_keys"]) == (4, 4, 1)
 
 
+def test_csv_values_match_casefold_columns(ctx: CheckContext) -> None:
+    """A casefold column compares case-insensitively (Paid is paid); a wrong value still
+    fails, and without casefold the case counts."""
+    put(ctx.reference, "ref.csv", REF)
+    put(ctx.workspace, "out/a.csv",
+        "customer,invoice,amount,status\n"
+        "C1,1,1234.50,Paid\nC1,2,-30.00,OPEN\nC2,1,10.00,open\nC3,7,99.99,PAID\n")
+    assert values_check(ctx, casefold=["status"]).passed
+    assert not values_check(ctx).passed
+    put(ctx.workspace, "out/a.csv",
+        "customer,invoice,amount,status\n"
+        "C1,1,1234.50,Open\nC1,2,-30.00,OPEN\nC2,1,10.00,open\nC3,7,99.99,PAID\n")
+    assert not values_check(ctx, casefold=["status"]).passed
+    problems = spec_problems({"type": "csv_values_match", "path": "out/a.csv",
+                              "ref": "ref.csv", "key": "customer", "columns": ["amount"],
+                              "numeric": ["amount"], "casefold": ["amount"]})
+    assert any("casefold columns" in m for m in problems.values()), problems
+
+
 def test_csv_values_match_fails_naming_the_mismatches(ctx: CheckContext) -> None:
     put(ctx.reference, "ref.csv", REF)
     put(ctx.workspace, "out/a.csv",

@@ -15,8 +15,11 @@ import re
 from pathlib import Path
 
 LINK = r"(?:\s+(?:of|was|were|is|at|came to|amounted to|totall?ed|:))?\s*\$?\s*"
-AS_BUDGET = (r"\bbudget(?:ed)?" + LINK + "{x}", "{x}" + r"\s+(?:budget|budgeted)\b")
-AS_ACTUAL = (r"\b(?:actual|revenue|invoiced|billed|sales)" + LINK + "{x}",
+# "budgeted revenue of 88,400.00" states a budget, not an actual
+AS_BUDGET = (r"\bbudget(?:ed)?(?:\s+revenue)?" + LINK + "{x}",
+             "{x}" + r"\s+(?:budget|budgeted)\b")
+AS_ACTUAL = (r"(?<!budgeted )(?<!budget )\b(?:actual|revenue|invoiced|billed|sales)" + LINK
+             + "{x}",
              "{x}" + r"\s+(?:invoiced|billed|actual)\b")
 
 
