@@ -344,9 +344,10 @@ class TextRefSentences(_TextSpec):
     The sentence holds each of ``columns``' values of the row: a money value (two
     decimals) as that figure to the cent (``$`` and thousands separators optional), a
     ``percent`` column's value followed by ``%`` (or ``percent``), a YYYY-MM-DD date as
-    written or as ``May 3, 2026``, any other value as its text (case-insensitive, on word
-    boundaries); each ``words`` column's value by its regex, and no regex of the column's
-    other values (``decreased`` says decrease and not increase); for each ``signs`` column
+    written or as people write it (``May 3, 2026``, ``05/03/2026``: :func:`figure_pattern`),
+    any other value as its text (case-insensitive, on word boundaries); each ``words``
+    column's value by its regex, and no regex of the column's other values (``decreased``
+    says decrease and not increase); for each ``signs`` column
     (``[when negative, when positive]``), the regex of its value's sign and not the other's
     (-8784.42 says under and not over); every regex of ``all``; none of ``none``. The
     facts come from the generated reference, not typed into the task, and one wrong row
@@ -999,16 +1000,21 @@ _MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", 
 def figure_pattern(value: str, *, percent: bool = False) -> str:
     """A regex for a stated figure: ``86249.11`` as ``86,249.11`` or ``$86249.11`` (not part
     of a longer number); a percent followed by ``%`` or ``percent``; a date ``2026-05-03``
-    as written or as ``May 3, 2026`` / ``3 May 2026``; other text literally, on word boundaries."""
+    as written or as ``May 3, 2026`` / ``May 3rd, 2026`` / ``Sep. 3, 2026`` / ``3 May
+    2026`` / ``03-May-2026`` / ``05/03/2026`` (US month first); other text literally, on word
+    boundaries."""
     v = value.strip()
     if percent:
         return rf"(?<![\d.]){re.escape(v.lstrip('-'))}\s?(%|per\s?cent\b)"
     d = _ISO_VALUE.match(v)
-    if d:  # a date: as written, or as May 3, 2026 / 3 May 2026
+    if d:  # a date: as written, as May 3(rd), 2026 / 3 May 2026 / 03-May-2026 / 5/3/2026
         y, mo, day = d.group(1), int(d.group(2)), int(d.group(3))
-        month = _MONTH_NAMES[mo - 1]
-        return (rf"({re.escape(v)}|{month}\.?\s+0?{day},?\s+{y}|\b0?{day}\s+{month}\.?,?"
-                rf"\s+{y})")
+        name = _MONTH_NAMES[mo - 1]
+        month = rf"(?:{name}|{name[:3]}{'t?' if mo == 9 else ''}\.?)"
+        nth = rf"0?{day}(?:st|nd|rd|th)?"
+        return (rf"({re.escape(v)}|\b{month}\s+{nth},?\s+{y}|\b{nth}\s+(?:of\s+)?{month},?"
+                rf"\s+{y}|\b0?{day}-{month}-{y}|(?<![\d/]){mo:02d}/{day:02d}/{y}"
+                rf"|(?<![\d/]){mo}/{day}/{y})(?!\d)")
     m = _MONEY_VALUE.match(v.replace(",", ""))
     if m:
         whole = m.group(2)

@@ -495,6 +495,15 @@ def test_figure_pattern() -> None:
         assert re.search(date, ok, re.IGNORECASE), ok
     for bad in ("2026-05-04", "May 13, 2026", "3 June 2026"):
         assert not re.search(date, bad, re.IGNORECASE), bad
+    # as people write dates: an ordinal, an abbreviated month, day-month-year, US numeric
+    for ok in ("May 3rd, 2026", "3rd of May, 2026", "03-May-2026", "05/03/2026", "5/3/2026"):
+        assert re.search(date, ok, re.IGNORECASE), ok
+    for bad in ("13-May-2026", "15/03/2026", "05/03/20261", "5/13/2026", "May 30, 2026"):
+        assert not re.search(date, bad, re.IGNORECASE), bad
+    sep = figure_pattern("2026-09-07")
+    for ok in ("Sept 7, 2026", "Sep. 7th, 2026", "07-Sep-2026", "09/07/2026"):
+        assert re.search(sep, ok, re.IGNORECASE), ok
+    assert not re.search(sep, "Sep 17, 2026", re.IGNORECASE)
     assert re.search(figure_pattern("Rent"), "rent rose", re.IGNORECASE)
     assert not re.search(figure_pattern("Rent"), "Rental", re.IGNORECASE)
 

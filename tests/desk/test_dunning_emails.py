@@ -108,3 +108,48 @@ def test_left_out_invoice_mentioned_without_its_id_fails(solved: Solved, custome
         assert "emails-scope/emails-leave-out-unmentioned" in solved.failed()
     finally:
         path.write_text(original, encoding="utf-8")
+
+
+C0003 = "out/emails/C0003.txt"
+
+
+def _rewritten(solved: Solved, edit: dict[str, str]) -> list[str]:
+    path = solved.path(C0003)
+    original = path.read_text(encoding="utf-8")
+    text = original
+    for old, new in edit.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    try:
+        path.write_text(text, encoding="utf-8")
+        return solved.failed()
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
+@pytest.mark.parametrize("edit", [
+    # due dates as people write them (the prompt's formats are examples)
+    {"due 2026-05-03.": "due 05/03/2026.", "due 2026-05-06.": "due May 6th, 2026.",
+     "due 2026-05-10.": "due 10-May-2026.", "due 2026-05-15.": "due 15 May 2026."},
+    # the total in other words
+    {"The total overdue is": "Total due:"},
+    {"The total overdue is": "The total outstanding is"},
+    {"The total overdue is": "Please remit the total of"},
+])
+def test_email_in_other_words_passes(solved: Solved, edit: dict[str, str]) -> None:
+    """Each edit states the same facts the way a collections clerk writes them."""
+    assert _rewritten(solved, edit) == []
+
+
+@pytest.mark.parametrize(("edit", "check"), [
+    ({"due 2026-05-03.": "due 05/04/2026."}, "C0003-asks-each-overdue-invoice"),
+    ({"due 2026-05-03.": "due 03/05/2026."}, "C0003-asks-each-overdue-invoice"),
+    ({"due 2026-05-06.": "due May 16th, 2026."}, "C0003-asks-each-overdue-invoice"),
+    # the total of every open invoice (not-yet-due ones too) is not the total overdue
+    ({"The total overdue is $32,946.62": "Total due: $39,013.46"}, "C0003-total-overdue"),
+    ({"The total overdue is": "The total is not"}, "C0003-total-overdue"),
+])
+def test_email_in_other_words_still_checked(solved: Solved, edit: dict[str, str],
+                                            check: str) -> None:
+    """A date a day or a month off in the new formats, the wrong total: still refused."""
+    assert check in _rewritten(solved, edit)
