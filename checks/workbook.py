@@ -230,8 +230,10 @@ class XlsxTableValues(_WorkbookSpec):
     value of ``c``: figures to the cent (an empty cell reads 0.00), other values as text
     (case-insensitive; a whole number reads as its digits, a date as YYYY-MM-DD). The key
     is looked up in the column below the headers that holds the most of the reference's
-    keys; without
-    ``sheet``, the table is the sheet with the headers whose key column holds the most.
+    keys once each; without ``sheet``, the table is the sheet with the headers whose key
+    column holds the most (an account list repeating its groups under the same headers is
+    not the summary). Each header in its own cell: a title mentioning them all is not the
+    header row.
 
     Each figure is tied to its row and its column, not only to a label: a total pointed
     at the wrong range, a debit in the credit column, another row's figure all fail. No
@@ -847,7 +849,9 @@ def _as_text(value: Any) -> str:
 
 
 def _header_row(sheet: Sheet, phrases: Sequence[str]) -> tuple[int, dict[str, int]] | None:
-    """The first row with a text cell mentioning each phrase, and each phrase's column."""
+    """The first row with a text cell mentioning each phrase, each in its own cell (a cell
+    that is the phrase first), and each phrase's column. A title mentioning them all in
+    one cell ("current vs prior and change") is no header row."""
     by_row: dict[int, list[tuple[int, str]]] = {}
     for (r, c), v in (sheet.values or {}).items():
         if isinstance(v, str):
@@ -856,13 +860,22 @@ def _header_row(sheet: Sheet, phrases: Sequence[str]) -> tuple[int, dict[str, in
         cells = sorted(by_row[r])
         cols: dict[str, int] = {}
         for ph in phrases:
-            hit = next((c for c, text in cells if _fold(ph) in text), None)
+            want = _fold(ph)
+            free = [(c, text) for c, text in cells if c not in cols.values()]
+            hit = next((c for c, text in free if text.strip() == want.strip()),
+                       next((c for c, text in free if want in text), None))
             if hit is None:
                 break
             cols[ph] = hit
         else:
             return r, cols
     return None
+
+
+def _once(keys: set[str], rows: dict[str, list[int]]) -> int:
+    """How many of ``keys`` a column holds on exactly one row: the table's key column holds
+    each key once; an account list's group column repeats its groups."""
+    return sum(1 for k in keys if len(set(rows.get(k, []))) == 1)
 
 
 @check_type(XlsxTableValues)
@@ -891,9 +904,9 @@ def xlsx_table_values(spec: XlsxTableValues, ctx: CheckContext) -> CheckResult:
         for (r, c), v in sorted((sh.values or {}).items()):
             if r > h[0]:
                 by_col.setdefault(c, {}).setdefault(_as_text(v), []).append(r)
-        col = max(sorted(by_col), key=lambda c: len(keys & set(by_col[c])), default=None)
+        col = max(sorted(by_col), key=lambda c: _once(keys, by_col[c]), default=None)
         rows = by_col[col] if col is not None else {}
-        tables.append((len(keys & set(rows)), sh, h[0], h[1], rows))
+        tables.append((_once(keys, rows), sh, h[0], h[1], rows))
     if not tables:
         shown = ", ".join(repr(p) for p in phrases)
         return _result(False, f"{spec.path}: no row with headers mentioning {shown}",

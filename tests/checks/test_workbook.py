@@ -587,6 +587,43 @@ def test_table_values_fail_on_a_cent_another_column_or_a_missing_row(ctx: CheckC
     assert r.detail == "report.xlsx: no row with headers mentioning 'Balance'"
 
 
+def _summary_after_accounts(path: Path, summary_cash: float) -> None:
+    """An account list first (groups repeated, under the same headers), then the summary
+    under a title row that mentions every header in one cell."""
+    wb = openpyxl.Workbook()
+    accounts = wb.active
+    accounts.title = "Accounts"
+    accounts.append(["account", "group", "current", "prior", "change"])
+    for row in (["1000", "Cash", 60, 50], ["1010", "Cash", 40, 30], ["4000", "Revenue", -90, -70]):
+        r = accounts.max_row + 1
+        accounts.append([*row, f"=C{r}-D{r}"])
+    summary = wb.create_sheet("Summary")
+    summary.append(["Summary by group: current vs prior balances and change"])
+    summary.append(["Group", "Current", "Prior", "Change"])
+    summary.append(["Cash", summary_cash, "=SUMIF(Accounts!B2:B4,A3,Accounts!D2:D4)", "=B3-C3"])
+    summary.append(["Revenue", "=SUMIF(Accounts!B2:B4,A4,Accounts!C2:C4)",
+                    "=SUMIF(Accounts!B2:B4,A4,Accounts!D2:D4)", "=B4-C4"])
+    wb.save(path)
+
+
+@pytest.mark.parametrize("cash,passed", [(100, True), (100.01, False)])
+def test_table_values_find_the_summary_after_an_account_list_and_a_title(
+        tmp_path: Path, sqlite_store: EventStore, lo: None, cash: float, passed: bool) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ref").mkdir()
+    _summary_after_accounts(tmp_path / "ws" / "package.xlsx", cash)
+    (tmp_path / "ref" / "groups.csv").write_text(
+        "group,current,prior,change\nCash,100.00,80.00,20.00\nRevenue,-90.00,-70.00,-20.00\n",
+        encoding="utf-8")
+    c = CheckContext(sqlite_store, workspace=tmp_path / "ws", reference=tmp_path / "ref")
+    r = check(c, type="xlsx_table_values", path="package.xlsx", ref="groups.csv", key="group",
+              columns={"current": "current", "prior": "prior", "change": "change"})
+    assert r.passed is passed, r.detail
+    assert "sheet 'Summary'" in r.detail
+    if not passed:
+        assert "Cash current: Summary!B3 = 100.01, expected 100.00" in r.detail
+
+
 def test_table_values_text_column_and_bad_reference(ctx: CheckContext, lo: None) -> None:
     _table(ctx, "amount,customer\n100,Acme\n300,Beta\n")
     r = check(ctx, **{**TABLE, "key": "amount", "columns": {"customer": "customer"}})

@@ -130,3 +130,36 @@ def test_csv_amounts_in_display_format_fail(solved: Solved) -> None:
         assert solved.failed() == ["group-balances-to-the-cent"]
     finally:
         path.write_text(original, encoding="utf-8")
+
+
+@pytest.mark.parametrize("cent", [0, 1])
+def test_accounts_sheet_first_and_a_title_over_the_summary(solved: Solved, cent: int) -> None:
+    """The balances sheet first, with its own change column under the same headers, and a
+    title row over the summary mentioning current, prior and change: the summary is still
+    the table read (accepted; before, the account list was read and its repeated groups
+    refused). A summary change a cent off under that layout is still refused."""
+    path = solved.path("out/closing_package.xlsx")
+    original = path.read_bytes()
+    try:
+        wb = openpyxl.load_workbook(path)
+        accounts = wb["Balances"]
+        accounts["E1"] = "change"
+        for r in range(2, accounts.max_row + 1):
+            accounts[f"E{r}"] = f"=C{r}-D{r}"
+        wb.move_sheet("Balances", offset=-1)
+        summary = wb["Summary"]
+        summary.insert_rows(1, 2)
+        summary["A1"] = "May 2026 closing package: current vs prior balances and change"
+        n = accounts.max_row
+        for r in range(4, summary.max_row + 1):
+            summary[f"B{r}"] = f"=SUMIF(Balances!$B$2:$B${n},A{r},Balances!$C$2:$C${n})"
+            summary[f"C{r}"] = f"=SUMIF(Balances!$B$2:$B${n},A{r},Balances!$D$2:$D${n})"
+            summary[f"D{r}"] = f"=B{r}-C{r}" + ("+0.01" if cent and r == 4 else "")
+        wb.save(path)
+        failed = solved.failed()
+        if cent:  # (a one-account group's change is also on its account row: live there)
+            assert "workbook-summary-figures" in failed, failed
+        else:
+            assert failed == [], failed
+    finally:
+        path.write_bytes(original)
