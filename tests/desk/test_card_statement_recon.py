@@ -169,3 +169,18 @@ def test_run_accepts_the_reference_and_rejects_null(tmp_path: Path) -> None:
     bad = CliRunner().invoke(main, ["run", TASK, "--agent", "null", "--out",
                                     str(tmp_path / "null")])
     assert bad.exit_code == 1, bad.output
+
+
+def test_the_summary_total_row_is_lower_case_as_the_prompt_says(solved: Solved) -> None:
+    """The summary's checks read the status column as written (case-sensitive): 'Total' is
+    refused, so the prompt names the row's status in lower case."""
+    prompt = " ".join(load_task(TASK).loaded.prompt_template.split())
+    assert "a row with the status total (lower case, as the statuses are)" in prompt
+    path = solved.path("out/summary.csv")
+    original = path.read_text(encoding="utf-8")
+    try:
+        path.write_text(original.replace("\ntotal,", "\nTotal,"), encoding="utf-8")
+        assert {"summary-every-status-and-total", "summary-figures-to-the-cent"} <= set(
+            solved.failed())
+    finally:
+        path.write_text(original, encoding="utf-8")
