@@ -104,3 +104,25 @@ CASES: list[Case] = [
 
 
 attempt, test_solution_is_accepted, test_mutation_is_rejected = edit_cases(TASK, CASES)
+
+
+def _labels_with_colons(wb: Any) -> None:
+    for (cell,) in wb["Summary"].iter_rows(min_col=1, max_col=1):
+        if isinstance(cell.value, str):
+            cell.value = cell.value + ":"
+
+
+def _colon_on_a_wrong_label(wb: Any) -> None:
+    _labels_with_colons(wb)
+    wb["Summary"]["B1"] = "=Schedule!D3+1"  # "Monthly payment:" a dollar off
+
+
+def test_summary_labels_with_colons_accepted(attempt: tuple[Path, Path]) -> None:
+    """"Monthly payment:" is the prompt's label with a colon, as summary-figures reads it;
+    the reuse check refused it (found no figure next to "Monthly payment")."""
+    from tests.desk.output_mutants import failed_names, regrade
+
+    verdict = regrade(attempt[0], TASK, attempt[1], _edit_book(_labels_with_colons))
+    assert verdict.status == "accepted", failed_names(verdict)
+    verdict = regrade(attempt[0], TASK, attempt[1], _edit_book(_colon_on_a_wrong_label))
+    assert "reuse/reused:Monthly payment" in failed_names(verdict)

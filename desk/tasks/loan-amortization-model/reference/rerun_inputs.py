@@ -4,9 +4,9 @@ The treasurer reuses the workbook by typing another loan's principal and annual 
 the Inputs sheet (B1 and B2, as the prompt fixes). This check does exactly that with the
 held-out loan of ``holdout.csv`` (openpyxl writes the two cells and keeps no cached
 values), has LibreOffice recalculate the workbook, and reads each summary figure from the
-Summary sheet: the number in column B on the row whose column A holds the label. Each must
-equal the held-out loan's figure within one cent (the prompt's reading of workbook
-figures). A model whose figures are typed in, or do not all follow from the Inputs cells,
+Summary sheet: the number in column B on the row whose column A holds the label (case,
+spacing and a closing colon aside). Each must equal the held-out loan's figure within one
+cent (the prompt's reading of workbook figures). A model whose figures are typed in, or do not all follow from the Inputs cells,
 fails.
 """
 
@@ -20,7 +20,10 @@ BOOK = "out/loan_model.xlsx"
 
 
 def _label(text: object) -> str:
-    return " ".join(str(text).lower().split()) if isinstance(text, str) else ""
+    """A label compared as summary-figures reads it: case, spacing and a closing colon aside
+    ("Monthly payment:" is "Monthly payment")."""
+    return " ".join(str(text).lower().split()).rstrip(":").rstrip() if isinstance(text, str) \
+        else ""
 
 
 def check(ws: Path, ref: Path) -> list[dict[str, object]]:
