@@ -74,6 +74,18 @@ def test_the_difference_the_wrong_way_round_fails(solved: Solved) -> None:
                     "difference,74272.94") == ["balances-to-the-cent"]
 
 
+def test_the_difference_row_labelled_capitalised_is_refused_as_the_prompt_says(
+        solved: Solved) -> None:
+    """The balances are keyed by their labels, compared exactly; "Difference" was refused
+    while the prompt only quoted "difference": the prompt now says the labels are written
+    exactly as quoted, difference in lower case."""
+    from desk.tasks import load_task
+
+    assert "difference in lower case" in " ".join(load_task(TASK).spec.prompt.split())
+    assert "balances-three-rows" in _replace(solved, "out/ic_balances.csv",
+                                             "difference,-74272.94", "Difference,-74272.94")
+
+
 def test_run_accepts_the_reference_and_rejects_null(tmp_path: Path) -> None:
     ok = CliRunner().invoke(main, ["run", TASK, "--agent", "reference", "--out",
                                    str(tmp_path / "ref")])
