@@ -849,9 +849,9 @@ def _as_text(value: Any) -> str:
 
 
 def _header_row(sheet: Sheet, phrases: Sequence[str]) -> tuple[int, dict[str, int]] | None:
-    """The first row with a text cell mentioning each phrase, each in its own cell (a cell
-    that is the phrase first), and each phrase's column. A title mentioning them all in
-    one cell ("current vs prior and change") is no header row."""
+    """The first row with a text cell mentioning each phrase, each in its own cell, and each
+    phrase's column. A title mentioning them all in one cell ("current vs prior and
+    change") is no header row."""
     by_row: dict[int, list[tuple[int, str]]] = {}
     for (r, c), v in (sheet.values or {}).items():
         if isinstance(v, str):
@@ -860,10 +860,8 @@ def _header_row(sheet: Sheet, phrases: Sequence[str]) -> tuple[int, dict[str, in
         cells = sorted(by_row[r])
         cols: dict[str, int] = {}
         for ph in phrases:
-            want = _fold(ph)
-            free = [(c, text) for c, text in cells if c not in cols.values()]
-            hit = next((c for c, text in free if text.strip() == want.strip()),
-                       next((c for c, text in free if want in text), None))
+            hit = next((c for c, text in cells
+                        if _fold(ph) in text and c not in cols.values()), None)
             if hit is None:
                 break
             cols[ph] = hit
