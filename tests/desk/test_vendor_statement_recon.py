@@ -48,3 +48,22 @@ def test_a_vendor_paid_in_the_books_is_rejected(tmp_path: Path) -> None:
     failed = {r["name"] for r in verdict["results"] if r["required"] and not r["passed"]}
     assert verdict["status"] == "rejected", result.output
     assert failed == {"no-agent-writes-to-the-books"}
+
+
+def test_the_prompt_names_every_column_the_checks_require() -> None:
+    """items-columns and balances-columns required vendor_id, document, kind, amount and
+    statement_balance, books_balance, difference while the prompt named no column (an agent
+    writing document_number or closing_balance was refused); and the difference's
+    direction, which balances-per-vendor compares, is said."""
+    import re
+
+    from desk.tasks import load_task
+
+    task = load_task(TASK)
+    prompt = " ".join(task.spec.prompt.split())
+    columns = [c for check in task.spec.checks if check["type"] == "csv_columns"
+               for c in check["columns"]]
+    assert len(columns) == 8
+    for column in columns:
+        assert re.search(rf"(?<!\w){column}(?!\w)", prompt), column
+    assert "difference (statement_balance less books_balance)" in prompt
