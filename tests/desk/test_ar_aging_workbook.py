@@ -79,4 +79,54 @@ CASES: list[Case] = [
 ]
 
 
+def _days_from(formula: Callable[[str], str]) -> Callable[[Any], None]:
+    """Each invoice's days past due as a live formula over its due-date cell."""
+    def change(wb: Any) -> None:
+        sheet = wb["Invoices"]
+        days, due = _column(sheet, "days"), _column(sheet, "due")
+        sheet["H1"], sheet["I1"] = "As of", "=DATE(2026,4,15)"
+        for row in sheet.iter_rows(min_row=2):
+            row[days - 1].value = formula(row[due - 1].coordinate)
+    return change
+
+
+CASES += [
+    # refused as the prompt says: TODAY() recalculates to the day the workbook is read
+    ("output: days past due from TODAY()",
+     _edit_book(_days_from(lambda due: f"=TODAY()-DATEVALUE({due})")),
+     "invoice-days-and-balances"),
+]
+
 attempt, test_solution_is_accepted, test_mutation_is_rejected = edit_cases(TASK, CASES)
+
+
+@pytest.mark.parametrize("label,change", [
+    ("days from an as-of cell", _days_from(lambda due: f"=$I$1-DATEVALUE({due})")),
+    ("summary beside the invoices", lambda wb: _summary_beside_invoices(wb)),
+])
+def test_another_layout_is_accepted(attempt: tuple[Path, Path], label: str,
+                                    change: Callable[[Any], None]) -> None:
+    from tests.desk.output_mutants import failed_names, regrade
+
+    verdict = regrade(attempt[0], TASK, attempt[1], _edit_book(change))
+    assert verdict.status == "accepted", (label, sorted(failed_names(verdict)))
+
+
+def test_the_prompt_says_today_comes_from_a_cell() -> None:
+    from desk.tasks import load_task
+
+    prompt = " ".join(load_task(TASK).loaded.prompt_template.split())
+    assert "never from TODAY() or NOW()" in prompt
+
+
+def _summary_beside_invoices(wb: Any) -> None:
+    """The summary in columns H:I of the invoices' sheet, no Summary sheet."""
+    sheet, summary = wb["Invoices"], wb["Summary"]
+    for r in range(1, summary.max_row + 1):
+        value = summary.cell(r, 2).value
+        if isinstance(value, str):
+            value = (value.replace("Invoices!", "").replace("SUM(B", "SUM(I")
+                     .replace(":B", ":I"))
+        sheet.cell(r, 8).value = summary.cell(r, 1).value
+        sheet.cell(r, 9).value = value
+    del wb["Summary"]
