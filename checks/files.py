@@ -134,7 +134,7 @@ ModulePath = Annotated[str, AfterValidator(_python_module)]
 Regex = Annotated[str, AfterValidator(_regex)]
 Phrase = Annotated[str, AfterValidator(_phrase)]
 Column = Annotated[str, Field(min_length=1)]
-Normalize = Literal["strip", "casefold", "space"]
+Normalize = Literal["strip", "casefold", "space", "basename"]
 _STRIP_ONLY: list[Normalize] = ["strip"]
 
 
@@ -196,7 +196,8 @@ class CsvSetEqual(_OneFileSpec):
 
     ``normalize`` applies to both sides, in this order: ``strip`` (surrounding
     whitespace; the default), ``space`` (runs of inner whitespace become one space),
-    ``casefold`` (case-insensitive). ``normalize: []`` compares the raw cells.
+    ``casefold`` (case-insensitive), ``basename`` (a path's last part: ``receipts/r1.pdf``
+    is ``r1.pdf``, for a column of file names). ``normalize: []`` compares the raw cells.
     """
 
     type: Literal["csv_set_equal"]
@@ -212,10 +213,12 @@ class CsvValuesMatch(_OneFileSpec):
     ``key`` is a column or a list of columns (a composite key). ``numeric`` columns
     compare as numbers within ``tolerance`` (absolute); the others as text (stripped,
     case-sensitive; ``casefold`` columns case-insensitively, a ``yes``/``no`` flag written
-    ``Yes``). Accuracy is the share of reference keys whose every compared column
-    matches; a key missing from the agent's file, or present more than once, is wrong.
-    Passes when accuracy >= ``min_accuracy`` and every ``must_match_keys`` key is right
-    (for a composite key each is a list of values or an ``a|b`` string). With
+    ``Yes``). ``basename`` columns (key or compared: file names) compare by their last path
+    part on both sides, ``receipts/r1.pdf`` as ``r1.pdf``. Accuracy is the share of
+    reference keys whose every compared column matches; a key missing from the agent's file,
+    or present more than once, is wrong. Passes when accuracy >= ``min_accuracy`` and every
+    ``must_match_keys`` key is right (for a composite key each is a list of values or an
+    ``a|b`` string). With
     ``if_present``, a compared column the agent's file does not have is not compared (a
     column the task does not ask for, but that must be right when written); the key columns
     are always required.
@@ -229,6 +232,7 @@ class CsvValuesMatch(_OneFileSpec):
     min_accuracy: float = Field(default=1.0, ge=0.0, le=1.0, allow_inf_nan=False)
     numeric: list[Column] = Field(default_factory=list)
     casefold: list[Column] = Field(default_factory=list)
+    basename: list[Column] = Field(default_factory=list)
     tolerance: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
     must_match_keys: list[str | list[str]] = Field(default_factory=list)
 
@@ -260,6 +264,11 @@ class CsvValuesMatch(_OneFileSpec):
         stray = [c for c in self.numeric if c not in self.columns]
         if stray:
             raise ValueError(f"numeric columns must be among columns; not there: "
+                             f"{', '.join(stray)}")
+        stray = [c for c in self.basename if c not in [*self.key_columns, *self.columns]
+                 or c in self.numeric]
+        if stray:
+            raise ValueError(f"basename columns must be among key and columns and not numeric: "
                              f"{', '.join(stray)}")
         folded = [c for c in self.casefold if c not in self.columns or c in self.numeric]
         if folded:
@@ -767,9 +776,17 @@ def _normalizer(options: Sequence[str]) -> Callable[[str], str]:
             value = re.sub(r"\s+", " ", value)
         if "casefold" in options:
             value = value.casefold()
+        if "basename" in options:
+            value = basename(value)
         return value
 
     return norm
+
+
+def basename(value: str) -> str:
+    """A file name written as a path (``./receipts/r1.pdf``, ``C:\\in\\r1.pdf``): its last
+    part (``r1.pdf``); any other value as it is."""
+    return re.split(r"[\\/]", value)[-1]
 
 
 @check_type(CsvSetEqual)
@@ -806,12 +823,18 @@ def csv_values_match(spec: CsvValuesMatch, ctx: CheckContext) -> CheckResult:
     keys, cols = spec.key_columns, spec.columns
     ref = reference_csv(ctx, spec.ref)
     ri = _columns_or_raise(ref, [*keys, *cols], spec.ref)
+    named = set(spec.basename)
+
+    def cell(row: Sequence[str], i: int, column: str) -> str:
+        v = row[i].strip()
+        return basename(v) if column in named else v
+
     expected: dict[tuple[str, ...], list[str]] = {}
     for row in ref.rows:
-        k = tuple(row[ri[c]].strip() for c in keys)
+        k = tuple(cell(row, ri[c], c) for c in keys)
         if k in expected:
             raise ValueError(f"reference {spec.ref}: key {_key_text(k)!r} appears twice")
-        expected[k] = [row[ri[c]].strip() for c in cols]
+        expected[k] = [cell(row, ri[c], c) for c in cols]
     if not expected:
         raise ValueError(f"reference {spec.ref}: no data rows to compare with")
     for i, mk in enumerate(spec.must_keys()):
@@ -839,8 +862,8 @@ def csv_values_match(spec: CsvValuesMatch, ctx: CheckContext) -> CheckResult:
         return _result(False, str(e), accuracy=0.0, matched=0, total=total)
     got: dict[tuple[str, ...], list[list[str]]] = {}
     for row in table.rows:
-        got.setdefault(tuple(row[ai[c]].strip() for c in keys), []).append(
-            [row[ai[c]].strip() for c in cols])
+        got.setdefault(tuple(cell(row, ai[c], c) for c in keys), []).append(
+            [cell(row, ai[c], c) for c in cols])
 
     folded = set(spec.casefold)
 

@@ -150,6 +150,19 @@ def test_csv_set_equal_default_is_case_sensitive_and_raw_keeps_spaces(ctx: Check
     assert not check(ctx, type="csv_set_equal", path="out/a.csv", column="v", ref="r.csv").passed
 
 
+def test_csv_set_equal_basename_reads_a_path_as_its_file_name(ctx: CheckContext) -> None:
+    """A file-name column written as paths (receipts/r1.pdf, ./in/r2.pdf, C:\\x\\r3.pdf)
+    holds the same names; a wrong name is still wrong, and without basename a path is not
+    a name."""
+    put(ctx.reference, "r.csv", "file\nr1.pdf\nr2.pdf\nr3.pdf\n")
+    put(ctx.workspace, "out/a.csv", "file\nreceipts/r1.pdf\n./in/r2.pdf\nC:\\x\\r3.pdf\n")
+    spec = {"type": "csv_set_equal", "path": "out/a.csv", "column": "file", "ref": "r.csv"}
+    assert check(ctx, **spec, normalize=["strip", "basename"]).passed
+    assert not check(ctx, **spec).passed
+    put(ctx.workspace, "out/a.csv", "file\nreceipts/r1.pdf\nr2.pdf\nreceipts/r4.pdf\n")
+    assert not check(ctx, **spec, normalize=["strip", "basename"]).passed
+
+
 # --- csv_values_match -------------------------------------------------------------------
 
 REF = ("customer,invoice,amount,status\n"
@@ -200,6 +213,24 @@ def test_csv_values_match_casefold_columns(ctx: CheckContext) -> None:
                               "ref": "ref.csv", "key": "customer", "columns": ["amount"],
                               "numeric": ["amount"], "casefold": ["amount"]})
     assert any("casefold columns" in m for m in problems.values()), problems
+
+
+def test_csv_values_match_basename_columns(ctx: CheckContext) -> None:
+    """A basename key or compared column reads a path as its file name, on both sides;
+    the figures are still compared, and basename must name a key or compared text column."""
+    put(ctx.reference, "ref.csv", "file,total,source\nr1.pdf,10.00,a.pdf\nr2.pdf,5.00,b.pdf\n")
+    put(ctx.workspace, "out/a.csv",
+        "file,total,source\nreceipts/r1.pdf,10.00,in/a.pdf\n./receipts/r2.pdf,5.00,b.pdf\n")
+    spec = {"type": "csv_values_match", "path": "out/a.csv", "ref": "ref.csv", "key": "file",
+            "columns": ["total", "source"], "numeric": ["total"]}
+    assert check(ctx, **spec, basename=["file", "source"]).passed
+    assert not check(ctx, **spec).passed
+    assert not check(ctx, **spec, basename=["file"]).passed  # in/a.pdf is not a.pdf
+    put(ctx.workspace, "out/a.csv",
+        "file,total,source\nreceipts/r1.pdf,10.01,a.pdf\nreceipts/r2.pdf,5.00,b.pdf\n")
+    assert not check(ctx, **spec, basename=["file", "source"]).passed
+    problems = spec_problems({**spec, "basename": ["total"]})
+    assert any("basename columns" in m for m in problems.values()), problems
 
 
 def test_csv_values_match_fails_naming_the_mismatches(ctx: CheckContext) -> None:
@@ -861,7 +892,7 @@ def test_validator_unknown_and_missing_fields() -> None:
      "checks[0].ref", "expected a relative path inside the reference folder"),
     ({"type": "csv_set_equal", "path": "a.csv", "column": "a", "ref": "r.csv",
       "normalize": ["lower"]}, "checks[0].normalize[0]",
-     "Input should be 'strip', 'casefold' or 'space'"),
+     "Input should be 'strip', 'casefold', 'space' or 'basename'"),
     ({"type": "custom", "module": "/tmp/c.py"}, "checks[0].module",
      "expected a relative path inside the reference folder"),
     ({"type": "custom", "module": "c.txt"}, "checks[0].module", "expected a .py file"),
