@@ -185,6 +185,16 @@ def test_right_forecast_written_another_way_is_accepted(solved: Solved, referenc
     assert all(passed for passed, _ in results.values()), (label, results)
 
 
+def test_a_total_row_is_refused_as_the_prompt_says(solved: Solved, reference: str) -> None:
+    """A TOTAL row is not an item of the history: forecast-items refuses it, and the prompt
+    now says so (it asked for one row per item only)."""
+    assert "(no total row)" in load_task(TASK).spec.prompt
+    rows = _rows(reference)
+    total = sum(float(r[1]) for r in rows[1:])
+    results = _grade(solved, _csv([*rows, ["TOTAL", f"{total:.1f}"]]))
+    assert not results["forecast-items"][0], results
+
+
 def test_zero_quantity_is_not_negative(solved: Solved, reference: str) -> None:
     rows = _rows(reference)
     rows[1][1] = "-0"
