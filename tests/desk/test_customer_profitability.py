@@ -160,3 +160,19 @@ def test_memo_in_other_words_still_checked(solved: Solved, old: str, new: str,
     """The widened wordings keep their facts: the verdict reversed or left out, a percentage
     off by a tenth, the largest not called so, each still fails."""
     assert check in _edited(solved, old, new)
+
+
+def test_a_total_row_is_refused_as_the_prompt_says(solved: Solved) -> None:
+    """A Total row is not a customer (table-every-customer, table-one-row-per-customer); the
+    prompt now says no total row."""
+    from desk.tasks import load_task
+
+    assert "(no total row)" in load_task(TASK).spec.prompt
+    path = solved.path("out/customer_profitability.csv")
+    original = path.read_text(encoding="utf-8")
+    try:
+        path.write_text(original + "TOTAL,Total,654936.64,425564.24,229372.40,35.0,100.0,\n",
+                        encoding="utf-8")
+        assert {"table-every-customer", "table-one-row-per-customer"} <= set(solved.failed())
+    finally:
+        path.write_text(original, encoding="utf-8")
