@@ -325,12 +325,24 @@ def desk_scenario(spec: DeskTaskSpec, *, prompt_label: str = "task.yaml#prompt",
     return Scenario.model_validate(data)
 
 
+WORKBOOK_NOTE = (
+    "Workbooks (.xlsx) are recalculated with LibreOffice before they are read: use "
+    "functions it has (VLOOKUP, INDEX/MATCH, SUMIFS and the like), not Excel 365's newer "
+    "ones it may lack (XLOOKUP, XMATCH, FILTER, SORT, UNIQUE, LET, LAMBDA), which it reads "
+    "as #NAME? errors.")
+"""Said under the outputs of a task that leaves a workbook: a formula LibreOffice lacks is
+an error cell to the workbook checks, and the agent could not know which those are."""
+
+
 def prompt_template(spec: DeskTaskSpec, text: str) -> str:
-    """The turn's prompt template: a header, the task's request (braces kept), the outputs."""
+    """The turn's prompt template: a header, the task's request (braces kept), the outputs
+    (with :data:`WORKBOOK_NOTE` when one is a workbook)."""
     body = text.strip().replace("{", "{{").replace("}", "}}")
     out = f"# {{title}}\n\nBusiness date: {{date}} ({{weekday}}).\n\n{body}\n"
     if spec.outputs:
         out += "\n## Files to leave\n\n{outputs}\n"
+        if any(o.lower().endswith(".xlsx") for o in spec.outputs):
+            out += "\n" + WORKBOOK_NOTE + "\n"
     return out
 
 

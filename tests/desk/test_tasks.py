@@ -80,6 +80,20 @@ def test_prompt_braces_stay_literal(make_task: MakeTask) -> None:
     assert list(Formatter().parse(task.loaded.prompt_template))
 
 
+def test_a_workbook_output_brings_the_libreoffice_note(make_task: MakeTask) -> None:
+    """XLOOKUP is #NAME? to the LibreOffice the checks recalculate with: a task leaving a
+    workbook says so (coa-mapping-workbook's lookups written with XLOOKUP were refused by
+    no-error-cells with nothing in the prompt to warn of it); a task without one does not."""
+    from desk.tasks import WORKBOOK_NOTE
+
+    assert "XLOOKUP" in WORKBOOK_NOTE
+    plain = load_task(make_task()).loaded.prompt_template
+    assert WORKBOOK_NOTE not in plain
+    book = load_task(make_task(outputs=["out/answer.txt", "out/model.XLSX"])).loaded
+    assert book.prompt_template.rstrip().endswith(WORKBOOK_NOTE)
+    assert WORKBOOK_NOTE in load_task("coa-mapping-workbook").loaded.prompt_template
+
+
 def test_sha256_covers_the_supplied_files(make_task: MakeTask) -> None:
     folder = make_task()
     before = load_task(folder).loaded.sha256
