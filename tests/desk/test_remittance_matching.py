@@ -182,3 +182,20 @@ def test_another_file_written_as_a_path_fails(solved: Solved) -> None:
     """A path to the wrong file is still the wrong file."""
     assert "lines-on-the-right-advice" in _file_column_as(
         solved, "out/remittance_lines.csv", "remittance", lambda v: "remittances/other_" + v, row=0)
+
+
+def test_status_capitalised_passes_and_a_wrong_status_fails(solved: Solved) -> None:
+    """Paid / Short_paid are the prompt's statuses (compared case-insensitively: they were
+    refused); a paid line called short_paid, in any case, still fails."""
+    def capitalise(rows: list[dict[str, str]]) -> None:
+        for r in rows:
+            r["status"] = r["status"].capitalize()
+
+    assert _file_column_as(solved, OUT, "status", str.capitalize) == []
+    assert _edit(solved, capitalise) == []
+
+    def wrong(rows: list[dict[str, str]]) -> None:
+        first = next(r for r in rows if r["status"] == "paid")
+        first["status"] = "Short_paid"
+
+    assert _edit(solved, wrong) == ["lines-status"]

@@ -67,3 +67,34 @@ def test_the_prompt_names_every_column_the_checks_require() -> None:
     for column in columns:
         assert re.search(rf"(?<!\w){column}(?!\w)", prompt), column
     assert "difference (statement_balance less books_balance)" in prompt
+
+
+def _kinds_capitalised(ws: Path) -> None:
+    path = ws / ITEMS
+    text = path.read_text(encoding="utf-8")
+    for kind in ("invoice", "credit_note", "payment"):
+        text = text.replace(f",{kind},", f",{kind.capitalize()},")
+    path.write_text(text, encoding="utf-8")
+
+
+def test_kinds_capitalised_pass(attempt: tuple[Path, Path]) -> None:
+    """Invoice / Credit_note / Payment are the prompt's kinds (they were refused by
+    items-kind-and-signed-amount, compared case-sensitively); a kind changed to another
+    one still fails (the mutation cases above)."""
+    from tests.desk.output_mutants import failed_names, regrade
+
+    verdict = regrade(attempt[0], TASK, attempt[1], _kinds_capitalised)
+    assert verdict.status == "accepted", failed_names(verdict)
+
+
+def test_another_kind_capitalised_fails(attempt: tuple[Path, Path]) -> None:
+    """A credit note called an invoice is wrong whatever the case."""
+    from tests.desk.output_mutants import failed_names, regrade
+
+    def edit(ws: Path) -> None:
+        path = ws / ITEMS
+        path.write_text(path.read_text(encoding="utf-8").replace(",credit_note,", ",Invoice,",
+                                                                 1), encoding="utf-8")
+
+    assert "items-kind-and-signed-amount" in failed_names(regrade(attempt[0], TASK,
+                                                                  attempt[1], edit))
