@@ -98,7 +98,27 @@ CASES: list[Case] = [
     ("wrong identifier: two references swapped", _edit(_references_swapped),
      "template/this-month-inputs"),
     ("output: the item headers dropped", _edit(_header_dropped), "template/layout-labels"),
+    ("wrong identifier: two check numbers swapped, written as numbers",
+     _edit(lambda s: _check_numbers(s, 2046, 2045)), "template/this-month-inputs"),
 ]
 
 
+def _check_numbers(s: Any, first: Any, second: Any) -> None:
+    """The outstanding checks (the ledger's CHK 2045 and CHK 2046) under other writings."""
+    assert (s["D8"].value, s["D9"].value) == ("CHK 2045", "CHK 2046")
+    s["D8"], s["D9"] = first, second
+
+
 attempt, test_solution_is_accepted, test_mutation_is_rejected = edit_cases(TASK, CASES)
+
+
+@pytest.mark.parametrize("first,second", [(2045, 2046), ("#2045", "Check 2046"),
+                                          ("2045", "Chk no. 2046")])
+def test_check_numbers_written_as_numbers_are_accepted(attempt: tuple[Path, Path],
+                                                       first: Any, second: Any) -> None:
+    """"check number" read literally: 2045 for the ledger's CHK 2045 (refused before)."""
+    from tests.desk.output_mutants import failed_names, regrade
+
+    verdict = regrade(attempt[0], TASK, attempt[1],
+                      _edit(lambda s: _check_numbers(s, first, second)))
+    assert verdict.status == "accepted", sorted(failed_names(verdict))

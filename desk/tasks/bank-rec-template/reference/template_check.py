@@ -9,7 +9,8 @@ adjusted book balance and the difference.
 - ``layout-labels``: the labels the prompt fixes (F3:F5, the item headers A7, B7, D7, E7).
 - ``this-month-inputs``: the agent's own input cells hold this month's figures (``month.json``):
   the two balances, the charges and interest, and the deposits in transit and outstanding
-  checks as sets of amounts, to the cent, each beside its ledger reference or check number.
+  checks as sets of amounts, to the cent, each beside its ledger reference or check number
+  (a check by its number however written: the ledger's "CHK 2045", 2045, "#2045").
 - ``refilled:<cell>``: the input cells are cleared and the held-out month (``holdout.json``:
   another company, more items, a book balance with a transposition so the difference is not
   zero) typed in; LibreOffice recalculates; G3, G4 and G5 must be that month's figures to
@@ -23,6 +24,7 @@ adjusted book balance and the difference.
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,19 @@ def _cents(value: Any) -> int | None:
 
 def _text(value: Any) -> str:
     return " ".join(str(value if value is not None else "").split()).casefold()
+
+
+_CHECK_NO = re.compile(r"^(?:chk|check|cheque|ck)?\.?\s*(?:no\.?|number)?\s*#?\s*(\d+)$")
+
+
+def _item(value: Any, *, check: bool) -> str:
+    """An item's reference compared: folded text; a check by its number, however written
+    (the ledger's "CHK 2045" as 2045, "#2045", "Check 2045" or "Chk no. 2045")."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = _text(value)
+    m = _CHECK_NO.match(text) if check else None
+    return m.group(1) if m else text
 
 
 def _amounts(sheet: Any, col: str) -> list[int | None]:
@@ -76,9 +91,11 @@ def check(ws: Path, ref: Path) -> list[dict[str, object]]:
         if _amounts(sheet, col) != expected:
             wrong.append(f"{col}8:{col}27 = {_amounts(sheet, col)} (expected {expected}, cents)")
             continue
-        pairs = sorted((_text(sheet[f"{item}{r}"].value), _cents(sheet[f"{col}{r}"].value) or 0)
+        check = key == "outstanding_checks"
+        pairs = sorted((_item(sheet[f"{item}{r}"].value, check=check),
+                        _cents(sheet[f"{col}{r}"].value) or 0)
                        for r in ROWS if _cents(sheet[f"{col}{r}"].value))
-        want_pairs = sorted((_text(i), a) for i, a in month[key])
+        want_pairs = sorted((_item(i, check=check), a) for i, a in month[key])
         if pairs != want_pairs:
             wrong.append(f"{item}8:{col}27 = {pairs} (expected {want_pairs}: each item's "
                          "reference beside its amount)")
