@@ -155,3 +155,23 @@ def test_balances_that_do_not_roll_are_still_refused_under_a_spaced_header(
     rows[4]["closing"] = f"{float(rows[4]['closing']) + 0.01:.2f}"
     lines = [", ".join(rows[0]), *(",".join(r.values()) for r in rows)]
     assert "balances/forecast-balances-roll" in _restoring(solved, "\n".join(lines) + "\n")
+
+
+def test_a_week_without_disbursements_is_written_0_00_as_the_prompt_says(
+        solved: Solved) -> None:
+    """A blank for a week's zero is refused (the figure checks read it as no figure): the
+    prompt asks for 0.00."""
+    from desk.tasks import load_task
+
+    prompt = " ".join(load_task(TASK).loaded.prompt_template.split())
+    assert "every cell a figure (0.00 for a week with no receipts or no disbursements" in prompt
+    rows = _rows(solved.path(OUT))
+    zero = next(r for r in rows if float(r["disbursements"]) == 0)
+    zero["disbursements"] = ""
+    path = solved.path(OUT)
+    original = path.read_text(encoding="utf-8")
+    try:
+        _write(path, rows)
+        assert "forecast-disbursements-by-policy" in solved.failed()
+    finally:
+        path.write_text(original, encoding="utf-8")
