@@ -146,6 +146,9 @@ _REWORDED = {
         "PO-026088", "- PO-026088 (Martinez, Compton and Simmons, office fit-out) is "
         "capitalized at $20,847.25: an improvement that extends the space's useful life, "
         "and its cost exceeds the $5,000.00 threshold (rule 5)."),
+    "software-as-a-service": (
+        "PO-026084", "- PO-026084 (Watkins Ltd, project-management software) is expensed at "
+        "$11,656.60: software as a service is expensed whatever the amount (rule 4)."),
     "meets": ("PO-026096", "- PO-026096 (Smith Ltd, Network firewall appliance) is "
               "capitalized at $5,000.00: its unit cost meets the $5,000.00 threshold and its "
               "useful life is 36 months (rule 1)."),
