@@ -83,3 +83,16 @@ def test_every_mutation_class_is_rejected(attempt: tuple[Path, Path]) -> None:
         if verdict.status != "rejected" or check not in failed_names(verdict):
             missed.append((label, verdict.status, sorted(failed_names(verdict))))
     assert missed == []
+
+
+def test_the_prompt_fixes_how_the_cost_center_is_written(attempt: tuple[Path, Path]) -> None:
+    """'CC-300' for the schedule's 'CC-300 Admin' (a code, as the account is) is refused by
+    accounts-and-cost-centers: the prompt says the cost center is written as the schedule
+    writes it."""
+    from desk.tasks import load_task
+
+    prompt = " ".join(load_task(TASK).loaded.prompt_template.split())
+    assert "the cost center as the schedule writes it (e.g. CC-300 Admin)" in prompt
+    v = regrade(attempt[0], TASK, attempt[1],
+                set_cell(OUT, 0, "cost_center", lambda c: c.split()[0]))
+    assert failed_names(v) == {"accounts-and-cost-centers"}
