@@ -109,3 +109,15 @@ def test_the_prompt_asks_the_amount_and_hours_in_one_sentence() -> None:
     amount and the hours on separate lines is refused): the prompt says so."""
     prompt = " ".join((load_task(TASK).folder / "prompt.md").read_text().split())
     assert "in one sentence, the amount accrued and the number of unbilled hours" in prompt
+    assert "(amounts to the cent)" in prompt  # "$17,016" is refused
+
+
+def test_the_amount_rounded_to_the_dollar_is_refused(attempt: tuple[Path, Path],
+                                                     expected: dict[str, str]) -> None:
+    a = expected["accrual"]
+    whole = f"{round(float(a)):,}"
+    v = _regrade(attempt, _write_memo(
+        f"We accrued ${whole} for 198.5 unbilled hours. The entry dated "
+        f"{expected['entry_date']} debits 6300 Contractors and credits 2100 Accrued "
+        f"liabilities for ${whole}.\n"))
+    assert failed_names(v) == {"memo-states-amount-for-the-hours", "memo-states-the-entry"}
