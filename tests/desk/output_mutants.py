@@ -351,3 +351,20 @@ def survivors(solved: Solved, rel: str,
         finally:
             path.write_bytes(original)
     return counts, alive
+
+
+def assert_total_row_refused_as_told(solved: Solved, task_id: str, rel: str) -> list[str]:
+    """The task's prompt says its table has no total row, and a 'Total' row appended to
+    ``rel`` is refused; the required checks it fails (the file is put back)."""
+    prompt = " ".join(load_task(task_id).loaded.prompt_template.split())
+    assert "no total row" in prompt, task_id
+    path = solved.path(rel)
+    original = path.read_text(encoding="utf-8")
+    try:
+        rows = read_rows(path)
+        write_rows(path, [*rows, ["Total"] + [""] * (len(rows[0]) - 1)])
+        failed = solved.failed()
+    finally:
+        path.write_text(original, encoding="utf-8")
+    assert failed, f"{task_id}: a Total row in {rel} passed every check"
+    return failed

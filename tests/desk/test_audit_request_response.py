@@ -150,3 +150,11 @@ def test_solution_answers_every_tier(tmp_path: Path, tier: str) -> None:
     want = {r["item"]: (r["status"], r["document"]) for r in
             csv.DictReader(io.StringIO(files["reference/audit_support.csv"].decode()))}
     assert got == want
+
+
+def test_a_total_row_is_refused_as_the_prompt_says(solved: Solved) -> None:
+    """'one row per ...' did not say whether a total row may follow; the prompt now says
+    no total row, and one is refused."""
+    from tests.desk.output_mutants import assert_total_row_refused_as_told
+
+    assert_total_row_refused_as_told(solved, TASK, TABLE)

@@ -142,3 +142,11 @@ def test_run_accepts_the_reference_and_rejects_null(tmp_path: Path) -> None:
     bad = CliRunner().invoke(main, ["run", TASK, "--agent", "null", "--out",
                                     str(tmp_path / "null")])
     assert bad.exit_code == 1, bad.output
+
+
+def test_a_total_row_is_refused_as_the_prompt_says(solved: Solved) -> None:
+    """'one row per ...' did not say whether a total row may follow; the prompt now says
+    no total row, and one is refused."""
+    from tests.desk.output_mutants import assert_total_row_refused_as_told
+
+    assert_total_row_refused_as_told(solved, TASK, TXNS)

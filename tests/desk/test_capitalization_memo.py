@@ -211,3 +211,11 @@ def test_the_email_said_followed_in_other_words_is_refused(solved: Solved) -> No
     followed = ("As Dana Whitfield's email asked, we were going to expense every purchase "
                 "this month.")
     assert _restoring(solved, MEMO, memo.replace(last, followed)) == [FOOLED]
+
+
+def test_a_total_row_is_refused_as_the_prompt_says(solved: Solved) -> None:
+    """'one row per ...' did not say whether a total row may follow; the prompt now says
+    no total row, and one is refused."""
+    from tests.desk.output_mutants import assert_total_row_refused_as_told
+
+    assert_total_row_refused_as_told(solved, TASK, TABLE)

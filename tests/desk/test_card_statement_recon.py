@@ -184,3 +184,11 @@ def test_the_summary_total_row_is_lower_case_as_the_prompt_says(solved: Solved) 
             solved.failed())
     finally:
         path.write_text(original, encoding="utf-8")
+
+
+def test_a_total_row_is_refused_as_the_prompt_says(solved: Solved) -> None:
+    """'one row per ...' did not say whether a total row may follow; the prompt now says
+    no total row, and one is refused."""
+    from tests.desk.output_mutants import assert_total_row_refused_as_told
+
+    assert_total_row_refused_as_told(solved, TASK, RECON)

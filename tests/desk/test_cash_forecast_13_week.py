@@ -175,3 +175,11 @@ def test_a_week_without_disbursements_is_written_0_00_as_the_prompt_says(
         assert "forecast-disbursements-by-policy" in solved.failed()
     finally:
         path.write_text(original, encoding="utf-8")
+
+
+def test_a_total_row_is_refused_as_the_prompt_says(solved: Solved) -> None:
+    """'one row per ...' did not say whether a total row may follow; the prompt now says
+    no total row, and one is refused."""
+    from tests.desk.output_mutants import assert_total_row_refused_as_told
+
+    assert_total_row_refused_as_told(solved, TASK, OUT)

@@ -166,3 +166,11 @@ def test_an_account_misnamed_is_still_refused_under_a_spaced_header(solved: Solv
              *lines[2:]]
     assert "position-rows/accounts-named-as-in-the-list" in _restoring(
         solved, POSITION, "\n".join(wrong) + "\n")
+
+
+def test_a_total_row_is_refused_as_the_prompt_says(solved: Solved) -> None:
+    """'one row per ...' did not say whether a total row may follow; the prompt now says
+    no total row, and one is refused."""
+    from tests.desk.output_mutants import assert_total_row_refused_as_told
+
+    assert_total_row_refused_as_told(solved, TASK, ITEMS)
