@@ -110,6 +110,7 @@ def test_the_prompt_asks_the_amount_and_hours_in_one_sentence() -> None:
     prompt = " ".join((load_task(TASK).folder / "prompt.md").read_text().split())
     assert "in one sentence, the amount accrued and the number of unbilled hours" in prompt
     assert "(amounts to the cent)" in prompt  # "$17,016" is refused
+    assert "its amount, stated without negations" in prompt  # "The entry not dated" too
 
 
 def test_the_amount_rounded_to_the_dollar_is_refused(attempt: tuple[Path, Path],
