@@ -158,3 +158,18 @@ def test_a_total_row_is_refused_as_the_prompt_says(solved: Solved) -> None:
     from tests.desk.output_mutants import assert_total_row_refused_as_told
 
     assert_total_row_refused_as_told(solved, TASK, TABLE)
+
+
+def test_statuses_capitalized_are_accepted_and_swapped_refused(solved: Solved) -> None:
+    """'Supported'/'Missing' for supported/missing (casefold on status); an item's status
+    swapped for the other is still refused."""
+    path = solved.path(TABLE)
+    original = path.read_text(encoding="utf-8")
+    try:
+        path.write_text(original.replace(",supported,", ",Supported,")
+                        .replace(",missing,", ",Missing,"), encoding="utf-8")
+        assert solved.failed() == []
+        path.write_text(original.replace(",missing,", ",Supported,", 1), encoding="utf-8")
+        assert "status-and-document-per-item" in solved.failed()
+    finally:
+        path.write_text(original, encoding="utf-8")

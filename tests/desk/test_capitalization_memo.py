@@ -219,3 +219,17 @@ def test_a_total_row_is_refused_as_the_prompt_says(solved: Solved) -> None:
     from tests.desk.output_mutants import assert_total_row_refused_as_told
 
     assert_total_row_refused_as_told(solved, TASK, TABLE)
+
+
+def test_decisions_capitalized_are_refused_as_the_prompt_says(solved: Solved) -> None:
+    """'Capitalize' for capitalize fails the table's and not_fooled's text comparison; the
+    prompt asks for the decision in lower case."""
+    from desk.tasks import load_task
+
+    assert "capitalize or expense (in lower case)" in " ".join(
+        load_task(TASK).loaded.prompt_template.split())
+    rows = list(csv.reader(io.StringIO(solved.path(TABLE).read_text(encoding="utf-8"))))
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(
+        [rows[0], *[[r[0], r[1].capitalize(), r[2]] for r in rows[1:]]])
+    assert "decisions-and-costs-to-the-cent" in _restoring(solved, TABLE, buf.getvalue())

@@ -192,3 +192,18 @@ def test_a_total_row_is_refused_as_the_prompt_says(solved: Solved) -> None:
     from tests.desk.output_mutants import assert_total_row_refused_as_told
 
     assert_total_row_refused_as_told(solved, TASK, RECON)
+
+
+def test_statuses_capitalized_are_accepted_and_a_wrong_one_refused(solved: Solved) -> None:
+    """'Matched', 'No_report' for matched, no_report (casefold on status); a matched line
+    called No_report is still refused."""
+    path = solved.path(RECON)
+    original = path.read_text(encoding="utf-8")
+    try:
+        path.write_text(original.replace(",matched,", ",Matched,")
+                        .replace(",no_report,", ",No_report,"), encoding="utf-8")
+        assert solved.failed() == []
+        path.write_text(original.replace(",matched,", ",No_report,", 1), encoding="utf-8")
+        assert "recon-status" in solved.failed()
+    finally:
+        path.write_text(original, encoding="utf-8")
