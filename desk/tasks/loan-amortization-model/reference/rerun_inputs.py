@@ -6,8 +6,8 @@ held-out loan of ``holdout.csv`` (openpyxl writes the two cells and keeps no cac
 values), has LibreOffice recalculate the workbook, and reads each summary figure from the
 Summary sheet: the number in column B on the row whose column A holds the label (case,
 spacing and a closing colon aside). Each must equal the held-out loan's figure within one
-cent (the prompt's reading of workbook figures). A model whose figures are typed in, or do not all follow from the Inputs cells,
-fails.
+cent (the prompt's reading of workbook figures). A model whose figures are typed in, or
+do not all follow from the Inputs cells, fails.
 """
 
 from __future__ import annotations
