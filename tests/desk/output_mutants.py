@@ -189,6 +189,40 @@ class Solved:
         """A file of the workspace."""
         return self.workspace / rel
 
+    def failed_with_text(self, rel: str, edit: dict[str, str]) -> list[str]:
+        """``failed`` with each ``old`` of ``edit`` replaced by its ``new`` in the file
+        ``rel`` (each must be there), the file put back afterwards."""
+        path = self.path(rel)
+        original = path.read_text(encoding="utf-8")
+        text = original
+        for old, new in edit.items():
+            assert old in text, old
+            text = text.replace(old, new)
+        try:
+            path.write_text(text, encoding="utf-8")
+            return self.failed()
+        finally:
+            path.write_text(original, encoding="utf-8")
+
+    def failed_with_column(self, rel: str, column: str, change: Callable[[str], str],
+                           row: int | None = None) -> list[str]:
+        """``failed`` with ``column`` of the CSV file ``rel`` rewritten by ``change`` (in
+        every data row, or in data row ``row`` only), the file put back afterwards."""
+        path = self.path(rel)
+        original = path.read_text(encoding="utf-8")
+        rows = list(csv.reader(io.StringIO(original)))
+        i = rows[0].index(column)
+        for n, r in enumerate(rows[1:]):
+            if row is None or n == row:
+                r[i] = change(r[i])
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows(rows)
+        try:
+            path.write_text(out.getvalue(), encoding="utf-8")
+            return self.failed()
+        finally:
+            path.write_text(original, encoding="utf-8")
+
 
 def solve(task_id: str, where: Path) -> Solved:
     """Run the task's solution on a fresh copy of its workspace under ``where``."""

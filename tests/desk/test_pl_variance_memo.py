@@ -84,25 +84,13 @@ SYNONYMS = [("decreased", "fell"), ("increased", "rose"), ("decreased", "decline
             ("increased", "grew"), ("decreased by", "was down"), ("increased by", "was up")]
 
 
-def _edited(solved: Solved, edit: dict[str, str]) -> list[str]:
-    path = solved.path(MEMO)
-    original = path.read_text(encoding="utf-8")
-    text = original
-    for old, new in edit.items():
-        assert old in text, old
-        text = text.replace(old, new)
-    try:
-        path.write_text(text, encoding="utf-8")
-        return solved.failed()
-    finally:
-        path.write_text(original, encoding="utf-8")
 
 
 @pytest.mark.parametrize("old,new", SYNONYMS)
 def test_direction_in_other_words_passes(solved: Solved, old: str, new: str) -> None:
     """The prompt asks whether a line increased or decreased, not for those words: "rose",
     "fell", "was up $2,030.96" state the direction too."""
-    assert _edited(solved, {old: new}) == []
+    assert solved.failed_with_text(MEMO, {old: new}) == []
 
 
 @pytest.mark.parametrize("line,new", [("Contractors increased", "Contractors fell"),
@@ -111,16 +99,18 @@ def test_direction_in_other_words_passes(solved: Solved, old: str, new: str) -> 
                                       ("Contractors increased by", "Contractors declined by")])
 def test_the_other_direction_in_other_words_fails(solved: Solved, line: str, new: str) -> None:
     """A synonym of the wrong direction is as wrong as the wrong word."""
-    assert _edited(solved, {line: new}) == ["explains-each-line-the-rule-explains"]
+    assert solved.failed_with_text(MEMO, {line: new}) == ["explains-each-line-the-rule-explains"]
 
 
 def test_net_income_in_other_words(solved: Solved) -> None:
     """Net income "fell" is accepted; "rose" (it decreased) is refused."""
-    assert _edited(solved, {"it decreased by": "it fell by"}) == []
-    assert _edited(solved, {"it decreased by": "it rose by"}) == ["net-income-sentence"]
+    assert solved.failed_with_text(MEMO, {"it decreased by": "it fell by"}) == []
+    assert solved.failed_with_text(MEMO, {"it decreased by": "it rose by"}) == [
+        "net-income-sentence"]
 
 
 def test_percent_spelled_out_passes(solved: Solved) -> None:
     """22.1 percent is 22.1%; a percent a tenth off still fails."""
-    assert _edited(solved, {"22.1%": "22.1 percent"}) == []
-    assert _edited(solved, {"22.1%": "22.2 percent"}) == ["explains-each-line-the-rule-explains"]
+    assert solved.failed_with_text(MEMO, {"22.1%": "22.1 percent"}) == []
+    assert solved.failed_with_text(MEMO, {"22.1%": "22.2 percent"}) == [
+        "explains-each-line-the-rule-explains"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -149,39 +148,19 @@ def test_run_accepts_the_reference_and_rejects_null(tmp_path: Path) -> None:
     assert bad.exit_code == 1, bad.output
 
 
-def _file_column_as(solved: Solved, rel: str, column: str, change: Callable[[str], str],
-                    row: int | None = None) -> list[str]:
-    """Grade with ``column`` of ``rel`` rewritten by ``change`` (every row, or one)."""
-    import csv as _csv
-    import io as _io
-
-    path = solved.path(rel)
-    original = path.read_text(encoding="utf-8")
-    rows = list(_csv.reader(_io.StringIO(original)))
-    i = rows[0].index(column)
-    for n, r in enumerate(rows[1:]):
-        if row is None or n == row:
-            r[i] = change(r[i])
-    out = _io.StringIO()
-    _csv.writer(out, lineterminator="\n").writerows(rows)
-    try:
-        path.write_text(out.getvalue(), encoding="utf-8")
-        return solved.failed()
-    finally:
-        path.write_text(original, encoding="utf-8")
 
 
 @pytest.mark.parametrize("prefix", ["remittances/", "./remittances/"])
 def test_file_names_written_as_paths_pass(solved: Solved, prefix: str) -> None:
     """remittance as the file's path in the workspace (remittances/x.pdf) names the same file."""
-    assert _file_column_as(solved, "out/remittance_lines.csv", "remittance",
-                           lambda v: prefix + v) == []
+    assert solved.failed_with_column("out/remittance_lines.csv", "remittance",
+                                     lambda v: prefix + v) == []
 
 
 def test_another_file_written_as_a_path_fails(solved: Solved) -> None:
     """A path to the wrong file is still the wrong file."""
-    assert "lines-on-the-right-advice" in _file_column_as(
-        solved, "out/remittance_lines.csv", "remittance", lambda v: "remittances/other_" + v, row=0)
+    assert "lines-on-the-right-advice" in solved.failed_with_column(
+        "out/remittance_lines.csv", "remittance", lambda v: "remittances/other_" + v, row=0)
 
 
 def test_status_capitalised_passes_and_a_wrong_status_fails(solved: Solved) -> None:
@@ -191,7 +170,7 @@ def test_status_capitalised_passes_and_a_wrong_status_fails(solved: Solved) -> N
         for r in rows:
             r["status"] = r["status"].capitalize()
 
-    assert _file_column_as(solved, OUT, "status", str.capitalize) == []
+    assert solved.failed_with_column(OUT, "status", str.capitalize) == []
     assert _edit(solved, capitalise) == []
 
     def wrong(rows: list[dict[str, str]]) -> None:

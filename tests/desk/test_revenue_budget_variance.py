@@ -132,18 +132,6 @@ def test_run_accepts_the_reference_and_rejects_null(tmp_path: Path) -> None:
 ROLES = "commentary-figures-in-their-roles/commentary-actual-and-budget-in-their-roles"
 
 
-def _rewritten(solved: Solved, rel: str, edit: dict[str, str]) -> list[str]:
-    path = solved.path(rel)
-    original = path.read_text(encoding="utf-8")
-    text = original
-    for old, new in edit.items():
-        assert old in text, old
-        text = text.replace(old, new)
-    try:
-        path.write_text(text, encoding="utf-8")
-        return solved.failed()
-    finally:
-        path.write_text(original, encoding="utf-8")
 
 
 @pytest.mark.parametrize("edit", [
@@ -157,7 +145,7 @@ def _rewritten(solved: Solved, rel: str, edit: dict[str, str]) -> list[str]:
 ])
 def test_commentary_in_other_words_passes(solved: Solved, edit: dict[str, str]) -> None:
     """The prompt asks over or under budget and the actual and the budget, not these words."""
-    assert _rewritten(solved, "out/commentary.txt", edit) == []
+    assert solved.failed_with_text("out/commentary.txt", edit) == []
 
 
 @pytest.mark.parametrize(("edit", "check"), [
@@ -172,20 +160,20 @@ def test_commentary_in_other_words_passes(solved: Solved, edit: dict[str, str]) 
 def test_commentary_in_other_words_still_checked(solved: Solved, edit: dict[str, str],
                                                  check: str) -> None:
     """The other direction in the new words, the figures swapped in the new phrasing: refused."""
-    assert check in _rewritten(solved, "out/commentary.txt", edit)
+    assert check in solved.failed_with_text("out/commentary.txt", edit)
 
 
 def test_flag_capitalised_passes_and_a_wrong_flag_fails(solved: Solved) -> None:
     """Yes/No is the prompt's yes/no; a flag flipped is still wrong whatever its case."""
     rel = "out/variance.csv"
-    assert _rewritten(solved, rel, {",yes\n": ",Yes\n", ",no\n": ",No\n"}) == []
+    assert solved.failed_with_text(rel, {",yes\n": ",Yes\n", ",no\n": ",No\n"}) == []
     row = "On-site visit,94500.00,103377.64,8877.64,9.4,no"
-    assert _rewritten(solved, rel, {row: row[:-2] + "Yes"}) == ["variance-flags"]
+    assert solved.failed_with_text(rel, {row: row[:-2] + "Yes"}) == ["variance-flags"]
 
 
 def test_a_total_row_fails(solved: Solved) -> None:
     """The prompt asks for one row per service line and no total row."""
-    failed = _rewritten(solved, "out/variance.csv", {
+    failed = solved.failed_with_text("out/variance.csv", {
         "Training session,70600.00,79804.97,9204.97,13.0,yes\n":
             "Training session,70600.00,79804.97,9204.97,13.0,yes\n"
             "Total,579200.00,575434.38,-3765.62,-0.7,no\n"})
