@@ -158,7 +158,7 @@ def run_job(job: AttemptJob) -> AttemptRow:
         agent, agent_name = _agent_for(job, loaded, solution)
         schema = None
         if job.store_url is not None:
-            schema = attempt_schema(job.label, job.key)
+            schema = attempt_schema(job.campaign_dir, job.label, job.key)
             _drop_schema(job.store_url, schema)
         result = run_attempt(loaded, job.seed, agent_name, tmp, agent=agent,
                              store_url=job.store_url, schema=schema)

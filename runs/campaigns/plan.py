@@ -231,13 +231,16 @@ def attempt_relpath(key: AttemptKey) -> str:
     return f"{ATTEMPTS_DIR}/{scenario}/{system}/seed-{seed}/rep-{rep}"
 
 
-def attempt_schema(label: str, key: AttemptKey) -> str:
+def attempt_schema(campaign_dir: str | Path, label: str, key: AttemptKey) -> str:
     """The PostgreSQL schema of an attempt's books: ``c_`` + 24 hex digits of sha256.
 
-    Derived from the label and the key, so that a rerun finds (and clears) it; short
-    enough for PostgreSQL's 63-character identifiers.
+    Derived from the campaign folder (resolved), the label and the key, so that a rerun
+    in the same folder finds (and clears) it, and two campaigns of one label in two
+    folders sharing one ``--store-url`` never clear each other's books; short enough for
+    PostgreSQL's 63-character identifiers.
     """
     scenario, seed, system, rep = key
-    text = f"{label}\x00{scenario}\x00{seed}\x00{system}\x00{rep}"
+    folder = str(Path(campaign_dir).resolve())
+    text = f"{folder}\x00{label}\x00{scenario}\x00{seed}\x00{system}\x00{rep}"
     return "c_" + hashlib.sha256(text.encode()).hexdigest()[:24]
 

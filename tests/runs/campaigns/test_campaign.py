@@ -311,7 +311,7 @@ def test_store_url_keeps_each_attempts_books_in_a_schema_of_its_own(tmp_path: Pa
         assert [comparable(r) for r in pg.rows()] == [comparable(r) for r in lite.rows()]
         for r in pg.rows():
             summary = json.loads((tmp_path / "pg" / r.attempt_dir / "summary.json").read_text())
-            assert summary["store"]["schema"] == attempt_schema(label, r.key)
+            assert summary["store"]["schema"] == attempt_schema(tmp_path / "pg", label, r.key)
             assert not (tmp_path / "pg" / r.attempt_dir / "books.db").exists()
             store = EventStore.open(PG_URL, schema=summary["store"]["schema"])
             try:
@@ -321,7 +321,7 @@ def test_store_url_keeps_each_attempts_books_in_a_schema_of_its_own(tmp_path: Pa
         assert read_campaign(tmp_path / "pg")["runs"][0]["store_url"] == redact_url(PG_URL)
     finally:
         for key in keys:
-            drop_pg_schema(attempt_schema(label, key))
+            drop_pg_schema(attempt_schema(tmp_path / "pg", label, key))
 
 
 def test_store_urls_are_recorded_without_their_password() -> None:
@@ -343,3 +343,19 @@ def test_all_plans_every_library_scenario_and_goes_alone() -> None:
     with pytest.raises(CampaignError, match="'all' \\(every library scenario\\) goes alone"):
         plan_campaign("lib", scenarios=["all", "cash-application"], seeds=[0],
                       systems=[builtin_system("null")])
+
+
+def test_attempt_schemas_belong_to_their_campaign_folder(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two campaigns of one label in two folders on one ``--store-url`` never share (and so
+    never clear) each other's schemas; the same folder, however written, finds its own."""
+    from runs.campaigns.plan import attempt_schema
+
+    key = ("month-end-close", 0, "reference", 0)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert attempt_schema(a, "pg", key) != attempt_schema(b, "pg", key)
+    monkeypatch.chdir(tmp_path)
+    assert attempt_schema("a", "pg", key) == attempt_schema(a, "pg", key)
+    assert attempt_schema(tmp_path / "x" / ".." / "a", "pg", key) == attempt_schema(a, "pg", key)
+    assert attempt_schema(a, "pg", key) != attempt_schema(a, "pg", (*key[:3], 1))
+    assert len(attempt_schema(a, "pg", key)) < 63

@@ -210,4 +210,4 @@ def _drop_schemas(folder: Path) -> None:
 
     if (folder / "results.db").exists():
         for r in ledger_rows(folder):
-            drop_pg_schema(attempt_schema("pg", r.key))
+            drop_pg_schema(attempt_schema(folder, "pg", r.key))
