@@ -1025,11 +1025,16 @@ def registered_parties(ctx: CheckContext, ledger: str) -> tuple[set[str], dict[s
     return ids, {n: i for n, i in named.items() if i is not None}
 
 
-def party_written(cell: str, ids: Iterable[str], named: dict[str, str]) -> str | None:
+def ids_by_folded(ids: Iterable[str]) -> dict[str, str]:
+    """Party ids keyed as :func:`party_written` looks them up (case folded)."""
+    return {i.casefold(): i for i in ids}
+
+
+def party_written(cell: str, by_id: dict[str, str], named: dict[str, str]) -> str | None:
     """The party id an aging's row names (:class:`AgingMatchesBooks`): its id, its
-    registered name, or a text holding exactly one id as a word; None when none."""
+    registered name, or a text holding exactly one id as a word; None when none.
+    ``by_id`` is :func:`ids_by_folded` of the ids, ``named`` registered name -> id."""
     folded = _folded(cell)
-    by_id = {i.casefold(): i for i in ids}
     if folded in by_id:
         return by_id[folded]
     if folded in named:
@@ -1050,6 +1055,7 @@ def aging_matches_books(spec: AgingMatchesBooks, ctx: CheckContext) -> CheckResu
     want = {p: f for p, f in books.items() if any(f)}
     ids, named = registered_parties(ctx, spec.ledger)
     ids |= set(books)
+    by_id = ids_by_folded(ids)
     got: dict[str, tuple[int, ...]] = {}
     totals: list[tuple[int, str, tuple[int, ...]]] = []
     names = []
@@ -1058,7 +1064,7 @@ def aging_matches_books(spec: AgingMatchesBooks, ctx: CheckContext) -> CheckResu
         # an empty bucket may be left blank, as aging reports print it; the total is written
         figures = tuple(_cents(r[c], f"{spec.path} row {n + 2}",
                                blank=0 if c != cols[-1] else None) for c in cols)
-        who = party_written(cell, ids, named)
+        who = party_written(cell, by_id, named)
         if who is None and _AGING_TOTAL.search(_folded(cell)):
             totals.append((n + 2, cell, figures))
             continue

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from checks.context import CheckContext
-from checks.policy import AgingMatchesBooks, aging_matches_books, party_written
+from checks.policy import AgingMatchesBooks, aging_matches_books, ids_by_folded, party_written
 from erp import commands as c
 from erp.ledger import Ledger, Submission
 from tests.erp.helpers import set_up_company
@@ -100,7 +100,7 @@ def test_a_customer_left_out_or_twice_still_fails(books: Ledger, tmp_path: Path)
 
 
 def test_party_written_needs_one_id_or_an_exact_name() -> None:
-    ids, named = {"C1", "C2"}, {"acme": "C1", "globex": "C2"}
+    ids, named = ids_by_folded({"C1", "C2"}), {"acme": "C1", "globex": "C2"}
     assert party_written("Acme", ids, named) == "C1"
     assert party_written("c2", ids, named) == "C2"
     assert party_written("Acme Corp", ids, named) is None      # not its registered name
