@@ -1,7 +1,8 @@
 """``aging_matches_books``: the rows of an aging as an accountant writes them. A customer
 named by its id, its registered name or both; a registered customer with nothing open on a
 row of zeros; one total row holding the books' totals. A wrong figure, a wrong total, an
-unknown name and a customer left out still fail."""
+unknown name and a customer left out still fail. Amounts as people write them: blank
+buckets, dollar signs (``written_cents``)."""
 
 from __future__ import annotations
 
@@ -106,3 +107,16 @@ def test_party_written_needs_one_id_or_an_exact_name() -> None:
     assert party_written("Acme Corp", ids, named) is None      # not its registered name
     assert party_written("C1 and C2", ids, named) is None      # two ids
     assert party_written("C12", ids, named) is None            # not an id as a word
+
+
+def test_blank_buckets_and_dollar_amounts(books: Ledger, tmp_path: Path) -> None:
+    assert _aging(books, tmp_path, HEAD + f"C1,{C1}C2,{C2}")[0]
+    # the same figures, empty buckets blank, amounts with a dollar sign
+    assert _aging(books, tmp_path, HEAD + 'C1,"$1,234.50",,,,,"$1,234.50"\n'
+                                          "C2,,$80.00,,,,$80.00\n")[0]
+    # a blank where an amount is owed is a wrong figure, not zero read right
+    ok, detail = _aging(books, tmp_path, HEAD + "C1,,,,,,1234.50\nC2,,80.00,,,,80.00\n")
+    assert not ok and "figures differ" in detail and "C1" in detail, detail
+    # the total is written, never blank
+    ok, detail = _aging(books, tmp_path, HEAD + "C1,1234.50,,,,,\nC2,,80.00,,,,80.00\n")
+    assert not ok and "is not an amount" in detail, detail
