@@ -133,6 +133,7 @@ class GeneralLedger(Projector):
         self.rows: list[tuple[Any, ...]] = []
 
     def handlers(self) -> dict[type[ev.Event], Handler]:
+        """Every posting event type, to :meth:`apply`."""
         return dict.fromkeys(POSTING_TYPES, self.apply)
 
     def apply(self, position: int, day: str, e: ev.Event) -> None:

@@ -65,6 +65,7 @@ class UnixHTTPConnection(http.client.HTTPConnection):
         self.unix_path = path
 
     def connect(self) -> None:
+        """Connect to the API's unix socket instead of a TCP host."""
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(self.timeout)
         try:
@@ -380,6 +381,7 @@ class Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit status 2."""
 
     def error(self, message: str) -> NoReturn:
+        """Raise the usage error as a :class:`Failure` (exit status 2)."""
         raise Failure("usage", f"{message} (see '{self.prog} --help')", status=EXIT_USAGE)
 
 

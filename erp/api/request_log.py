@@ -119,6 +119,7 @@ class RequestLogMiddleware:
         self.log = log
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Pass the request on, logging it when it is HTTP and a log file is set."""
         if scope["type"] != "http" or self.log.path is None:
             await self.app(scope, receive, send)
             return

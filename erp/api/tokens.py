@@ -86,6 +86,7 @@ class BearerAuth:
         self.tokens = tokens
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Pass the request on; a ``/v1/`` request without a live bearer token gets a 401."""
         if scope["type"] == "http" and scope["path"].startswith("/v1/"):
             token = None
             for key, value in scope.get("headers", ()):

@@ -1043,6 +1043,7 @@ class LoadOverApi:
         self.queries = queries
 
     def __call__(self, path: Path) -> ModuleType:
+        """Load the solver at ``path`` with its reads going over the API."""
         module = self.load(path)
         over_api(module, self.queries)
         return module
