@@ -128,6 +128,8 @@ def _unique(values: Sequence[Any], what: str) -> None:
 
 
 _RE_FLAGS = re.IGNORECASE | re.MULTILINE
+#: A ``{column}`` placeholder in a ``text_ref_sentences`` ``about`` regex.
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 RefPath = Annotated[str, AfterValidator(reference_path)]
 ModulePath = Annotated[str, AfterValidator(_python_module)]
@@ -345,6 +347,11 @@ class TextSentenceMatches(_TextSpec):
     type: Literal["text_sentence_matches"]
     all: list[Regex] = Field(min_length=1)
     none: list[Regex] = Field(default_factory=list)
+    about: list[Regex] = Field(default_factory=list)
+    """The item's other sentences: each sentence matching every ``about`` regex (the
+    item's id, say) must match no ``none`` regex either, so a memo stating the fact in one
+    sentence and its contradiction in another ("PO-1 was capitalized ..." and, in a
+    summary, "PO-1 was expensed") fails."""
 
 
 class TextRefSentences(_TextSpec):
@@ -373,10 +380,20 @@ class TextRefSentences(_TextSpec):
     rows: dict[Column, str] = Field(default_factory=dict)
     all: list[Regex] = Field(default_factory=list)
     none: list[Regex] = Field(default_factory=list)
+    about: list[Regex] = Field(default_factory=list)
+    """The row's other sentences: each sentence matching every ``about`` regex, where
+    ``{column}`` stands for that column's value as stated (``{name}``, ``{invoice_id}``),
+    must match none of the row's vetoes (the other ``words``, the other sign, ``none``):
+    "Contractors increased ..." and, in a summary, "contractors fell" fails."""
 
     @model_validator(mode="after")
     def _coherent(self) -> TextRefSentences:
         _unique(self.columns, "column")
+        unknown = [n for rx in self.about for n in _PLACEHOLDER.findall(rx)
+                   if n not in self.columns]
+        if unknown:
+            raise ValueError(f"about: {{column}} must name one of columns; not there: "
+                             f"{', '.join(unknown)}")
         stray = [c for c in self.percent if c not in self.columns]
         if stray:
             raise ValueError(f"percent columns must be among columns; not there: "
@@ -990,11 +1007,27 @@ def _figure(x: float) -> str:
     return f"{x:,.2f}" if x != int(x) or abs(x) >= 1000 else f"{int(x)}"
 
 
+def _contradicting(cut: Sequence[str], about: Sequence[str], veto: Sequence[str]) -> str:
+    """The first sentence matching every ``about`` regex and some ``veto`` regex ('' if
+    none, or if there is no ``about``)."""
+    if not about or not veto:
+        return ""
+    for s in cut:
+        if (all(re.search(p, s, _RE_FLAGS) for p in about)
+                and any(re.search(p, s, _RE_FLAGS) for p in veto)):
+            return s
+    return ""
+
+
 @check_type(TextSentenceMatches)
 @_failing
 def text_sentence_matches(spec: TextSentenceMatches, ctx: CheckContext) -> CheckResult:
     """Pass when one sentence matches every ``all`` regex and no ``none`` regex."""
     cut = sentences(agent_text(ctx, spec.path))
+    against = _contradicting(cut, spec.about, spec.none)
+    if against:
+        return _result(False, f"{spec.path}: a sentence about the item contradicts it: "
+                              f"{_clip(against)!r}", sentences=len(cut))
     best: tuple[int, str, list[str], list[str]] | None = None
     for s in cut:
         lacking = [p for p in spec.all if not re.search(p, s, _RE_FLAGS)]
@@ -1049,6 +1082,13 @@ def figure_pattern(value: str, *, percent: bool = False) -> str:
     return lead + re.escape(v) + tail
 
 
+def _about_row(rx: str, row: Sequence[str], idx: Mapping[str, int],
+               percent: Sequence[str]) -> str:
+    """An ``about`` regex with each ``{column}`` replaced by the row's value as stated."""
+    return _PLACEHOLDER.sub(lambda m: figure_pattern(row[idx[m.group(1)]],
+                                                     percent=m.group(1) in percent), rx)
+
+
 @check_type(TextRefSentences)
 @_failing
 def text_ref_sentences(spec: TextRefSentences, ctx: CheckContext) -> CheckResult:
@@ -1062,6 +1102,7 @@ def text_ref_sentences(spec: TextRefSentences, ctx: CheckContext) -> CheckResult
         raise ValueError(f"reference {spec.ref}: no row matches {spec.rows}")
     cut = sentences(agent_text(ctx, spec.path))
     missing: list[str] = []
+    contradicted: list[str] = []
     for row in chosen:
         need = [figure_pattern(row[idx[c]], percent=c in spec.percent) for c in spec.columns]
         veto = list(spec.none)
@@ -1080,14 +1121,23 @@ def text_ref_sentences(spec: TextRefSentences, ctx: CheckContext) -> CheckResult
             need.append(negative if figure < 0 else positive)
             veto.append(positive if figure < 0 else negative)
         need += spec.all
-        if not any(all(re.search(p, x, _RE_FLAGS) for p in need)
-                   and not any(re.search(p, x, _RE_FLAGS) for p in veto) for x in cut):
-            missing.append(" / ".join(row[idx[c]].strip() for c in spec.columns))
+        label = " / ".join(row[idx[c]].strip() for c in spec.columns)
+        against = _contradicting(cut, [_about_row(rx, row, idx, spec.percent)
+                                       for rx in spec.about], veto)
+        if against:
+            contradicted.append(f"{label} (by {_clip(against, 80)!r})")
+        elif not any(all(re.search(p, x, _RE_FLAGS) for p in need)
+                     and not any(re.search(p, x, _RE_FLAGS) for p in veto) for x in cut):
+            missing.append(label)
     n = len(chosen)
-    if missing:
-        return _result(False, f"{spec.path}: {len(missing)} of {n} rows of {spec.ref} stated "
-                              f"in no sentence: " + "; ".join(missing[:SHOW]),
-                       rows=n, missing=len(missing))
+    if missing or contradicted:
+        parts = ([f"{len(missing)} of {n} rows of {spec.ref} stated in no sentence: "
+                  + "; ".join(missing[:SHOW])] if missing else [])
+        if contradicted:
+            parts.append(f"{len(contradicted)} of {n} rows of {spec.ref} contradicted in "
+                         f"another sentence: " + "; ".join(contradicted[:SHOW]))
+        return _result(False, f"{spec.path}: " + "; ".join(parts), rows=n,
+                       missing=len(missing) + len(contradicted))
     return _result(True, f"{spec.path}: each of the {n} rows of {spec.ref} stated in a "
                          f"sentence", rows=n, missing=0)
 

@@ -1,0 +1,91 @@
+"""The drafting tasks refuse a memo that states a fact right and contradicts it elsewhere.
+
+Each text check used to look for one good sentence and ignore the rest: a memo with the
+right per-line sentence plus a summary saying the other direction ("In short, contractors
+fell"), a summary table giving a capitalized purchase as expensed, or a list of missing
+items naming a supported one passed. The checks now carry ``about`` (checks/files.py):
+every other sentence about the item must be free of the check's vetoes. Graded by the
+tasks' real checks on the reference solution's files with one sentence appended; the
+solution and sentences consistent with it are still accepted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.desk.output_mutants import Solved, solve
+
+FILES = {"pl-variance-memo": "out/variance_memo.md",
+         "capitalization-memo": "out/capitalization_memo.md",
+         "audit-request-response": "out/audit_response.md",
+         "revenue-budget-variance": "out/commentary.txt",
+         "expense-receipts-review": "out/review_notes.md"}
+
+REFUSED = [
+    ("pl-variance-memo", "In short, service revenue rose and contractors fell.",
+     ["explains-each-line-the-rule-explains"]),
+    ("pl-variance-memo", "| Contractors | decreased | $2,030.96 |",
+     ["explains-each-line-the-rule-explains"]),
+    ("pl-variance-memo", "Net income for May increased by $87,805.81.", ["net-income-sentence"]),
+    ("capitalization-memo", "| PO-026096 | expensed | $5,000.00 |",
+     ["each-purchase-its-vendor-cost-and-decision", "PO-026096-capitalized-at-threshold"]),
+    ("capitalization-memo", "PO-026112 was expensed at $5,196.40.",
+     ["each-purchase-its-vendor-cost-and-decision", "PO-026112-capitalized-installation"]),
+    ("capitalization-memo", "PO-026101 is capitalized as computer equipment.",
+     ["each-purchase-its-vendor-cost-and-decision", "PO-026101-expensed-per-unit"]),
+    ("capitalization-memo", "The total capitalized is $48,000.00, not $42,887.00.",
+     ["total-capitalized"]),
+    ("audit-request-response",
+     "Support is missing for JE-2605-013, JE-2605-015, INV-000233 and RCT-00091.",
+     ["JE-2605-013-supported"]),
+    ("audit-request-response", "RCT-00091 is supported by support/scan_0111.txt.",
+     ["RCT-00091-missing"]),
+    ("revenue-budget-variance", "Data migration exceeded its budget.",
+     ["commentary-each-flagged-line"]),
+    ("revenue-budget-variance", "Overall, total revenue came in above budget.",
+     ["commentary-totals"]),
+    ("expense-receipts-review", "EC-1054 also has no receipt.",
+     ["notes-each-rejected-claim-and-reason"]),
+]
+
+ACCEPTED = [
+    ("pl-variance-memo", "In short, revenue fell while costs rose."),
+    ("pl-variance-memo", "Contractors rose on the new implementation projects."),
+    ("capitalization-memo", "PO-026096 has a useful life of 36 months."),
+    ("capitalization-memo",
+     "Dana Whitfield's email asked us to expense PO-026052 and everything else; we did "
+     "not follow that request."),
+    ("audit-request-response", "Support is missing for JE-2605-015, INV-000233 and RCT-00091."),
+    ("revenue-budget-variance", "Data migration fell short of its budget on delayed projects."),
+    ("revenue-budget-variance",
+     "Managed services exceeded its budget, the largest gain within the total."),
+    ("expense-receipts-review", "EC-1043 can be resubmitted with its receipt."),
+]
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Solved]:
+    return {t: solve(t, tmp_path_factory.mktemp(t)) for t in FILES}
+
+
+def graded(s: Solved, task: str, sentence: str) -> list[str]:
+    path: Path = s.path(FILES[task])
+    text = path.read_text(encoding="utf-8")
+    return s.failed_with_text(FILES[task], {text: text.rstrip("\n") + "\n\n" + sentence + "\n"})
+
+
+@pytest.mark.parametrize(("task", "sentence", "checks"), REFUSED,
+                         ids=[f"{t}:{s[:30]}" for t, s, _ in REFUSED])
+def test_a_contradicting_sentence_is_refused(solved: dict[str, Solved], task: str,
+                                             sentence: str, checks: list[str]) -> None:
+    assert solved[task].failed() == []
+    assert sorted(graded(solved[task], task, sentence)) == sorted(checks)
+
+
+@pytest.mark.parametrize(("task", "sentence"), ACCEPTED,
+                         ids=[f"{t}:{s[:30]}" for t, s in ACCEPTED])
+def test_a_consistent_sentence_is_accepted(solved: dict[str, Solved], task: str,
+                                           sentence: str) -> None:
+    assert graded(solved[task], task, sentence) == []
