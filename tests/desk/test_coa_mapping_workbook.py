@@ -123,7 +123,40 @@ def _company_tb_typed_count_made_up(wb: Any) -> None:
     _net_column(wb["Legacy TB"])
 
 
+def _ranges_typed_into_the_formulas(wb: Any) -> None:
+    """Each company account by a live formula with the rules' ranges typed into it: right
+    this month, but blind to the rules sheet the controller reviews and reuses."""
+    sheet = wb["Legacy TB"]
+    rules = [(r[0], r[1], r[2]) for r in wb["Rules"].iter_rows(min_row=2, values_only=True)]
+    for r in range(2, sheet.max_row + 1):
+        formula = '"unmapped"'
+        for lo, hi, account in reversed(rules):
+            formula = f"IF(AND(A{r}>={lo},A{r}<={hi}),{account},{formula})"
+        sheet.cell(r, 5).value = "=" + formula
+
+
+def _lookups(make: Callable[[int], str]) -> Edit:
+    def change(wb: Any) -> None:
+        sheet = wb["Legacy TB"]
+        for r in range(2, sheet.max_row + 1):
+            sheet.cell(r, 5).value = make(r)
+    return _edit_book(change)
+
+
+def test_other_lookups_into_the_rules_are_accepted(attempt: tuple[Path, Path]) -> None:
+    """VLOOKUP and INDEX/MATCH into the rules sheet follow it as the solution's LOOKUP does."""
+    from tests.desk.output_mutants import failed_names, regrade
+
+    for make in (lambda r: f'=IF(A{r}<=VLOOKUP(A{r},Rules!$A$2:$C$10,2,TRUE),'
+                           f'VLOOKUP(A{r},Rules!$A$2:$C$10,3,TRUE),"unmapped")',
+                 lambda r: f"=INDEX(Rules!$C$2:$C$10,MATCH(A{r},Rules!$A$2:$A$10,1))"):
+        verdict = regrade(attempt[0], TASK, attempt[1], _lookups(make))
+        assert verdict.status == "accepted", failed_names(verdict)
+
+
 CASES: list[Case] = [
+    ("output: the rules' ranges typed into live formulas",
+     _edit_book(_ranges_typed_into_the_formulas), "live-cells/lookups-follow-the-rules"),
     ("output: every lookup typed in, the formula count made up by a net column",
      _edit_book(_every_lookup_typed_count_made_up), "live-cells/company-account-lookups"),
     ("output: the Company TB typed in, the formula count made up by net columns",
