@@ -22,8 +22,9 @@ the erp realm of the log.
 - ``sales_tax_remitted``: the month's return paid in full, by its due date, each payment
   dated the day it was made (the turn that wrote it), and no more.
 - ``tax_authority_ties``: the authority's records tie to the books (every return and
-  payment the books hold it received, with the same figures, and nothing else), and it sent
-  no notice.
+  payment the books hold it received, with the same figures, and nothing else), no return
+  is for a month outside the account's periods (one before the letter's first period), and
+  it sent no notice.
 """
 
 from __future__ import annotations
@@ -243,7 +244,8 @@ def sales_tax_remitted(spec: SalesTaxRemittedSpec, ctx: CheckContext) -> CheckRe
 
 
 class TaxAuthorityTiesSpec(CheckSpec):
-    """The tax authority's records tie to the books, and it sent no notice."""
+    """The tax authority's records tie to the books, every return is for one of the
+    account's periods, and it sent no notice."""
 
     family: ClassVar[str] = "control"
     type: Literal["tax_authority_ties"]
@@ -263,7 +265,11 @@ def tax_authority_ties(spec: TaxAuthorityTiesSpec, ctx: CheckContext) -> CheckRe
     got_returns = {r["return_id"]: r for r in _world(ctx, "tax_return_received")}
     got_pay = {p["payment_id"]: p for p in _world(ctx, "tax_payment_received")}
     problems: list[str] = []
+    periods = list(truth["periods"])
     for rid, r in sorted(books_returns.items()):
+        if r.period not in periods:  # a month before the account's first period
+            problems.append(f"return {rid} is for {r.period}, no period of the account (its "
+                            f"periods: {', '.join(periods)})")
         a = got_returns.pop(rid, None)
         if a is None:
             problems.append(f"return {rid} ({r.period}) is in the books; the authority has "

@@ -8,7 +8,7 @@ Each clerk is the reference with one twist, run as a real attempt (medium tier, 
   accrue);
 - June's amortization run at the close of May, ahead of the month it expenses (and not
   again at June's close): refused by ``prepaids_amortized`` (a period's month posted at
-  the close of that period);
+  the close of that period) and ``no-posting-after-its-turn`` (dated 2026-06-30);
 - a plain journal entry on 2100 besides the accruals (an unflagged accrual, never
   reversed), and one recoding a cost from 6000 to 6200: refused by the
   ``journal-entries-only-accruals`` query (the agent's journal entries are its accruals).
@@ -141,7 +141,9 @@ def test_one_accrual_for_all_vendors_on_one_vendors_credit_is_refused(
 
 def test_a_month_amortized_ahead_of_its_close_is_refused(
         attempts: dict[str, AttemptResult]) -> None:
-    assert failed_checks(attempts["june-ahead"].out) == {"prepaids-amortized"}
+    # dated 2026-06-30, written on 2026-06-01: also a posting dated after its turn
+    assert failed_checks(attempts["june-ahead"].out) == {"prepaids-amortized",
+                                                         "no-posting-after-its-turn"}
     detail = check_results(attempts["june-ahead"].out)["prepaids-amortized"]["detail"]
     assert "for 2026-06 written in the turn of 2026-06-01, not the close of 2026-06" in detail
 
