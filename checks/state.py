@@ -323,6 +323,13 @@ class NoUnappliedReceipts(CheckSpec):
     ``column`` lists receipts left unapplied on purpose, each by receipt id or by the
     id of the bank statement line it is matched to; with ``reason_column`` (default
     ``reason``) only rows with a non-blank reason exempt.
+
+    ``each_turn`` judges it at the end of every agent turn instead of once: the books as
+    the turn left them (:func:`end_of_turn`), ages counted to the turn's date and
+    ``except_listed_in`` as that turn's workspace holds it. A receipt the clerk could see
+    at a turn (with ``older_than_days: 0``, any recorded before the turn's day) and left
+    unapplied over it, unlisted, fails even when a later turn applied it (a cent held to
+    the next day, an application put off a turn and dated honestly).
     """
 
     family: ClassVar[str] = "state"
@@ -332,11 +339,18 @@ class NoUnappliedReceipts(CheckSpec):
     column: str = Field(default="line_id", min_length=1)
     reason_column: str | None = Field(default="reason", min_length=1)
     as_of: date | None = None
+    each_turn: bool = False
 
     @field_validator("except_listed_in")
     @classmethod
     def _relative(cls, v: str | None) -> str | None:
         return None if v is None else workspace_path(v)
+
+    @model_validator(mode="after")
+    def _turns(self) -> NoUnappliedReceipts:
+        if self.each_turn and (self.daily or self.as_of is not None):
+            raise ValueError("each_turn judges every turn's end: not with daily or as_of")
+        return self
 
 
 def read_listed(ctx: CheckContext, rel: str, column: str,
@@ -382,11 +396,75 @@ def receipt_lines(store: EventStore) -> dict[str, list[str]]:
     return out
 
 
+def end_of_turn(ctx: CheckContext, day: date) -> int | None:
+    """The log position when the agent's turn of ``day`` ended: its last write that day,
+    or (it wrote nothing) the last event before that day."""
+    found = rows(ctx.store, "SELECT MAX(position) FROM events WHERE business_date = ? AND "
+                            "actor LIKE 'agent:%'", [day.isoformat()])
+    if found and found[0][0] is not None:
+        return int(found[0][0])
+    before = rows(ctx.store, "SELECT MAX(position) FROM events WHERE business_date < ?",
+                  [day.isoformat()])
+    return int(before[0][0]) if before and before[0][0] is not None else None
+
+
 @check_type(NoUnappliedReceipts)
 def no_unapplied_receipts(spec: NoUnappliedReceipts, ctx: CheckContext) -> CheckResult:
     """List receipts whose unapplied cash is older than the limit and not exempt."""
+    if spec.each_turn:
+        return _unapplied_each_turn(spec, ctx)
     as_of = effective_date(ctx, spec.as_of)
-    items = q.open_items(ctx.store, "unapplied_cash", as_of=as_of, position=ctx.position)
+    offenders, exempt, items, note = _unapplied_offenders(spec, ctx, as_of, ctx.position)
+    metrics = {"offenders": len(offenders), "exempt": exempt,
+               "unapplied_receipts": sum(1 for i in items if i.open_amount > 0),
+               "unapplied_cents": sum(i.open_amount for i in items if i.open_amount > 0)}
+    limit = f"more than {plural(spec.older_than_days, 'day')}"
+    tail = (f"; {exempt} listed in {spec.except_listed_in} exempt" if exempt else "") + (
+        f" ({note})" if note else "")
+    if offenders:
+        return CheckResult("", False, f"{plural(len(offenders), 'receipt')} unapplied for "
+                                      f"{limit} {_when(as_of, ctx.position)}: "
+                                      f"{listing(offenders)}{tail}", metrics)
+    return CheckResult("", True, f"no receipt unapplied for {limit} "
+                                 f"{_when(as_of, ctx.position)}{tail}", metrics)
+
+
+def _unapplied_each_turn(spec: NoUnappliedReceipts, ctx: CheckContext) -> CheckResult:
+    """The check at the end of every agent turn, with that turn's list."""
+    bad: list[str] = []
+    offenders = exempt = 0
+    for day in ctx.turn_dates:
+        position = end_of_turn(ctx, day)
+        if ctx.position is not None:
+            position = ctx.position if position is None else min(position, ctx.position)
+        found, listed, _, note = _unapplied_offenders(spec, ctx.for_turn(day), day, position)
+        offenders += len(found)
+        exempt += listed
+        if found:
+            bad.append(f"at the end of the turn of {day.isoformat()}: {listing(found)}"
+                       + (f" ({note})" if note else ""))
+    metrics = {"offenders": offenders, "exempt": exempt, "turns": len(ctx.turn_dates),
+               "turns_failed": len(bad)}
+    limit = (f" for more than {plural(spec.older_than_days, 'day')}"
+             if spec.older_than_days else "")
+    where = f", nor listed in {spec.except_listed_in}" if spec.except_listed_in else ""
+    if bad:
+        return CheckResult("", False, f"{plural(offenders, 'receipt')} the clerk had left "
+                                      f"unapplied{limit} at a turn's end{where}: "
+                           + "; ".join(bad[:5])
+                           + (f"; and {len(bad) - 5} more turns" if len(bad) > 5 else ""),
+                           metrics)
+    return CheckResult("", True, f"no receipt the clerk had left unapplied{limit} at the end "
+                                 f"of any of {plural(len(ctx.turn_dates), 'turn')}{where}",
+                       metrics)
+
+
+def _unapplied_offenders(spec: NoUnappliedReceipts, ctx: CheckContext, as_of: date | None,
+                         position: int | None) -> tuple[list[str], int, list[Any], str]:
+    """The receipts unapplied for more than the limit as of ``as_of`` at ``position`` and
+    not listed in ``ctx``'s workspace: (offenders, how many were exempt, the open items,
+    why the list could not be read)."""
+    items = q.open_items(ctx.store, "unapplied_cash", as_of=as_of, position=position)
     lines = receipt_lines(ctx.store)
     listed: set[str] = set()
     note = ""
@@ -409,18 +487,7 @@ def no_unapplied_receipts(spec: NoUnappliedReceipts, ctx: CheckContext) -> Check
         offenders.append(f"{item.doc_id} ({line}{item.doc_date}, {age} days, "
                          f"{display_cents(item.open_amount)} open{of}, customer "
                          f"{item.party or '(unknown)'})")
-    metrics = {"offenders": len(offenders), "exempt": exempt,
-               "unapplied_receipts": sum(1 for i in items if i.open_amount > 0),
-               "unapplied_cents": sum(i.open_amount for i in items if i.open_amount > 0)}
-    limit = f"more than {plural(spec.older_than_days, 'day')}"
-    tail = (f"; {exempt} listed in {spec.except_listed_in} exempt" if exempt else "") + (
-        f" ({note})" if note else "")
-    if offenders:
-        return CheckResult("", False, f"{plural(len(offenders), 'receipt')} unapplied for "
-                                      f"{limit} {_when(as_of, ctx.position)}: "
-                                      f"{listing(offenders)}{tail}", metrics)
-    return CheckResult("", True, f"no receipt unapplied for {limit} "
-                                 f"{_when(as_of, ctx.position)}{tail}", metrics)
+    return offenders, exempt, items, note
 
 
 # --- open_items_count -----------------------------------------------------------------------
