@@ -90,7 +90,42 @@ def _days_from(formula: Callable[[str], str]) -> Callable[[Any], None]:
     return change
 
 
+def _summed_cells(wb: Any) -> None:
+    """Each bucket total a sum of the cells whose invoices fall in it today: live and
+    right, but an invoice aging into another bucket (or a new export) leaves it wrong."""
+    sheet, summary = wb["Invoices"], wb["Summary"]
+    days, balance = _column(sheet, "days"), _column(sheet, "balance")
+    buckets: dict[str, list[str]] = {}
+    for row in sheet.iter_rows(min_row=2):
+        d = row[days - 1].value
+        label = ("Current" if d <= 0 else "1-30" if d <= 30 else "31-60" if d <= 60
+                 else "61-90" if d <= 90 else "Over 90")
+        buckets.setdefault(label, []).append(f"Invoices!{row[balance - 1].coordinate}")
+    for row in summary.iter_rows(min_row=2):
+        if row[0].value in buckets:
+            row[1].value = "=SUM(" + ",".join(buckets[row[0].value]) + ")"
+
+
+def _totals_from_due_dates(wb: Any) -> None:
+    """The bucket totals by SUMPRODUCT over the due dates and an as-of cell (not over the
+    days column): they follow the rows too."""
+    sheet, summary = wb["Invoices"], wb["Summary"]
+    sheet["H1"], sheet["I1"] = "As of", "=DATE(2026,4,15)"
+    due = sheet.cell(1, _column(sheet, "due")).column_letter
+    bal = sheet.cell(1, _column(sheet, "balance")).column_letter
+    n = sheet.max_row
+    d = f"(Invoices!$I$1-DATEVALUE(Invoices!${due}$2:${due}${n}))"
+    when = {"Current": f"({d}<=0)", "1-30": f"({d}>=1)*({d}<=30)",
+            "31-60": f"({d}>=31)*({d}<=60)", "61-90": f"({d}>=61)*({d}<=90)",
+            "Over 90": f"({d}>90)"}
+    for row in summary.iter_rows(min_row=2):
+        if row[0].value in when:
+            row[1].value = f"=SUMPRODUCT({when[row[0].value]}*Invoices!${bal}$2:${bal}${n})"
+
+
 CASES += [
+    ("output: each bucket a sum of today's cells", _edit_book(_summed_cells),
+     "totals-follow-the-rows/bucket-totals-follow-the-rows"),
     # refused as the prompt says: TODAY() recalculates to the day the workbook is read
     ("output: days past due from TODAY()",
      _edit_book(_days_from(lambda due: f"=TODAY()-DATEVALUE({due})")),
@@ -103,6 +138,7 @@ attempt, test_solution_is_accepted, test_mutation_is_rejected = edit_cases(TASK,
 @pytest.mark.parametrize("label,change", [
     ("days from an as-of cell", _days_from(lambda due: f"=$I$1-DATEVALUE({due})")),
     ("summary beside the invoices", lambda wb: _summary_beside_invoices(wb)),
+    ("bucket totals from the due dates", _totals_from_due_dates),
 ])
 def test_another_layout_is_accepted(attempt: tuple[Path, Path], label: str,
                                     change: Callable[[Any], None]) -> None:
