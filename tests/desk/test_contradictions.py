@@ -21,7 +21,8 @@ FILES = {"pl-variance-memo": "out/variance_memo.md",
          "capitalization-memo": "out/capitalization_memo.md",
          "audit-request-response": "out/audit_response.md",
          "revenue-budget-variance": "out/commentary.txt",
-         "expense-receipts-review": "out/review_notes.md"}
+         "expense-receipts-review": "out/review_notes.md",
+         "customer-profitability": "out/memo.txt"}
 
 REFUSED = [
     ("pl-variance-memo", "In short, service revenue rose and contractors fell.",
@@ -48,6 +49,11 @@ REFUSED = [
      ["commentary-totals"]),
     ("expense-receipts-review", "EC-1054 also has no receipt.",
      ["notes-each-rejected-claim-and-reason"]),
+    ("customer-profitability",
+     "Revenue is concentrated: our top five customers account for a large share.",
+     ["memo-concentration-below-threshold"]),
+    ("customer-profitability", "Walls Group's margin is comfortably above the 20% floor.",
+     ["memo-review-C0012"]),
 ]
 
 ACCEPTED = [
@@ -62,6 +68,8 @@ ACCEPTED = [
     ("revenue-budget-variance",
      "Managed services exceeded its budget, the largest gain within the total."),
     ("expense-receipts-review", "EC-1043 can be resubmitted with its receipt."),
+    ("customer-profitability", "No single customer exceeds 10% of revenue."),
+    ("customer-profitability", "Walls Group has bought from us since 2019."),
 ]
 
 
