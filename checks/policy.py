@@ -27,6 +27,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import date, timedelta
 from email.utils import parseaddr
 from typing import Any, ClassVar, Literal
@@ -36,6 +37,7 @@ from pydantic import Field, field_validator, model_validator
 from checks.context import CheckContext
 from checks.errors import Unusable
 from checks.files import Table, agent_csv, file_path, plain_typography
+from checks.reconcile import reconciliation
 from checks.registry import CheckResult, CheckSpec, FileCheckSpec, check_type
 from checks.state import bill_not_as_invoiced, held_past_its_turn, listing, plural, rows
 from checks.world import world_view
@@ -844,6 +846,11 @@ class ReconciliationTies(FileCheckSpec):
     as_of: date
     account: str = Field(default="1000", min_length=1)
     bank_account: str = Field(default="B-OPER", min_length=1)
+    items_as_books: bool = False
+    """Also: the items (the rows between the first and the last, zero amounts aside) are,
+    amount for amount, the account's reconciling items when the turn ended
+    (:func:`reconciling_items`); an item made up or left out fails even when the figures
+    tie (a real item's amount under a label of the clerk's own is not judged here)."""
 
     @field_validator("path")
     @classmethod
@@ -900,6 +907,44 @@ def item_sign(label: str) -> int | None:
     if inflow == outflow:
         return None
     return side if inflow else -side
+
+
+def reconciling_items(ctx: CheckContext, spec: ReconciliationTies) -> list[tuple[int, str]]:
+    """The reconciling items of ``spec.account`` a reconciliation made on ``spec.as_of``
+    lists, each ``(amount, what)`` signed as the file signs it (the statement balance plus
+    the items is the book balance): the account's items in
+    :func:`checks.reconcile.reconciliation` as of that date at the end of that day's turn (a
+    statement line the books lack, a book entry the statement lacks: its difference), and
+    for a line the bank posted twice that the books recorded as well, the bank's copy (its
+    amount turned) and what the books recorded from it. A line the bank posted that day
+    after sending its statement (a same-day wire) is on no statement yet: the line is no
+    item, what the books recorded of it is one."""
+    at = replace(ctx, position=end_of_turn(ctx, spec.as_of), cache={}, folds=None)
+    items: list[tuple[int, str, str]] = []
+    for a in reconciliation(at, spec.as_of).accounts:
+        if a.account != spec.account:
+            continue
+        for i in a.items:
+            line = i.document.split(" ")[0]
+            if i.difference:
+                items.append((i.difference, f"{i.kind} {i.document}", line))
+            elif i.kind == "bank_error" and i.external:
+                items.append((-i.external, f"{i.document}, the bank's copy of a line", line))
+                items.append((i.books or 0, f"what the books recorded from {i.document}", ""))
+    world = world_view(at, spec.as_of)
+    bank = world.banks.get(spec.bank_account)
+    if bank is not None and any(d == spec.as_of for d in world.stated.values()):
+        for x in bank.lines:
+            if x.posted_on != spec.as_of or x.line_id in world.stated:
+                continue
+            own = next((k for k, (a, _, line) in enumerate(items)
+                        if line == x.line_id and a == -x.amount), None)
+            if own is not None:
+                items.pop(own)
+            else:
+                items.append((x.amount, f"what the books recorded of {x.line_id}, a line "
+                                        "posted after the statement", ""))
+    return [(a, what) for a, what, _ in items]
 
 
 @check_type(ReconciliationTies)
@@ -963,12 +1008,64 @@ def reconciliation_ties(spec: ReconciliationTies, ctx: CheckContext) -> CheckRes
                         "amount does (money in that the books hold and the bank not yet is "
                         "added, money out subtracted; a bank line the books lack the other "
                         f"way round): {listing(wrong)}")
+    if spec.items_as_books:
+        left = Counter(a for a in amounts[1:-1] if a)
+        lacking = []
+        for a, what in reconciling_items(ctx, spec):
+            if a and left[a] > 0:
+                left[a] -= 1
+            elif a:
+                lacking.append(f"{display_cents(a)} ({what})")
+        made_up = sorted((+left).elements())
+        if lacking:
+            problems.append(f"reconciling items not listed: {listing(lacking)}")
+        if made_up:
+            problems.append("items that are no reconciling item of the account when the turn "
+                            f"ended: {listing([display_cents(a) for a in made_up])}")
     metrics = {"rows": len(amounts), "statement_cents": statement, "book_cents": book}
     if problems:
         return CheckResult("", False, f"{spec.path}: " + "; ".join(problems), metrics)
     return CheckResult("", True, f"{spec.path}: statement {display_cents(amounts[0])} + "
                                  f"{plural(len(amounts) - 2, 'item')} = book "
                                  f"{display_cents(book)}", metrics)
+
+
+# --- due_bills_paid_at_turns ----------------------------------------------------------------
+
+
+class DueBillsPaidAtTurns(CheckSpec):
+    """At each of the agent's turns dated before ``before`` (the weekly turns of a close,
+    whose rule is to pay what falls due within the week), every bill open in the books when
+    the turn ended and due within ``days_after`` days of the turn's date (overdue included)
+    was paid at that turn: one left open then is paid late or never, even when a later turn
+    pays it. A turn pays only bills in the books: one entered later is judged at the turns
+    after it (entered at its turn: ``entries_dated``'s ``bills_at_arrival``)."""
+
+    family: ClassVar[str] = "audit"
+    type: Literal["due_bills_paid_at_turns"]
+    days_after: int = Field(ge=0, le=366)
+    before: date
+
+
+@check_type(DueBillsPaidAtTurns)
+def due_bills_paid_at_turns(spec: DueBillsPaidAtTurns, ctx: CheckContext) -> CheckResult:
+    """List the bills each weekly turn left open though due within its week."""
+    turns = sorted(d for d in set(ctx.turn_dates) if d < spec.before
+                   and (ctx.as_of is None or d <= ctx.as_of))
+    left: list[str] = []
+    for day in turns:
+        cutoff = (day + timedelta(days=spec.days_after)).isoformat()
+        left += [f"{i.doc_id} ({i.party}, due {i.due_on}, {display_cents(i.open_amount)} open "
+                 f"after the turn of {day})"
+                 for i in q.open_items(ctx.store, "ap", position=end_of_turn(ctx, day))
+                 if i.doc_kind == "bill" and i.due_on is not None and i.due_on <= cutoff]
+    metrics = {"turns": len(turns), "left_unpaid": len(left)}
+    if left:
+        return CheckResult("", False, f"{plural(len(left), 'bill')} due within "
+                                      f"{spec.days_after} days of a weekly turn left open at "
+                                      f"it: {listing(left)}", metrics)
+    return CheckResult("", True, f"every bill due within {spec.days_after} days of each of "
+                                 f"{plural(len(turns), 'weekly turn')} paid at it", metrics)
 
 
 # --- aging_matches_books --------------------------------------------------------------------
