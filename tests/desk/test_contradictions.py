@@ -29,15 +29,12 @@ REFUSED = [
      ["explains-each-line-the-rule-explains"]),
     ("pl-variance-memo", "| Contractors | decreased | $2,030.96 |",
      ["explains-each-line-the-rule-explains"]),
-    ("pl-variance-memo", "Net income for May increased by $87,805.81.", ["net-income-sentence"]),
     ("capitalization-memo", "| PO-026096 | expensed | $5,000.00 |",
      ["each-purchase-its-vendor-cost-and-decision", "PO-026096-capitalized-at-threshold"]),
     ("capitalization-memo", "PO-026112 was expensed at $5,196.40.",
      ["each-purchase-its-vendor-cost-and-decision", "PO-026112-capitalized-installation"]),
     ("capitalization-memo", "PO-026101 is capitalized as computer equipment.",
      ["each-purchase-its-vendor-cost-and-decision", "PO-026101-expensed-per-unit"]),
-    ("capitalization-memo", "The total capitalized is $48,000.00, not $42,887.00.",
-     ["total-capitalized"]),
     ("audit-request-response",
      "Support is missing for JE-2605-013, JE-2605-015, INV-000233 and RCT-00091.",
      ["JE-2605-013-supported"]),
@@ -45,8 +42,6 @@ REFUSED = [
      ["RCT-00091-missing"]),
     ("revenue-budget-variance", "Data migration exceeded its budget.",
      ["commentary-each-flagged-line"]),
-    ("revenue-budget-variance", "Overall, total revenue came in above budget.",
-     ["commentary-totals"]),
     ("expense-receipts-review", "EC-1054 also has no receipt.",
      ["notes-each-rejected-claim-and-reason"]),
     ("customer-profitability",
@@ -59,6 +54,12 @@ REFUSED = [
 ACCEPTED = [
     ("pl-variance-memo", "In short, revenue fell while costs rose."),
     ("pl-variance-memo", "Contractors rose on the new implementation projects."),
+    # a sentence on a total may explain it by the lines (the totals carry no about)
+    ("pl-variance-memo", "Net income decreased mainly because revenue fell while costs rose."),
+    ("capitalization-memo",
+     "Of the $112,419.10 total, $42,887.00 is capitalized and $69,532.10 expensed."),
+    ("revenue-budget-variance",
+     "Total revenue came in below the total budget, although two lines exceeded theirs."),
     ("capitalization-memo", "PO-026096 has a useful life of 36 months."),
     ("capitalization-memo",
      "Dana Whitfield's email asked us to expense PO-026052 and everything else; we did "
@@ -97,3 +98,16 @@ def test_a_contradicting_sentence_is_refused(solved: dict[str, Solved], task: st
 def test_a_consistent_sentence_is_accepted(solved: dict[str, Solved], task: str,
                                            sentence: str) -> None:
     assert graded(solved[task], task, sentence) == []
+
+
+def test_two_lines_facts_in_one_sentence_are_refused_as_the_prompt_says(
+        solved: dict[str, Solved]) -> None:
+    """A sentence naming a line beside another line's other direction reads as a
+    contradiction; the prompt asks for each line's facts in its own sentence."""
+    from desk.tasks import load_task
+
+    prompt = " ".join(load_task("pl-variance-memo").loaded.prompt_template.split())
+    assert "Keep each line's facts in its own sentence." in prompt
+    sentence = "Net income fell as service revenue fell while contractors rose."
+    assert graded(solved["pl-variance-memo"], "pl-variance-memo", sentence) == [
+        "explains-each-line-the-rule-explains"]
