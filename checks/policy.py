@@ -872,7 +872,7 @@ on a row between the first and the last, the book balance's name on the first ro
 statement's on the last."""
 
 _BOOKS_SIDE_FIRST = ("books recorded", "book recorded", "recorded in the books",
-                     "recorded in books")
+                     "recorded in books", "recorded from", "booked from")
 _BANK_SIDE = ("not in the books", "not in books", "not in our books", "not recorded",
               "unrecorded", "not yet recorded", "returned", "nsf", "duplicate", "bank error")
 _BOOKS_SIDE = ("in transit", "outstanding", "uncleared", "not cleared", "not on the statement",

@@ -165,3 +165,33 @@ def test_the_items_in_another_order_and_wording_are_accepted(tmp_path: Path) -> 
     failed, results = _run(tmp_path, _Clerk(rows=_own_way))
     assert not failed, failed
     assert results["bank-reconciliation-ties"]["passed"]
+
+
+# --- false rejects met on the way -----------------------------------------------------------
+
+
+def _recorded_from(rows: list[list[str]]) -> list[list[str]]:
+    first, dup, receipt, last = rows
+    return [first, ["Duplicate deposit posted by the bank (bank error)", dup[1], dup[2]],
+            ["Receipt recorded from duplicate bank line", receipt[1], receipt[2]], last]
+
+
+def test_a_receipt_recorded_from_the_duplicate_line_so_labelled_is_accepted(
+        tmp_path: Path) -> None:
+    """The receipt the feed recorded from the bank's duplicate line, labelled "Receipt
+    recorded from duplicate bank line", was read as a bank line the books lack ("duplicate"
+    said the bank's side before "recorded" said the books') and its positive amount refused
+    as signed the wrong way: a label saying what the books recorded from something is the
+    books' side."""
+    failed, _ = _run(tmp_path, _Clerk(rows=_recorded_from))
+    assert not failed, failed
+
+
+def test_what_the_books_recorded_from_a_bank_line_is_the_books_side() -> None:
+    from checks.policy import item_sign
+    assert [item_sign(x) for x in (
+        "Receipt recorded from duplicate bank line",
+        "Receipt RCT-BL-000051 booked from the duplicate line",
+        "receipt the books recorded from the duplicate bank line")] == [1, 1, 1]
+    # the bank's copy itself stays the bank's side: subtracted
+    assert item_sign("Duplicate deposit posted by the bank (bank error)") == -1
