@@ -107,7 +107,39 @@ def test_two_lines_facts_in_one_sentence_are_refused_as_the_prompt_says(
     from desk.tasks import load_task
 
     prompt = " ".join(load_task("pl-variance-memo").loaded.prompt_template.split())
-    assert "Keep each line's facts in its own sentence." in prompt
+    assert "Keep each line's facts in its own sentence" in prompt
     sentence = "Net income fell as service revenue fell while contractors rose."
     assert graded(solved["pl-variance-memo"], "pl-variance-memo", sentence) == [
         "explains-each-line-the-rule-explains"]
+
+
+@pytest.mark.parametrize(("task", "words"), [
+    ("pl-variance-memo", "any sentence naming a line, a summary's too, is read as stating "
+                         "that line's facts"),
+    ("capitalization-memo", "any other sentence naming a purchase, a summary's too, is read "
+                            "as stating that purchase's facts"),
+    ("audit-request-response", "any other sentence naming an item, a summary's too, is read "
+                               "as stating that item's facts"),
+    ("revenue-budget-variance", "any sentence naming a line is read as stating that line's "
+                                "facts"),
+    ("expense-receipts-review", "any other line naming a rejected claim is read as giving its "
+                                "reason"),
+])
+def test_the_prompt_says_other_sentences_are_read_as_the_items(task: str, words: str) -> None:
+    """The about rule refuses a summary stating several items' facts together (below); the
+    prompts say each item's facts go in its own sentence and how another sentence reads."""
+    from desk.tasks import load_task
+
+    assert words in " ".join(load_task(task).loaded.prompt_template.split())
+
+
+def test_a_summary_of_several_decisions_in_one_sentence_is_refused(
+        solved: dict[str, Solved]) -> None:
+    sentence = ("In short, PO-026052 and PO-026088 are capitalized and PO-026058 is "
+                "expensed.")
+    assert sorted(graded(solved["capitalization-memo"], "capitalization-memo", sentence)) == [
+        "PO-026052-capitalized-threshold", "PO-026058-expensed-useful-life",
+        "PO-026088-capitalized-improvement", "each-purchase-its-vendor-cost-and-decision"]
+    # one sentence per decision is a summary the rule reads right
+    split = "In short, PO-026052 and PO-026088 are capitalized. PO-026058 is expensed."
+    assert graded(solved["capitalization-memo"], "capitalization-memo", split) == []
