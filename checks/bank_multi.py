@@ -24,7 +24,8 @@ day; the books are read as of the month's last day.
   (after the month's end neither; a transfer to the card is its statement's payment);
   1090 holds exactly what is in transit.
 - ``returned_items_reopened``: each returned cheque recorded as returned on the day the bank
-  returned it, its invoice open again; no other deposit returned.
+  returned it, its invoice open again; no other deposit returned, and the invoice of every
+  cheque the bank paid still paid (none reopened by its application reversed).
 - ``card_statement_entered``: each card charge recorded once, dated as charged, on the
   account the card policy codes its merchant to; the statement's balance paid from the
   operating account by one transfer to the card account after the statement, dated the day
@@ -332,7 +333,8 @@ def transfers_recorded(spec: TransfersRecorded, ctx: CheckContext) -> CheckResul
 
 
 class ReturnedItemsReopened(_Spec):
-    """Every returned cheque recorded as returned on its day, its invoice open again."""
+    """Every returned cheque recorded as returned on its day, its invoice open again; every
+    paid cheque's invoice still paid."""
 
     type: Literal["returned_items_reopened"]
 
@@ -362,8 +364,16 @@ def returned_items_reopened(spec: ReturnedItemsReopened, ctx: CheckContext) -> C
             problems.append(f"invoice {d['invoice_id']} not open again for "
                             f"{display_cents(d['amount'])}")
     problems += [f"receipt {r} recorded as returned; the bank paid it" for r in sorted(returned)]
-    return _result(f"{plural(len(due), 'returned item')} reopened", problems,
-                   {"returned": len(due)})
+    paid = [d for d in truth["deposits"] if d not in due]
+    for d in paid:
+        inv = q.document(ctx.store, "invoice", d["invoice_id"])
+        if inv is not None and inv["open_amount"]:
+            problems.append(f"invoice {d['invoice_id']} open for "
+                            f"{display_cents(inv['open_amount'])}; its cheque (receipt "
+                            f"{d['receipt_id']}) was not returned")
+    return _result(f"{plural(len(due), 'returned item')} reopened, the invoices of "
+                   f"{plural(len(paid), 'paid cheque')} still paid", problems,
+                   {"returned": len(due), "paid": len(paid)})
 
 
 class CardStatementEntered(_Spec):

@@ -24,6 +24,9 @@ Tried and rightly accepted: the controller closing May before finishing June 1's
 Still accepted, left as is: a real item's amount under a label or reference of the
 clerk's own (``timing differences``, or a deposit in transit naming no receipt of the
 books); the prompt gives the item column no vocabulary and the reference column no form.
+A false reject met on the way: the receipt recorded from the duplicate line, labelled
+"Receipt recorded from duplicate bank line", was refused as signed the wrong way
+(``item_sign`` read "duplicate" as the bank's side before "recorded" as the books').
 """
 
 from __future__ import annotations
