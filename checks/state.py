@@ -329,7 +329,11 @@ class NoUnappliedReceipts(CheckSpec):
     ``except_listed_in`` as that turn's workspace holds it. A receipt the clerk could see
     at a turn (with ``older_than_days: 0``, any recorded before the turn's day) and left
     unapplied over it, unlisted, fails even when a later turn applied it (a cent held to
-    the next day, an application put off a turn and dated honestly).
+    the next day, an application put off a turn and dated honestly). With
+    ``listed_stays_unapplied`` a turn's row exempts only unapplied cash that no later turn
+    applies: where every paper that places a payment reaches the clerk before its deposit
+    (cash-application), a receipt listed at a turn and applied at a later one could have
+    been applied when it was listed.
     """
 
     family: ClassVar[str] = "state"
@@ -340,6 +344,7 @@ class NoUnappliedReceipts(CheckSpec):
     reason_column: str | None = Field(default="reason", min_length=1)
     as_of: date | None = None
     each_turn: bool = False
+    listed_stays_unapplied: bool = False
 
     @field_validator("except_listed_in")
     @classmethod
@@ -350,6 +355,9 @@ class NoUnappliedReceipts(CheckSpec):
     def _turns(self) -> NoUnappliedReceipts:
         if self.each_turn and (self.daily or self.as_of is not None):
             raise ValueError("each_turn judges every turn's end: not with daily or as_of")
+        if self.listed_stays_unapplied and not (self.each_turn and self.except_listed_in):
+            raise ValueError("listed_stays_unapplied judges each turn's list: give each_turn "
+                             "and except_listed_in")
         return self
 
 
@@ -433,11 +441,16 @@ def _unapplied_each_turn(spec: NoUnappliedReceipts, ctx: CheckContext) -> CheckR
     """The check at the end of every agent turn, with that turn's list."""
     bad: list[str] = []
     offenders = exempt = 0
+    kept: dict[str, int] | None = None
+    if spec.listed_stays_unapplied:  # what each receipt holds unapplied at the end
+        kept = {i.doc_id: i.open_amount for i in q.open_items(
+            ctx.store, "unapplied_cash", position=ctx.position) if i.open_amount > 0}
     for day in ctx.turn_dates:
         position = end_of_turn(ctx, day)
         if ctx.position is not None:
             position = ctx.position if position is None else min(position, ctx.position)
-        found, listed, _, note = _unapplied_offenders(spec, ctx.for_turn(day), day, position)
+        found, listed, _, note = _unapplied_offenders(spec, ctx.for_turn(day), day, position,
+                                                      kept)
         offenders += len(found)
         exempt += listed
         if found:
@@ -460,10 +473,12 @@ def _unapplied_each_turn(spec: NoUnappliedReceipts, ctx: CheckContext) -> CheckR
 
 
 def _unapplied_offenders(spec: NoUnappliedReceipts, ctx: CheckContext, as_of: date | None,
-                         position: int | None) -> tuple[list[str], int, list[Any], str]:
+                         position: int | None, kept: dict[str, int] | None = None
+                         ) -> tuple[list[str], int, list[Any], str]:
     """The receipts unapplied for more than the limit as of ``as_of`` at ``position`` and
-    not listed in ``ctx``'s workspace: (offenders, how many were exempt, the open items,
-    why the list could not be read)."""
+    not listed in ``ctx``'s workspace (with ``kept``, what each receipt still holds
+    unapplied at the end: listed and applied later is not exempt): (offenders, how many
+    were exempt, the open items, why the list could not be read)."""
     items = q.open_items(ctx.store, "unapplied_cash", as_of=as_of, position=position)
     lines = receipt_lines(ctx.store)
     listed: set[str] = set()
@@ -478,15 +493,19 @@ def _unapplied_offenders(spec: NoUnappliedReceipts, ctx: CheckContext, as_of: da
         if age <= spec.older_than_days:
             continue
         ids = {item.doc_id, *lines.get(item.doc_id, ())}
+        later = ""
         if ids & listed:
-            exempt += 1
-            continue
+            if kept is None or kept.get(item.doc_id, 0) >= item.open_amount:
+                exempt += 1
+                continue
+            later = (f", listed, then {display_cents(item.open_amount - kept.get(item.doc_id, 0))}"
+                     " of it applied at a later turn")
         doc = q.document(ctx.store, "receipt", item.doc_id)
         of = f" of {display_cents(int(doc['total']))}" if doc else ""
         line = f"line {', '.join(lines[item.doc_id])}, " if item.doc_id in lines else ""
         offenders.append(f"{item.doc_id} ({line}{item.doc_date}, {age} days, "
                          f"{display_cents(item.open_amount)} open{of}, customer "
-                         f"{item.party or '(unknown)'})")
+                         f"{item.party or '(unknown)'}{later})")
     return offenders, exempt, items, note
 
 
