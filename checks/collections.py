@@ -22,7 +22,8 @@ books are read from the erp realm.
 - ``collections_promises``: each emailed promise recorded at the first run after it
   (invoice, amount, date); no other.
 - ``collections_holds``: holds placed (limit 0.00) and released on the runs the policy
-  calls for, on those customers only.
+  calls for, on those customers only (a hold placed and released at the same run, a
+  mistake corrected at once, counts as neither).
 - ``collections_letters``: at every run, one letter per overdue, undisputed invoice with
   no promise running whose days past due call for a level not sent yet, at that level;
   no other letter.
@@ -458,7 +459,8 @@ def collections_promises(spec: CollectionsPromises, ctx: CheckContext) -> CheckR
 
 
 class CollectionsHolds(CheckSpec):
-    """Credit holds placed and released on the runs the policy calls for."""
+    """Credit holds placed and released on the runs the policy calls for (a hold placed and
+    released at the same run counts as neither)."""
 
     family: ClassVar[str] = "state"
     type: Literal["collections_holds"]
@@ -472,16 +474,27 @@ def collections_holds(spec: CollectionsHolds, ctx: CheckContext) -> CheckResult:
     runs = _runs(ctx)
     want = {("place", r.day, cust) for r in runs for cust in r.holds}
     want |= {("release", r.day, cust) for r in runs for cust in r.releases}
+    # a hold placed and released at the same run is a mistake corrected at that run (the
+    # customer was never on hold between runs): neither counts, as an application reversed
+    # at its run does not
     got: list[tuple[str, date, str]] = []
-    problems: list[str] = []
+    limits: dict[int, str] = {}
     for e in _erp(ctx, "credit_hold_placed", "credit_hold_released"):
         if isinstance(e, ev.CreditHoldPlaced):
-            got.append(("place", e.placed_on, e.customer_id))
             if e.credit_limit != 0:
-                problems.append(f"hold {e.hold_id} on {e.customer_id} has limit "
-                                f"{display_cents(e.credit_limit)}, policy 0.00")
+                limits[len(got)] = (f"hold {e.hold_id} on {e.customer_id} has limit "
+                                    f"{display_cents(e.credit_limit)}, policy 0.00")
+            got.append(("place", e.placed_on, e.customer_id))
         elif isinstance(e, ev.CreditHoldReleased):
+            same_run = ("place", e.released_on, e.customer_id)
+            if same_run in got:
+                at = len(got) - 1 - got[::-1].index(same_run)
+                got[at] = ("", e.released_on, "")
+                limits.pop(at, None)
+                continue
             got.append(("release", e.released_on, e.customer_id))
+    problems = list(limits.values())
+    got = [x for x in got if x[0]]
     problems += _compare("hold", want, got, lambda x: f"{x[0]} {x[2]} on {_day(x[1])}")
     placed = sum(1 for x in want if x[0] == "place")
     return _result(f"{plural(placed, 'hold')} placed and "
