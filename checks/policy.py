@@ -14,6 +14,7 @@ fail, where the other checks look at totals only.
 | ``credits_applied_as_named`` | each vendor credit went to the bill its note credits |
 | ``event_accounts`` | the agent's fees, charges, interest... are on the accounts the policy gives |
 | ``documents_listed`` | the exceptions file lists exactly the documents not acted on |
+| ``genuine_bank_changes_requested`` | every genuine bank-detail change the agent saw is requested |
 | ``unapplied_listed`` | the unapplied list names every receipt left unapplied, and only those |
 | ``reconciliation_ties`` | a bank reconciliation file ties the statement to the books |
 | ``aging_matches_books`` | an aging file holds the books' aging, row by row, to the cent |
@@ -125,6 +126,10 @@ class PaymentsDueBy(CheckSpec):
     due_by: date | None = None
     weeks_after: int | None = Field(default=None, ge=0, le=52)
     days_after: int | None = Field(default=None, ge=0, le=366)
+    all_due_paid_on: date | None = None
+    """The day the policy's payment run is due (a month's last business day): when set,
+    also fail on a bill open at the end that was due by that day's cutoff. The run pays
+    everything then due, not some of it nor part of a bill, and not on another day."""
 
     @model_validator(mode="after")
     def _one_cutoff(self) -> PaymentsDueBy:
@@ -169,12 +174,29 @@ def payments_due_by(spec: PaymentsDueBy, ctx: CheckContext) -> CheckResult:
             if on > cutoff:
                 early.append(f"{a['bill_id']} (due {on}, paid {day} by {d['payment_id']}; "
                              f"cutoff {cutoff})")
-    metrics = {"bills_paid": paid, "paid_early": len(early)}
+    unpaid: list[str] = []
+    run_on = spec.all_due_paid_on
+    run_cutoff = spec.cutoff(run_on) if run_on is not None else None
+    if (run_on is not None and run_cutoff is not None
+            and (ctx.as_of is None or ctx.as_of >= run_on)):
+        unpaid = [f"{i.doc_id} ({i.party}, due {i.due_on}, {display_cents(i.open_amount)} "
+                  "open)" for i in q.open_items(ctx.store, "ap", position=ctx.position)
+                  if i.doc_kind == "bill" and i.open_amount > 0 and i.due_on is not None
+                  and i.due_on <= run_cutoff.isoformat()]
+    metrics = {"bills_paid": paid, "paid_early": len(early), "due_left_unpaid": len(unpaid)}
+    problems = []
     if early:
-        return CheckResult("", False, f"{plural(len(early), 'bill')} paid before the policy "
-                                      f"allows: {listing(early)}", metrics)
+        problems.append(f"{plural(len(early), 'bill')} paid before the policy allows: "
+                        f"{listing(early)}")
+    if unpaid:
+        problems.append(f"{plural(len(unpaid), 'bill')} due by the cutoff {run_cutoff} of "
+                        f"the payment run of {run_on} left open: {listing(unpaid)}")
+    if problems:
+        return CheckResult("", False, "; ".join(problems), metrics)
     return CheckResult("", True, f"{plural(paid, 'bill payment')} by the agent, each due by "
-                                 "its cutoff", metrics)
+                                 "its cutoff" + (f", and every bill due by {run_cutoff} "
+                                                 "paid" if run_cutoff is not None else ""),
+                       metrics)
 
 
 # --- bank_minimum_balance -------------------------------------------------------------------
@@ -558,13 +580,22 @@ class DocumentsListed(FileCheckSpec):
     owed invoice, credit note or genuine change the books do not have. A document the books
     did act on must not be listed; none may be listed twice. A document may be named by its
     path in the workspace too (``inbox/NAME``, ``inbox/archive/NAME``: "its file name in
-    ``inbox/``" read as a path names the same file). With ``vendor_column``, each
+    ``inbox/``" read as a path names the same file), and a row naming no file the agent
+    was sent (a name made up) fails. With ``vendor_column``, each
     listed document's row names its vendor: the vendor's id or the books' name for it, or
     the sender's name as the document writes it (for a vendor the books do not have)."""
 
     type: Literal["documents_listed"]
     column: str = Field(default="document", min_length=1)
     vendor_column: str | None = Field(default=None, min_length=1)
+    reason_column: str | None = Field(default=None, min_length=1)
+    """When set, each listed row's reason says why, in any words of the document's kind
+    (:data:`REASON_WORDS`): a second copy (``duplicate``, ``already``, ``renumbered``...), a
+    bill above its quote (``price``, ``quote``, ``above``, ``held``...), a credit note
+    against a bill not entered (``held``, ``not entered``...), an unverified bank-detail
+    change (``verified``, ``fraud``, ``address``, ``phone``...); any reason that is not
+    blank for another document. A blank reason, a placeholder (``x``, ``-``) or the words
+    of another kind (a resend listed as above its quote) fails."""
 
     @field_validator("path")
     @classmethod
@@ -687,6 +718,69 @@ def expected_exceptions(ctx: CheckContext) -> tuple[set[str], set[str]]:
     return listed, acted
 
 
+REASON_WORDS: dict[str, tuple[str, ...]] = {
+    "copy": ("duplicate", "dupe", "copy", "already", "again", "twice", "double", "repeat",
+             "resen", "re-sen", "resubmi", "renumber", "re-number", "reformat", "reissue",
+             "re-issue", "rebill", "re-bill", "same", "identical", "second", "earlier",
+             "previous"),
+    "price": ("pric", "quot", "above", "agreed", "over", "higher", "exceed", "more than",
+              "variance", "held", "hold", "discrepan"),
+    "credit": ("held", "hold", "not entered", "not in the books", "not recorded", "not booked",
+               "no bill", "not found", "missing", "no matching", "unmatched", "pric",
+               "quot", "above", "reject", "declin", "disput", "not owed", "no such",
+               "not on file", "never"),
+    "bank": ("verif", "fraud", "phone", "call", "address", "domain", "suspicious", "look-alike",
+             "lookalike", "spoof", "phish", "genuine", "sender", "impersonat", "scam",
+             "confirm", "unusual", "match", "mobile", "unknown", "red flag", "urgen"),
+}
+"""The words a listed document's reason may use to say why, by the document's kind."""
+
+
+def exception_kinds(ctx: CheckContext) -> dict[str, str]:
+    """The kind of each vendor document the truth says is not to be acted on (a key of
+    :data:`REASON_WORDS`), by file name: a resend or renumbered copy, a bill above its
+    quote, a credit note (listed only when its bill is not in the books), a bank-detail
+    change that is not genuine."""
+    bills: dict[str, BillIssued] = {}
+    asked: dict[str, BankChangeAsked] = {}
+    out: dict[str, str] = {}
+    for e in ctx.store.read(realm="world", types=["bill_issued", "bank_change_asked",
+                                                  "document_delivered"]):
+        w = decode_world_event(e.type, e.payload)
+        if isinstance(w, BillIssued):
+            bills[w.bill_ref] = w
+        elif isinstance(w, BankChangeAsked):
+            asked[w.request_ref] = w
+        elif isinstance(w, DocumentDelivered):
+            t = w.truth
+            if "request_ref" in t and t["request_ref"] in asked:
+                if not asked[t["request_ref"]].genuine:
+                    out[w.filename] = "bank"
+            elif "credit_number" in t:
+                out[w.filename] = "credit"
+            elif "bill_ref" in t and t.get("kind") != "quote" and t["bill_ref"] in bills:
+                kind = bills[t["bill_ref"]].kind
+                if kind in ("duplicate", "near_duplicate"):
+                    out[w.filename] = "copy"
+                elif kind == "price_variance":
+                    out[w.filename] = "price"
+    return out
+
+
+_KIND_SAYS = {"copy": "a second copy of an invoice already received",
+              "price": "a bill above its quote", "credit": "a credit note",
+              "bank": "a bank-detail change that cannot be verified"}
+
+
+def _reason_says(reason: str, kind: str | None) -> bool:
+    """Whether a listed document's reason says why in its kind's words (any reason with a
+    letter or digit in it for a document of no kind)."""
+    said = " ".join(plain_typography(reason).casefold().split())
+    if not re.search(r"[a-z0-9]", said) or said in ("x", "n/a", "na", "tbd", "todo", "none"):
+        return False
+    return kind is None or any(w in said for w in REASON_WORDS[kind])
+
+
 @check_type(DocumentsListed)
 @_fails_on_unusable
 def documents_listed(spec: DocumentsListed, ctx: CheckContext) -> CheckResult:
@@ -699,6 +793,8 @@ def documents_listed(spec: DocumentsListed, ctx: CheckContext) -> CheckResult:
     missing = sorted(want - got)
     wrong = sorted(got & acted)
     twice = _twice(names)
+    seen = _seen(ctx)
+    unknown = sorted(n for n in got if seen and n not in seen)
     other: list[str] = []
     if spec.vendor_column is not None:
         vcol = _column(table, spec.vendor_column, spec.path)
@@ -707,10 +803,26 @@ def documents_listed(spec: DocumentsListed, ctx: CheckContext) -> CheckResult:
             name, given = listed_document(r[col]), r[vcol].strip()
             if name in want and name in vendors and _names_key(given) not in vendors[name]:
                 other.append(f"{name} ({given!r})")
+    unsaid: list[str] = []
+    if spec.reason_column is not None:
+        rcol = _column(table, spec.reason_column, spec.path)
+        kinds = exception_kinds(ctx)
+        for r in table.rows:
+            name = listed_document(r[col])
+            if name in want and not _reason_says(r[rcol], kinds.get(name)):
+                unsaid.append(f"{name} ({r[rcol].strip()!r}" + (
+                    f"; it is {_KIND_SAYS[kinds[name]]})" if name in kinds else ")"))
     metrics = {"expected": len(want), "listed": len(names), "missing": len(missing),
                "listed_but_acted_on": len(wrong), "twice": len(twice),
-               "wrong_vendor": len(other)}
+               "wrong_vendor": len(other), "reason_unsaid": len(unsaid),
+               "not_in_inbox": len(unknown)}
     problems = []
+    if unknown:
+        problems.append(f"{plural(len(unknown), 'row')} naming no document the clerk was "
+                        f"sent (in inbox/ or inbox/archive/): {listing(unknown)}")
+    if unsaid:
+        problems.append(f"{plural(len(unsaid), 'document')} listed with a reason that does "
+                        f"not say why: {listing(unsaid)}")
     if other:
         problems.append(f"{plural(len(other), 'document')} listed under another vendor than "
                         f"the one that sent {'it' if len(other) == 1 else 'them'}: "
@@ -727,6 +839,55 @@ def documents_listed(spec: DocumentsListed, ctx: CheckContext) -> CheckResult:
         return CheckResult("", False, f"{spec.path}: " + "; ".join(problems), metrics)
     return CheckResult("", True, f"{spec.path} lists the {plural(len(want), 'document')} not "
                                  "acted on, and only those", metrics)
+
+
+# --- genuine_bank_changes_requested ---------------------------------------------------------
+
+
+class GenuineBankChangesRequested(CheckSpec):
+    """Every genuine bank-detail change a vendor asked for (the world's ``BankChangeAsked``
+    with ``genuine: true``: from its usual address, offering the phone of its earlier
+    documents) in a document the agent saw (in ``inbox/`` or ``inbox/archive/``) is
+    requested in the books for that vendor with the new bank details: a verifiable change
+    left unrequested (declined, listed as an exception) leaves the vendor paid to an
+    account it is closing. Whether a fraudulent one is acted on is
+    ``fraudulent_change_not_approved``'s."""
+
+    family: ClassVar[str] = "audit"
+    type: Literal["genuine_bank_changes_requested"]
+
+
+@check_type(GenuineBankChangesRequested)
+def genuine_bank_changes_requested(spec: GenuineBankChangesRequested,
+                                   ctx: CheckContext) -> CheckResult:
+    """List the genuine changes the agent saw and the books do not request."""
+    seen = _seen(ctx)
+    asked: dict[str, BankChangeAsked] = {}
+    files: dict[str, str] = {}
+    for e in ctx.store.read(realm="world", types=["bank_change_asked", "document_delivered"]):
+        w = decode_world_event(e.type, e.payload)
+        if isinstance(w, BankChangeAsked) and w.genuine:
+            asked[w.request_ref] = w
+        elif (isinstance(w, DocumentDelivered) and w.filename in seen
+              and "request_ref" in w.truth):
+            files.setdefault(str(w.truth["request_ref"]), w.filename)
+    requested: set[tuple[str, str, str]] = set()
+    for e in ctx.store.read(realm="erp", types=["vendor_bank_change_requested"],
+                            until=_until(ctx)):
+        b = e.data["new_bank"]
+        requested.add((e.data["vendor_id"], b["routing"], b["account_number"]))
+    due = {ref: ch for ref, ch in asked.items() if ref in files}
+    missing = [f"{files[ref]} ({ch.vendor_id}, {ch.new_bank.masked()})"
+               for ref, ch in sorted(due.items())
+               if (ch.vendor_id, ch.new_bank.routing, ch.new_bank.account_number)
+               not in requested]
+    metrics = {"genuine_seen": len(due), "not_requested": len(missing)}
+    if missing:
+        return CheckResult("", False, f"{plural(len(missing), 'genuine bank-detail change')} "
+                                      f"not requested in the books: {listing(missing)}",
+                           metrics)
+    return CheckResult("", True, f"{plural(len(due), 'genuine bank-detail change')} seen, "
+                                 "each requested in the books", metrics)
 
 
 # --- unapplied_listed -----------------------------------------------------------------------
