@@ -14,6 +14,11 @@ checks let through.
   left out (the duplicate bank line and the receipt the feed recorded from it, which net to
   nothing), were accepted. ``bank-reconciliation-ties`` (``items_as_books``) now asks the
   items to be the account's reconciling items when the turn ended, amount for amount.
+- The receivables were checked as they stood at the Friday turns of May 8, 15 and 22, not
+  at the month-end turn of May 29: a clerk that left that turn's receipts unapplied (its
+  aging showing paid invoices open) and applied them as the controller on June 1 was
+  accepted, June's work leaving the month's end as it should be.
+  ``receivables-matched-at-the-may-29-turn`` now checks them as they stood then too.
 
 Tried and rightly refused already: a receipt the reference leaves unapplied (a duplicate
 payment, the receipt of the bank's duplicate line) applied to the customer's oldest open
@@ -83,7 +88,7 @@ class _Clerk:
             path.write_text(buf.getvalue(), encoding="utf-8")
 
 
-def _run(tmp: Path, clerk: _Clerk) -> tuple[set[str], dict[str, Any]]:
+def _run(tmp: Path, clerk: Any) -> tuple[set[str], dict[str, Any]]:
     res = run_attempt(load_scenario(find_scenario(NAME)), SEED, clerk.name, tmp / "a",
                       agent=clerk)
     return failed_checks(res.out), check_results(res.out)
@@ -128,6 +133,32 @@ def test_each_due_bill_paid_by_a_run_of_its_own_is_accepted(tmp_path: Path) -> N
     assert not failed, failed
     metrics = results["due-bills-paid-at-their-turn"]["metrics"]
     assert metrics == {"turns": 4, "left_unpaid": 0}, metrics  # May 1, 8, 15 and 22
+
+
+# --- the month-end turn's receipts ---------------------------------------------------------
+
+
+class _ReceiptsLeftToJune:
+    """The reference, except that the month-end turn applies no receipt (nor accepts a card
+    fee): the controller's June 1 turn applies them all."""
+
+    name = "receipts-left-to-june"
+
+    def run_turn(self, desk: TurnContext) -> None:
+        def route(real: Execute, cmd: c.Command) -> list[StoredEvent] | CommandRejected:
+            if desk.day == MONTH_END and isinstance(
+                    cmd, (c.ApplyReceipt, c.GrantFeeAllowance, c.AssignReceiptCustomer)):
+                return []
+            return real(cmd)
+
+        with routed(desk, route):
+            mec.reference(desk)
+
+
+def test_the_month_end_turns_receipts_left_to_june_are_refused(tmp_path: Path) -> None:
+    failed, results = _run(tmp_path, _ReceiptsLeftToJune())
+    assert failed == {"receivables-matched-at-the-may-29-turn"}, failed
+    assert "by document" in results["receivables-matched-at-the-may-29-turn"]["detail"]
 
 
 # --- the bank reconciliation's items --------------------------------------------------------
