@@ -40,7 +40,14 @@ from checks.errors import Unusable
 from checks.files import Table, agent_csv, file_path, plain_typography
 from checks.reconcile import reconciliation
 from checks.registry import CheckResult, CheckSpec, FileCheckSpec, check_type
-from checks.state import bill_not_as_invoiced, held_past_its_turn, listing, plural, rows
+from checks.state import (
+    bill_not_as_invoiced,
+    end_of_turn,
+    held_past_its_turn,
+    listing,
+    plural,
+    rows,
+)
 from checks.world import world_view
 from erp import queries as q
 from erp.books import document_number_key
@@ -975,18 +982,6 @@ def unapplied_listed(spec: UnappliedListed, ctx: CheckContext) -> CheckResult:
 
 
 # --- reconciliation_ties --------------------------------------------------------------------
-
-
-def end_of_turn(ctx: CheckContext, day: date) -> int | None:
-    """The log position when the agent's turn of ``day`` ended: its last write that day,
-    or (it wrote nothing) the last event before that day."""
-    found = rows(ctx.store, "SELECT MAX(position) FROM events WHERE business_date = ? AND "
-                            "actor LIKE 'agent:%'", [day.isoformat()])
-    if found and found[0][0] is not None:
-        return int(found[0][0])
-    before = rows(ctx.store, "SELECT MAX(position) FROM events WHERE business_date < ?",
-                  [day.isoformat()])
-    return int(before[0][0]) if before and before[0][0] is not None else None
 
 
 class ReconciliationTies(FileCheckSpec):
