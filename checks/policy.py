@@ -302,14 +302,19 @@ def bills_coded_to_default(spec: BillsCodedToDefault, ctx: CheckContext) -> Chec
 
 class EventAccounts(CheckSpec):
     """Every event of the agent of a type in ``accounts`` posts its counter-account (the
-    payload's ``account``, or each line's) only to one of the accounts ``by_event`` lists for
-    that type (``{fee_allowance_granted: ["6810"], bank_fee_recorded: ["6800"]}``): the
-    policy's coding
-    of card fees, bank charges, interest, credit notes and journal entries."""
+    payload's ``account`` or ``discount_account``, or each line's) only to one of the
+    accounts ``by_event`` lists for that type (``{fee_allowance_granted: ["6810"],
+    bank_fee_recorded: ["6800"]}``): the policy's coding of card fees, bank charges,
+    interest, credit notes, purchase discounts taken and journal entries."""
 
     family: ClassVar[str] = "audit"
     type: Literal["event_accounts"]
     by_event: dict[str, list[str]] = Field(min_length=1)
+
+
+_ACCOUNT_FIELDS = ("account", "discount_account")
+"""The payload fields an event names its counter-account in (``purchase_discount_taken``
+keeps it in ``discount_account``)."""
 
 
 @check_type(EventAccounts)
@@ -322,7 +327,8 @@ def event_accounts(spec: EventAccounts, ctx: CheckContext) -> CheckResult:
             continue
         d = e.data
         allowed = spec.by_event[e.type]
-        codes = [d["account"]] if "account" in d else [x["account"] for x in d.get("lines", ())]
+        codes = ([d[f] for f in _ACCOUNT_FIELDS if f in d]
+                 or [x["account"] for x in d.get("lines", ())])
         for code in codes:
             seen += 1
             if code not in allowed:

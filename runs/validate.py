@@ -45,6 +45,7 @@ from erp import queries as q
 from erp.commands import Command
 from erp.errors import CommandRejected
 from erp.events import Role
+from erp.handlers import PURCHASE_DISCOUNTS
 from runs.attempt import AttemptResult, Recording, run_attempt
 from runs.errors import BadInput, ValidationAborted
 from runs.output_mutants import (
@@ -262,12 +263,16 @@ class Mutation:
 _APPROVALS = (c.ApproveBill, c.ApproveVendorBankChange)
 _ACCOUNT_COMMANDS = (c.EnterBill, c.RecordBankFee, c.RecordInterest, c.GrantFeeAllowance,
                      c.WriteOffInvoice, c.IssueCreditMemo, c.RecordVendorCredit,
-                     c.PostJournalEntry, c.IssueInvoice, c.IssuePurchaseOrder)
+                     c.PostJournalEntry, c.IssueInvoice, c.IssuePurchaseOrder,
+                     c.PayBillWithDiscount)
 _DEFAULT_ACCOUNT = {"EnterBill": "expense", "IssuePurchaseOrder": "expense",
                     "RecordBankFee": "bank_fees",
                     "RecordInterest": "interest_income", "GrantFeeAllowance": "card_fees",
                     "WriteOffInvoice": "bad_debt", "IssueCreditMemo": "sales_returns",
                     "RecordVendorCredit": "expense", "IssueInvoice": "revenue"}
+_DEFAULT_CODE = {"PayBillWithDiscount": PURCHASE_DISCOUNTS}
+"""A command's default account that is not one of the company's accounts (the discount
+of ``pay-with-discount``)."""
 
 
 def _shift_month(day: date, months: int) -> date:
@@ -531,8 +536,9 @@ def _other_account(cmd: Command, desk: TurnContext) -> tuple[Command, str]:
         to = other(code)
         recoded = (first.model_copy(update={"account": to}), *cmd.lines[1:])
         return cmd.model_copy(update={"lines": recoded}), f"lines[0].account {code} -> {to}"
-    code = getattr(cmd, "account", None) or getattr(company.accounts,
-                                                    _DEFAULT_ACCOUNT[type(cmd).__name__])
+    name = type(cmd).__name__
+    code = (getattr(cmd, "account", None) or _DEFAULT_CODE.get(name)
+            or getattr(company.accounts, _DEFAULT_ACCOUNT[name]))
     to = other(code)
     return cmd.model_copy(update={"account": to}), f"account {code} -> {to}"
 
