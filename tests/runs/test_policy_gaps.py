@@ -194,7 +194,9 @@ def test_a_run_past_the_cash_policy_is_refused_and_a_refused_repeat_is_equivalen
     res = run_attempt(loaded, 1, "replay", tmp_path / "mutant", agent=agent)
     refusals = [r for t in res.summary["turns"] for r in t["rejections"]]
     assert any("cash policy" in str(r) for r in refusals), refusals
-    assert res.summary["verdict"]["failed"] == ["one-payment-run"]
+    # no run: the due bills stay open, which the due-bills check refuses too
+    assert sorted(res.summary["verdict"]["failed"]) == ["one-payment-run",
+                                                        "paid-only-what-is-due"]
     [tw] = [x for x in _candidates(rec)["twice"] if x.command == "RunPayments"]
     outcome = _run_mutant(loaded, 1, rec, ref, tw, tmp_path / "m2")
     assert outcome.equivalent and outcome.status == "accepted"
