@@ -210,6 +210,13 @@ def _month_end(first_of_next: date, cal: BusinessCalendar) -> tuple[date, date]:
     return last, business
 
 
+KEEPS_ITS_DATES = frozenset({"due_bills_paid_at_turns"})
+"""Check types that judge the turns before a month-end date and keep it over more months:
+moved to the last month's end, they would judge the earlier months' month-end and
+controller turns as weekly ones (which pay nothing due); kept, the first month's weekly
+turns are judged."""
+
+
 def _checks_of_last_month(loaded: LoadedScenario, cal: BusinessCalendar, first: date,
                           starts: list[date]) -> tuple[CheckSpec, ...]:
     """The scenario's checks, those that name its month's end (a statement date, a month's
@@ -238,6 +245,9 @@ def _checks_of_last_month(loaded: LoadedScenario, cal: BusinessCalendar, first: 
             label = spec.name or "period-closed"
             out += [spec.model_copy(update={"period": p, "name": f"{label}-{p}"})
                     for p in worked[:-1]]
+        if spec.type in KEEPS_ITS_DATES:
+            out.append(spec)
+            continue
         out.append(spec.model_copy(update={k: moved(v) for k, v in spec
                                            if k not in ("type", "name")}))
     return tuple(out)
