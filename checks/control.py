@@ -22,12 +22,13 @@ The reconciling items, and what counts as explained, are :mod:`checks.reconcile`
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import date
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
-from checks.context import CheckContext
+from checks.context import CheckContext, Folds
 from checks.reconcile import (
     SIGN,
     AccountRow,
@@ -37,6 +38,7 @@ from checks.reconcile import (
     reconciliation,
 )
 from checks.registry import CheckResult, CheckSpec, check_type
+from checks.state import rows
 from erp import queries as q
 from erp.errors import MoneyError
 from erp.money import display_cents, parse_cents
@@ -280,6 +282,19 @@ class BooksMatchWorld(ControlSpec):
     parties: Literal["customers", "vendors"]
     by: Literal["balance", "document"] = "balance"
     as_of: date | None = None
+    at_turns: bool = False
+    """Judge the books as they stood at the end of each date of the agent's turns (to the
+    scenario's end), folding the log forward once: work a turn left to a later turn (a
+    receipt applied a turn late) fails at the turn that left it. Not with ``as_of``."""
+
+    @model_validator(mode="after")
+    def _one_date_rule(self) -> BooksMatchWorld:
+        if self.at_turns and self.as_of is not None:
+            raise ValueError("at_turns judges every turn's date: give it no as_of")
+        if self.at_turns and self.daily:
+            raise ValueError("at_turns judges every turn's date once, at the end: "
+                             "not daily")
+        return self
 
 
 def _party_items(rows: Iterable[AccountRow], parties: str) -> list[tuple[Item, int]]:
@@ -299,6 +314,11 @@ def _party_items(rows: Iterable[AccountRow], parties: str) -> list[tuple[Item, i
 @check_type(BooksMatchWorld)
 def books_match_world(spec: BooksMatchWorld, ctx: CheckContext) -> CheckResult:
     """Compare each customer's or vendor's balance in the books with its own records."""
+    return _at_turns(spec, ctx) if spec.at_turns else _books_match_world(spec, ctx)
+
+
+def _books_match_world(spec: BooksMatchWorld, ctx: CheckContext) -> CheckResult:
+    """:func:`books_match_world` as of one date (the spec's, the context's or the end)."""
     as_of = _effective(ctx, spec.as_of)
     rec = reconciliation(ctx, as_of)
     pairs = _party_items(rec.accounts, spec.parties)
@@ -349,6 +369,45 @@ def books_match_world(spec: BooksMatchWorld, ctx: CheckContext) -> CheckResult:
                                  "items": [_item_json(i) for i in v["items"]][:20]}
                              for k, v in sorted(off.items())[:METRIC_ITEMS]}}
     return CheckResult("", ok, detail, metrics)
+
+
+def _position_at_end_of(ctx: CheckContext, day: date) -> int | None:
+    """The log position at the end of business date ``day`` (within the context's)."""
+    sql = "SELECT MAX(position) FROM events WHERE business_date <= ?"
+    params: list[Any] = [day.isoformat()]
+    if ctx.position is not None:
+        sql += " AND position <= ?"
+        params.append(ctx.position)
+    found = rows(ctx.store, sql, params)
+    return int(found[0][0]) if found and found[0][0] is not None else None
+
+
+def _at_turns(spec: BooksMatchWorld, ctx: CheckContext) -> CheckResult:
+    """:func:`books_match_world` at the end of every turn's date in order, as per-date
+    control evaluates it: one forward fold (``Folds``) for all the dates."""
+    last = ctx.as_of or ctx.end
+    days = sorted(d for d in set(ctx.turn_dates) if last is None or d <= last)
+    one = spec.model_copy(update={"at_turns": False, "as_of": None})
+    folds = Folds()
+    failed: list[tuple[date, CheckResult]] = []
+    for day in days:
+        found = _position_at_end_of(ctx, day)
+        if found is None:
+            continue
+        at = replace(ctx, as_of=day, position=found, folds=folds, cache={})
+        r = _books_match_world(one, at)
+        if not r.passed:
+            failed.append((day, r))
+    metrics: dict[str, Any] = {"dates": len(days), "dates_differing": len(failed)}
+    if not failed:
+        return CheckResult("", True, f"{spec.parties} match their records by {spec.by} at the "
+                                     f"end of each of {len(days)} turn date(s)", metrics)
+    metrics["first"] = failed[0][1].metrics
+    first_day, first = failed[0]
+    return CheckResult("", False, f"{len(failed)} of {len(days)} turn date(s) differ "
+                                  f"({', '.join(d.isoformat() for d, _ in failed[:12])}"
+                                  f"{', ...' if len(failed) > 12 else ''}); the first, "
+                                  f"{first_day.isoformat()}: {first.detail}", metrics)
 
 
 # --- zero_balance ---------------------------------------------------------------------------
