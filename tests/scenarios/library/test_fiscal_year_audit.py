@@ -17,9 +17,9 @@ attempts of the easy tier, seed 0: the reference with one twist.
   turn's to the month-end one (each application dated the day of the turn that made it,
   as ``entries-dated-in-their-period`` asks) were accepted.
   ``receivables-matched-at-each-turn`` (``books_match_world`` with ``at_turns``: the books
-  at the end of each turn's date, the controller's too) now refuses each, naming the dates. (The controller's
-  receipts left to the mid-month turn could not be tried here: at easy seed 0 the
-  reference's controller applies none.)
+  at the end of each turn's date, the controller's too) now refuses each, naming the
+  dates. (The controller's receipts left to the mid-month turn could not be tried here: at
+  easy seed 0 the reference's controller applies none.)
 """
 
 from __future__ import annotations
