@@ -19,6 +19,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -193,14 +194,7 @@ def _run_local(proc: TurnProcess) -> TurnOutcome:
     notes: list[str] = []
     with proc.stdout_log.open("wb") as out, proc.stderr_log.open("wb") as err:
         started = time.monotonic()
-        try:
-            child = subprocess.Popen(argv, cwd=proc.workspace, env=env,
-                                     stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                     start_new_session=True, close_fds=True)
-        except OSError as e:
-            raise InfrastructureError(f"adapter {proc.adapter} could not be started: "
-                                      f"{e.strerror or e} (is its #! line right?)") from e
-        session = _mark_session(proc.log_dir, child.pid)
+        child, session = _start_gated(argv, proc, env, out, err)
         timed_out = False
         try:
             code: int | None = child.wait(timeout=proc.timeout_s)
@@ -228,6 +222,68 @@ def _run_local(proc: TurnProcess) -> TurnOutcome:
     return TurnOutcome(mode="local", exit_code=code, timed_out=timed_out, wall_s=wall,
                        stdout_log=proc.stdout_log, stderr_log=proc.stderr_log,
                        notes=tuple(notes))
+
+
+_GATE = """import os, sys
+if not os.read(0, 1):
+    os._exit(0)
+null = os.open(os.devnull, os.O_RDONLY)
+os.dup2(null, 0)
+os.close(null)
+status = int(sys.argv[1])
+os.set_inheritable(status, False)
+try:
+    os.execv(sys.argv[2], sys.argv[2:])
+except OSError as e:
+    os.write(status, (e.strerror or str(e)).encode())
+os._exit(127)
+"""
+"""The launcher an adapter starts under: it waits for the runner's go (a byte on stdin)
+before it becomes the adapter (``exec``), and never starts it on EOF (the runner died
+before it recorded the session); an ``exec`` that fails is reported on the status pipe."""
+
+
+def _start_gated(argv: list[str], proc: TurnProcess, env: dict[str, str], out: Any,
+                 err: Any) -> tuple[subprocess.Popen[bytes], tuple[Path, int] | None]:
+    """Start the adapter in a new session, recorded in :data:`SESSION_FILE` before it runs.
+
+    A runner killed between starting the adapter and recording its session would leave an
+    agent that :func:`stop_left_running` cannot find; so the child holds before ``exec``
+    until the session file is written, and exits unstarted if the runner is gone.
+    """
+    go_r, go_w = os.pipe()
+    status_r, status_w = os.pipe()
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _GATE, str(status_w), *argv],
+            cwd=proc.workspace, env=env, stdin=go_r, stdout=out, stderr=err,
+            start_new_session=True, close_fds=True, pass_fds=(status_w,))
+    except BaseException:
+        for fd in (go_r, go_w, status_r, status_w):
+            os.close(fd)
+        raise
+    os.close(go_r)
+    os.close(status_w)
+    try:
+        session = _mark_session(proc.log_dir, child.pid)
+        with contextlib.suppress(BrokenPipeError):  # killed meanwhile: its exit code tells
+            os.write(go_w, b"1")
+    except BaseException:
+        _signal_group(child.pid, signal.SIGKILL)
+        child.wait()
+        os.close(status_r)
+        raise
+    finally:
+        os.close(go_w)
+    with os.fdopen(status_r, "rb") as status:
+        failed = status.read().decode("utf-8", "replace")
+    if failed:
+        child.wait()
+        if session is not None:
+            _remove(session[0])
+        raise InfrastructureError(f"adapter {proc.adapter} could not be started: {failed} "
+                                  "(is its #! line right?)")
+    return child, session
 
 
 SESSION_FILE = ".agent.session"

@@ -242,6 +242,54 @@ def test_an_agent_whose_runner_died_is_stopped_from_its_session_file(tmp_path: P
             p.wait()
 
 
+
+@pytest.mark.parametrize("killed_in", ["_mark_session", "write"])
+def test_a_runner_killed_before_it_records_the_session_never_starts_the_agent(
+        tmp_path: Path, killed_in: str) -> None:
+    # The gap the session file cannot cover: the adapter started, the runner killed before
+    # it wrote down the adapter's session (or before its go). The adapter must never run,
+    # so nothing is left that stop_left_running could not find.
+    import subprocess
+
+    proc = turn_layout(tmp_path, f"""#!/bin/sh
+touch "{tmp_path}/ran"
+exec sleep 300
+""")
+    runner = f"""
+import os, signal
+from pathlib import Path
+import runs.execution.turn as turn
+from tests.runs.execution.test_turn import turn_layout
+proc = turn_layout(Path({str(tmp_path)!r}), None, adapter_path=Path({str(proc.adapter)!r}))
+die = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
+if {killed_in!r} == "write":
+    real = os.write
+    turn.os.write = lambda fd, data: die() if data == b"1" else real(fd, data)
+else:
+    turn._mark_session = die
+turn.run_turn(proc)
+"""
+    (tmp_path / "attempt").rename(tmp_path / "unused")
+    done = subprocess.run([sys.executable, "-c", runner], cwd=Path(__file__).parents[3],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == -9, done.stderr
+    time.sleep(0.5)
+    assert not (tmp_path / "ran").exists(), "the adapter ran after its runner was killed"
+    assert stop_left_running(tmp_path / "attempt") == []
+
+
+def test_the_adapter_reads_no_stdin_and_runs_in_its_own_session(tmp_path: Path) -> None:
+    proc = turn_layout(tmp_path, """#!/bin/sh
+cat > "$3/stdin.txt"
+ps -o sid= -p $$ > "$3/sid"
+echo $$ > "$3/pid"
+""".replace("$3", "$6"))
+    outcome = run_turn(proc)
+    assert outcome.status == "completed", outcome.stderr_log.read_text()
+    assert (proc.output_dir / "stdin.txt").read_text() == ""
+    assert (proc.output_dir / "sid").read_text().strip() == (
+        proc.output_dir / "pid").read_text().strip()
+
 # --- usage.json -----------------------------------------------------------------------
 
 
