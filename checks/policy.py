@@ -28,7 +28,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from email.utils import parseaddr
 from typing import Any, ClassVar, Literal
@@ -685,18 +685,9 @@ def document_vendors(ctx: CheckContext) -> dict[str, set[str]]:
 def expected_exceptions(ctx: CheckContext) -> tuple[set[str], set[str]]:
     """``(documents to list, documents acted on)`` among those the agent saw."""
     seen = _seen(ctx)
-    bills: dict[str, BillIssued] = {}
-    asked: dict[str, BankChangeAsked] = {}
-    docs: list[DocumentDelivered] = []
-    for e in ctx.store.read(realm="world", types=["bill_issued", "bank_change_asked",
-                                                  "document_delivered"]):
-        w = decode_world_event(e.type, e.payload)
-        if isinstance(w, BillIssued):
-            bills[w.bill_ref] = w
-        elif isinstance(w, BankChangeAsked):
-            asked[w.request_ref] = w
-        elif isinstance(w, DocumentDelivered) and w.filename in seen:
-            docs.append(w)
+    papers = _vendor_papers(ctx)
+    bills, asked = papers.bills, papers.asked
+    docs = [w for w in papers.docs if w.filename in seen]
     entered: set[tuple[str, str]] = set()
     credited: set[tuple[str, str]] = set()
     requested: set[tuple[str, str, str]] = set()
@@ -754,30 +745,50 @@ def exception_kinds(ctx: CheckContext) -> dict[str, str]:
     :data:`REASON_WORDS`), by file name: a resend or renumbered copy, a bill above its
     quote, a credit note (listed only when its bill is not in the books), a bank-detail
     change that is not genuine."""
-    bills: dict[str, BillIssued] = {}
-    asked: dict[str, BankChangeAsked] = {}
+    papers = _vendor_papers(ctx)
+    bills, asked = papers.bills, papers.asked
     out: dict[str, str] = {}
-    for e in ctx.store.read(realm="world", types=["bill_issued", "bank_change_asked",
-                                                  "document_delivered"]):
-        w = decode_world_event(e.type, e.payload)
-        if isinstance(w, BillIssued):
-            bills[w.bill_ref] = w
-        elif isinstance(w, BankChangeAsked):
-            asked[w.request_ref] = w
-        elif isinstance(w, DocumentDelivered):
-            t = w.truth
-            if "request_ref" in t and t["request_ref"] in asked:
-                if not asked[t["request_ref"]].genuine:
-                    out[w.filename] = "bank"
-            elif "credit_number" in t:
-                out[w.filename] = "credit"
-            elif "bill_ref" in t and t.get("kind") != "quote" and t["bill_ref"] in bills:
-                kind = bills[t["bill_ref"]].kind
-                if kind in ("duplicate", "near_duplicate"):
-                    out[w.filename] = "copy"
-                elif kind == "price_variance":
-                    out[w.filename] = "price"
+    for w in papers.docs:
+        t = w.truth
+        if "request_ref" in t and t["request_ref"] in asked:
+            if not asked[t["request_ref"]].genuine:
+                out[w.filename] = "bank"
+        elif "credit_number" in t:
+            out[w.filename] = "credit"
+        elif "bill_ref" in t and t.get("kind") != "quote" and t["bill_ref"] in bills:
+            kind = bills[t["bill_ref"]].kind
+            if kind in ("duplicate", "near_duplicate"):
+                out[w.filename] = "copy"
+            elif kind == "price_variance":
+                out[w.filename] = "price"
     return out
+
+
+@dataclass(frozen=True)
+class _VendorPapers:
+    """The vendors' side of the documents the company received: their bills by reference,
+    the bank-detail changes they asked for by request, and every document delivered."""
+
+    bills: dict[str, BillIssued]
+    asked: dict[str, BankChangeAsked]
+    docs: list[DocumentDelivered]
+
+
+def _vendor_papers(ctx: CheckContext) -> _VendorPapers:
+    """:class:`_VendorPapers` from the world realm, read once per evaluation."""
+    def read() -> _VendorPapers:
+        papers = _VendorPapers({}, {}, [])
+        for e in ctx.store.read(realm="world", types=["bill_issued", "bank_change_asked",
+                                                      "document_delivered"]):
+            w = decode_world_event(e.type, e.payload)
+            if isinstance(w, BillIssued):
+                papers.bills[w.bill_ref] = w
+            elif isinstance(w, BankChangeAsked):
+                papers.asked[w.request_ref] = w
+            elif isinstance(w, DocumentDelivered):
+                papers.docs.append(w)
+        return papers
+    return ctx.cached(("checks.policy.vendor_papers",), read)
 
 
 _KIND_SAYS = {"copy": "a second copy of an invoice already received",
