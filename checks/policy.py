@@ -1212,18 +1212,29 @@ class DueBillsPaidAtTurns(CheckSpec):
     the turn ended and due within ``days_after`` days of the turn's date (overdue included)
     was paid at that turn: one left open then is paid late or never, even when a later turn
     pays it. A turn pays only bills in the books: one entered later is judged at the turns
-    after it (entered at its turn: ``entries_dated``'s ``bills_at_arrival``)."""
+    after it (entered at its turn: ``entries_dated``'s ``bills_at_arrival``). With
+    ``after``, only the turns dated after it (one month's weekly turns of several, after
+    the last close's turn)."""
 
     family: ClassVar[str] = "audit"
     type: Literal["due_bills_paid_at_turns"]
     days_after: int = Field(ge=0, le=366)
     before: date
+    after: date | None = None
+
+    @model_validator(mode="after")
+    def _after_before(self) -> DueBillsPaidAtTurns:
+        if self.after is not None and self.after >= self.before:
+            raise ValueError(f"after ({self.after}) must be earlier than before "
+                             f"({self.before})")
+        return self
 
 
 @check_type(DueBillsPaidAtTurns)
 def due_bills_paid_at_turns(spec: DueBillsPaidAtTurns, ctx: CheckContext) -> CheckResult:
     """List the bills each weekly turn left open though due within its week."""
     turns = sorted(d for d in set(ctx.turn_dates) if d < spec.before
+                   and (spec.after is None or d > spec.after)
                    and (ctx.as_of is None or d <= ctx.as_of))
     left: list[str] = []
     for day in turns:

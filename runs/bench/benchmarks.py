@@ -210,20 +210,17 @@ def _month_end(first_of_next: date, cal: BusinessCalendar) -> tuple[date, date]:
     return last, business
 
 
-KEEPS_ITS_DATES = frozenset({"due_bills_paid_at_turns"})
-"""Check types that judge the turns before a month-end date and keep it over more months:
-moved to the last month's end, they would judge the earlier months' month-end and
-controller turns as weekly ones (which pay nothing due); kept, the first month's weekly
-turns are judged."""
-
-
 def _checks_of_last_month(loaded: LoadedScenario, cal: BusinessCalendar, first: date,
                           starts: list[date]) -> tuple[CheckSpec, ...]:
     """The scenario's checks, those that name its month's end (a statement date, a month's
     last day, its period) moved to the last month's: the final checks judge the files and
-    books of the last close. A period check is asked of every month closed."""
+    books of the last close. A period check is asked of every month closed, and so is a
+    check of the weekly turns before the month's end (``due_bills_paid_at_turns``): moved
+    to the last month's end it would judge the earlier months' month-end and controller
+    turns as weekly ones, so each month gets its own, after the last month's closing turn."""
     (last0, business0), (last1, business1) = (_month_end(starts[0], cal),
                                               _month_end(starts[-1], cal))
+    closings = [cal.next_business_day(d) for d in starts]
     dates = {last0: last1, business0: business1}
     texts = {d.isoformat(): n.isoformat() for d, n in dates.items()}
     worked = [f"{m:%Y-%m}" for m in [first, *starts[:-1]]]
@@ -245,8 +242,13 @@ def _checks_of_last_month(loaded: LoadedScenario, cal: BusinessCalendar, first: 
             label = spec.name or "period-closed"
             out += [spec.model_copy(update={"period": p, "name": f"{label}-{p}"})
                     for p in worked[:-1]]
-        if spec.type in KEEPS_ITS_DATES:
-            out.append(spec)
+        if (spec.type == "due_bills_paid_at_turns" and len(starts) > 1
+                and getattr(spec, "before", None) == business0):
+            label = spec.name or "due-bills-paid-at-turns"
+            out += [spec.model_copy(update={
+                "before": _month_end(start, cal)[1], "after": closings[i - 1] if i else None,
+                "name": f"{label}-{p}"})
+                for i, (start, p) in enumerate(zip(starts, worked, strict=True))]
             continue
         out.append(spec.model_copy(update={k: moved(v) for k, v in spec
                                            if k not in ("type", "name")}))

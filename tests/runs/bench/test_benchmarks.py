@@ -24,6 +24,14 @@ def test_monthly_closes_moves_the_month_end_checks_to_the_last_month() -> None:
     assert closed == [f"{y}-{m:02d}" for y, m in
                       [(2026, m) for m in range(5, 13)] + [(2027, m) for m in range(1, 5)]]
     assert len({s.name for s in year.checks}) == len(year.checks)  # names stay unique
+    # each month's weekly turns are judged: after the last month's closing turn, before
+    # the month's last business day (the month-end and closing turns are not weekly ones)
+    weekly = [s.model_dump() for s in year.checks if s.type == "due_bills_paid_at_turns"]
+    assert [(w["after"], w["before"]) for w in weekly[:3]] == [
+        (None, date(2026, 5, 29)), (date(2026, 6, 1), date(2026, 6, 30)),
+        (date(2026, 7, 1), date(2026, 7, 31))]
+    assert (weekly[-1]["after"], weekly[-1]["before"]) == (date(2027, 4, 1), date(2027, 4, 30))
+    assert weekly[-1]["name"] == "due-bills-paid-at-their-turn-2027-04"
     # the checks that name no month end are left as they are
     assert by_name["receipts-applied"] == next(s for s in loaded.checks
                                                if s.name == "receipts-applied")

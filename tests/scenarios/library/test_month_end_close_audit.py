@@ -39,6 +39,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -229,3 +230,40 @@ def test_what_the_books_recorded_from_a_bank_line_is_the_books_side() -> None:
         "receipt the books recorded from the duplicate bank line")] == [1, 1, 1]
     # the bank's copy itself stays the bank's side: subtracted
     assert item_sign("Duplicate deposit posted by the bank (bank error)") == -1
+
+
+class _SkipsOneWeek(_Clerk):
+    """The reference, with no payment run at the turn of ``day`` only."""
+
+    def __init__(self, day: date) -> None:
+        super().__init__()
+        self.day = day
+
+    def run_turn(self, desk: TurnContext) -> None:
+        self.route = _no_payments if desk.day == self.day else None
+        super().run_turn(desk)
+
+
+def test_due_bills_paid_at_turns_after_judges_only_the_later_turns(tmp_path: Path) -> None:
+    # ``after`` is how one month's weekly turns are judged of several (bench --months):
+    # a turn on or before it is not that month's.
+    loaded = load_scenario(find_scenario(NAME))
+    (spec,) = [s for s in loaded.checks if s.name == "due-bills-paid-at-their-turn"]
+    later = spec.model_copy(update={"after": date(2026, 5, 8), "name": "after-may-8"})
+    loaded = replace(loaded, checks=(*loaded.checks, later))
+    res = run_attempt(loaded, SEED, "audit", tmp_path / "a", agent=_SkipsOneWeek(date(2026, 5, 8)))
+    results = check_results(res.out)
+    assert "after the turn of 2026-05-08" in results["due-bills-paid-at-their-turn"]["detail"]
+    assert results["after-may-8"]["passed"], results["after-may-8"]["detail"]
+    assert results["after-may-8"]["metrics"] == {"turns": 2, "left_unpaid": 0}  # May 15, 22
+
+
+def test_due_bills_paid_at_turns_refuses_after_not_before_before() -> None:
+    from pydantic import ValidationError
+
+    from checks.policy import DueBillsPaidAtTurns
+
+    with pytest.raises(ValidationError, match=r"after \(2026-05-29\) must be earlier than "
+                                              r"before \(2026-05-29\)"):
+        DueBillsPaidAtTurns(type="due_bills_paid_at_turns", days_after=7,
+                            before=date(2026, 5, 29), after=date(2026, 5, 29))
