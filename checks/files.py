@@ -385,6 +385,16 @@ class TextRefSentences(_TextSpec):
     ``{column}`` stands for that column's value as stated (``{name}``, ``{invoice_id}``),
     must match none of the row's vetoes (the other ``words``, the other sign, ``none``):
     "Contractors increased ..." and, in a summary, "contractors fell" fails."""
+    change: Column | None = None
+    """The column of the change a direction states (``variance``, ``change``): in every
+    sentence matching ``about``, a figure a direction word (any value's ``words`` regex or
+    either ``signs`` regex) states as the change must be the row's value (its magnitude,
+    to the precision written: ``$2,031`` or ``$2.0k`` for 2030.96): "rose by $X", "under
+    budget by X", "an increase of $X", "a $X overrun", "$X higher than April". A second,
+    contradicting change ("the $15,000.00 overrun" beside "over budget by 12,400.00")
+    fails. Levels ("rose to $X", "from $X", "a budget of $X"), percents and dates are not
+    changes; a figure ahead of a direction word that is one of the row's values (in
+    ``ref``) is not either ("came in at 68,930.15 below budget"). Needs ``about``."""
 
     @model_validator(mode="after")
     def _coherent(self) -> TextRefSentences:
@@ -394,6 +404,10 @@ class TextRefSentences(_TextSpec):
         if unknown:
             raise ValueError(f"about: {{column}} must name one of columns; not there: "
                              f"{', '.join(unknown)}")
+        if self.change is not None and (self.change not in self.columns or not self.about
+                                        or not (self.words or self.signs)):
+            raise ValueError(f"change: {self.change!r} must be one of columns, with about and "
+                             f"words or signs (the direction words that state a change)")
         stray = [c for c in self.percent if c not in self.columns]
         if stray:
             raise ValueError(f"percent columns must be among columns; not there: "
@@ -1089,6 +1103,75 @@ def _about_row(rx: str, row: Sequence[str], idx: Mapping[str, int],
                                                      percent=m.group(1) in percent), rx)
 
 
+#: A figure in prose: digits (thousands commas), decimals, a scale word; not a percent.
+_PROSE_FIGURE = re.compile(r"(?<![\w.,])(?P<n>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
+                           r"(?!\d|\.\d|,\d|\s?%|\s?per\s?cent)"
+                           r"(?:\s?(?P<u>k|m|mn|thousand|million)\b)?")
+_SCALES = {"k": 3, "thousand": 3, "m": 6, "mn": 6, "million": 6}
+#: Between a direction word and the change it states: the word's rest, then "by" after at
+#: most four words ("under budget by", "fell short of its budget by"), or "of", or nothing.
+_GAP_TO_CHANGE = re.compile(r"\w*\s*(?:(?:[a-z']+\s+){0,4}by\s+|of\s+)?(?:[-$€£]\s?)?",
+                            re.IGNORECASE)
+#: After a direction word that follows a figure ("$X overrun on rent", "X below budget."):
+#: the word's rest, then the sentence's end, a clause's end or a preposition.
+_AFTER_CHANGE = re.compile(r"\w*(?:\s+budget)?\s*(?:[.,;:)]|$|(?:in|on|for|at|against|"
+                           r"versus|vs|from|than|over|to|compared|year)\b)", re.IGNORECASE)
+
+
+#: Direction words that name the change itself: after a figure they state it ("a $X
+#: shortfall reflects ..."), whatever follows; a preposition or a verb needs the clause to
+#: end ("X below budget.", not "came in at X below its budget of Y").
+_CHANGE_NOUNS = frozenset({"increase", "decrease", "decline", "drop", "rise", "jump", "gain",
+                           "growth", "reduction", "overrun", "shortfall", "fall", "climb"})
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _word_at(text: str, start: int) -> str:
+    m = _WORD.match(text, start)
+    return m.group().casefold() if m else ""
+
+
+def _prose_figure(m: re.Match[str]) -> tuple[Decimal, Decimal]:
+    """A prose figure's value and the unit of its last written place ($2.0k: 100)."""
+    digits = m.group("n").replace(",", "")
+    shift = _SCALES.get((m.group("u") or "").casefold(), 0)
+    places = len(digits.partition(".")[2])
+    return (Decimal(digits).scaleb(shift), Decimal(1).scaleb(shift - places))
+
+
+def _other_change(cut: Sequence[str], about: Sequence[str], directions: Sequence[str],
+                  value: str, known: Sequence[str]) -> str:
+    """The first sentence matching every ``about`` regex in which a direction word states a
+    change other than ``value`` (within the precision written), '' if none. A figure
+    ahead of the word that is one of ``known`` (the row's values) is a level, not a change."""
+    expected = parse_number(value)
+    if expected is None:
+        raise ValueError(f"change: {value!r} is not a figure")
+    expected = abs(expected)
+    levels = [abs(k) for k in map(parse_number, known) if k is not None]
+    for s in cut:
+        if not all(re.search(p, s, _RE_FLAGS) for p in about):
+            continue
+        words = [m for rx in directions for m in re.finditer(rx, s, _RE_FLAGS)]
+        for f in _PROSE_FIGURE.finditer(s):
+            stated, unit = _prose_figure(f)
+            if abs(stated - expected) < unit:
+                continue
+            after = any(w.start() < f.start() and (
+                w.end() > f.start() or _GAP_TO_CHANGE.fullmatch(s, w.end(), f.start()))
+                for w in words)
+            before = (not after and stated not in levels and any(
+                w.start() >= f.end() and not s[f.end():w.start()].strip()
+                and not any(c.isdigit() for c in w.group())
+                and (_word_at(s, w.start()) in _CHANGE_NOUNS or _AFTER_CHANGE.match(s, w.end()))
+                for w in words))
+            if after or before:
+                return s
+    return ""
+
+
 @check_type(TextRefSentences)
 @_failing
 def text_ref_sentences(spec: TextRefSentences, ctx: CheckContext) -> CheckResult:
@@ -1103,6 +1186,8 @@ def text_ref_sentences(spec: TextRefSentences, ctx: CheckContext) -> CheckResult
     cut = sentences(agent_text(ctx, spec.path))
     missing: list[str] = []
     contradicted: list[str] = []
+    directions = [rx for table in spec.words.values() for rx in table.values()]
+    directions += [rx for pair in spec.signs.values() for rx in pair]
     for row in chosen:
         need = [figure_pattern(row[idx[c]], percent=c in spec.percent) for c in spec.columns]
         veto = list(spec.none)
@@ -1122,8 +1207,11 @@ def text_ref_sentences(spec: TextRefSentences, ctx: CheckContext) -> CheckResult
             veto.append(positive if figure < 0 else negative)
         need += spec.all
         label = " / ".join(row[idx[c]].strip() for c in spec.columns)
-        against = _contradicting(cut, [_about_row(rx, row, idx, spec.percent)
-                                       for rx in spec.about], veto)
+        about = [_about_row(rx, row, idx, spec.percent) for rx in spec.about]
+        against = _contradicting(cut, about, veto)
+        if not against and spec.change is not None:
+            against = _other_change(cut, about, directions, row[idx[spec.change]],
+                                    row)
         if against:
             contradicted.append(f"{label} (by {_clip(against, 80)!r})")
         elif not any(all(re.search(p, x, _RE_FLAGS) for p in need)
