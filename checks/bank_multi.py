@@ -490,11 +490,16 @@ def error_twins(ctx: CheckContext, truth: dict[str, Any]) -> dict[str, str]:
     twins: dict[str, str] = {}
     for account in sorted(truth["accounts"]):
         errors = _errors(ctx, truth, account)
+        if not errors:
+            continue
         wrong = {x["line_id"] for x in errors}
+        first: dict[tuple[Any, ...], str] = {}
         for x in errors:
-            for y in _on_statement(ctx, truth, account):
-                if y["line_id"] not in wrong and same(y) == same(x):
-                    twins.setdefault(y["line_id"], x["line_id"])
+            first.setdefault(same(x), x["line_id"])
+        for y in _on_statement(ctx, truth, account):
+            found = first.get(same(y))
+            if found is not None and y["line_id"] not in wrong:
+                twins.setdefault(y["line_id"], found)
     return twins
 
 
