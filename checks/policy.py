@@ -83,7 +83,8 @@ def written_cents(cell: str) -> int:
     """An amount in cents as a person or a spreadsheet writes it in a file: ``1234.5``,
     ``1,234.50``, ``-1234.50``, with a dollar sign (``$1,234.50``, ``-$1,234.50``) or, an
     accountant's negative, in parentheses (``(1,234.50)``, ``($1,234.50)``); MoneyError for
-    anything else (a negative in parentheses as well, a word, more than two decimals)."""
+    anything else (a negative in parentheses as well, a word, more than two decimals, commas
+    that do not group thousands: ``12,34.00`` is no amount, as :func:`parse_cents` says)."""
     text = cell.strip()
     negative = len(text) > 2 and text[0] == "(" and text[-1] == ")"
     if negative:
@@ -92,7 +93,7 @@ def written_cents(cell: str) -> int:
         text = text[0] + text[2:]
     elif text[:1] == "$":
         text = text[1:]
-    cents = parse_cents(text.replace(",", ""))
+    cents = parse_cents(text)
     if negative and text[:1] in ("-", "+"):
         raise MoneyError(f"amount: {cell!r} has a sign inside its parentheses")
     return -cents if negative else cents
