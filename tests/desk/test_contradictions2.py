@@ -106,3 +106,58 @@ def test_a_second_figure_is_refused(solved: dict[str, Solved], task: str, senten
 def test_a_consistent_figure_is_accepted(solved: dict[str, Solved], task: str,
                                          sentence: str) -> None:
     assert graded(solved[task], task, sentence) == []
+
+
+# --- closing-package-tb: a summary over totals typed elsewhere --------------------------
+
+
+@pytest.fixture(scope="module")
+def closing(tmp_path_factory: pytest.TempPathFactory, soffice: None) -> Solved:
+    return solve("closing-package-tb", tmp_path_factory.mktemp("closing-package-tb"))
+
+
+def _summary_over(closing: Solved, how: str) -> list[str]:
+    """The workbook's summary rewritten ``how``, graded (LibreOffice recalculates)."""
+    import csv
+
+    import openpyxl
+
+    path = closing.path("out/closing_package.xlsx")
+    original = path.read_bytes()
+    ref = {r["group"]: r for r in csv.DictReader(
+        closing.path("out/tb_by_group.csv").open(encoding="utf-8"))}
+    wb = openpyxl.load_workbook(path)
+    balances, summary = wb["Balances"], wb["Summary"]
+    rows: dict[str, list[int]] = {}
+    for r in range(2, balances.max_row + 1):
+        rows.setdefault(str(balances[f"B{r}"].value), []).append(r)
+    calc = wb.create_sheet("Calc")
+    calc.append(["group", "current", "prior"])
+    for i, row in enumerate(summary.iter_rows(min_row=2), start=2):
+        group = str(row[0].value)
+        if how == "typed totals on a helper sheet":
+            calc.append([group, float(ref[group]["current"]), float(ref[group]["prior"])])
+            row[1].value, row[2].value = f"=Calc!B{i}", f"=Calc!C{i}"
+        else:  # each group's rows added up by hand, as live as SUMIF
+            mine = rows.get(group) or [2]
+            zero = "" if group in rows else "0*"
+            row[1].value = "=" + zero + "+".join(f"Balances!C{r}" for r in mine)
+            row[2].value = "=" + zero + "+".join(f"Balances!D{r}" for r in mine)
+    try:
+        wb.save(path)
+        return closing.failed()
+    finally:
+        path.write_bytes(original)
+
+
+def test_closing_summary_over_typed_totals_is_refused(closing: Solved) -> None:
+    """=Calc!B2 is live and right today; a balance changed in place does not move it."""
+    assert closing.failed() == []
+    assert _summary_over(closing, "typed totals on a helper sheet") == [
+        "summary-follows-the-balances"]
+
+
+def test_closing_summary_over_the_groups_rows_is_accepted(closing: Solved) -> None:
+    """Fixed ranges (the solution's SUMIF over B$2:B$18) and hand-picked sums of a group's
+    rows follow a balance changed in place: rows are not added, so both pass."""
+    assert _summary_over(closing, "hand-picked sums") == []
