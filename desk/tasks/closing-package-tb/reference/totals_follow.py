@@ -37,7 +37,8 @@ def _group_of(account: int, rows: list[dict[str, str]]) -> str | None:
               and int(r["from_account"]) == account]
     ranged = [r["group"] for r in rows if r["from_account"] != r["to_account"]
               and int(r["from_account"]) <= account <= int(r["to_account"])]
-    return (single or ranged or [None])[0]
+    found = single or ranged
+    return found[0] if found else None
 
 
 def _names(value: Any, account: int) -> bool:
