@@ -452,7 +452,8 @@ def test_an_application_held_to_the_next_turn_and_dated_back_fails(
     """Every business day's receipts are applied that day: an application (or a card fee
     allowance) held to the next turn and dated back to its own turn's day fails the dating
     check; the receipt the held application leaves unapplied, and unlisted, over its turn
-    fails receipts-applied-each-turn too."""
+    fails receipts-applied-each-turn too, and the books of the turn's day, the invoice left
+    open that the customer paid, receivables-matched-at-each-turn."""
     from runs.validate import Mutation, ReplayAgent
 
     ref, recording = shared_attempt(tmp_path_factory, "cash-application", 1)
@@ -463,6 +464,7 @@ def test_an_application_held_to_the_next_turn_and_dated_back_fails(
     agent = ReplayAgent(recording, ref.out / "turns", Mutation("late_backdated", n, index, command))
     res = run_attempt(scenario, 1, "replay", tmp_path / "late", agent=agent)
     assert ref.summary["verdict"]["accepted"]
-    held_over = ["receipts-applied-each-turn"] if command == "ApplyReceipt" else []
+    held_over = ["receivables-matched-at-each-turn", *(
+        ["receipts-applied-each-turn"] if command == "ApplyReceipt" else [])]
     assert sorted(res.summary["verdict"]["failed"]) == sorted(
         ["entries-dated-in-their-period", *held_over]), (agent.applied, res.summary["verdict"])
