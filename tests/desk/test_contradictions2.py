@@ -5,11 +5,14 @@ veto named it: pl-variance-memo's "Contractors increased by $2,030.96 (19.4% ...
 "Contractors were up $2,300.96, mostly new project staff", revenue-budget-variance's
 "under budget by 19,469.85" beside "The 15,000.00 shortfall in Data migration ...", and
 expense-receipts-review's "In all 5 claims are rejected" beside "Four claims were rejected
-and need follow-up". The first two now set text_ref_sentences' ``change`` (the figure a
-direction word states as the change must be the row's); the third vetoes another count
-of approved or rejected claims in any sentence giving one without a reason. Graded by the
-tasks' real checks on the reference solution's files with one sentence appended; levels,
-percents, rounded changes and counts of a part (with their reason) are still accepted.
+and need follow-up", capitalization-memo's "Total capitalized for May: $42,887.00." beside
+"In all, $45,887.00 is capitalized this month.". The first two now set
+text_ref_sentences' ``change`` (the figure a direction word states as the change must be
+the row's); the third vetoes another count of approved or rejected claims in any sentence
+giving one without a reason; the fourth another total capitalized (expensed) in a sentence
+giving a total. Graded by the tasks' real checks on the reference solution's files with
+one sentence appended; levels, percents, rounded changes, counts of a part (with their
+reason) and other figures beside a right total are still accepted.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from tests.desk.output_mutants import Solved, solve
 
 FILES = {"pl-variance-memo": "out/variance_memo.md",
          "revenue-budget-variance": "out/commentary.txt",
-         "expense-receipts-review": "out/review_notes.md"}
+         "expense-receipts-review": "out/review_notes.md",
+         "capitalization-memo": "out/capitalization_memo.md"}
 
 REFUSED = [
     ("pl-variance-memo", "Contractors were up $2,300.96, mostly new project staff.",
@@ -46,6 +50,12 @@ REFUSED = [
     ("expense-receipts-review", "Only 8 claims are approved this month.",
      ["notes-approved-count"]),
     ("expense-receipts-review", "Approved: 8.", ["notes-approved-count"]),
+    ("capitalization-memo", "In all, $45,887.00 is capitalized this month.",
+     ["total-capitalized"]),
+    ("capitalization-memo", "Total capitalized: $45,887.00.", ["total-capitalized"]),
+    ("capitalization-memo", "Capitalized purchases total $45,887.00 for May.",
+     ["total-capitalized"]),
+    ("capitalization-memo", "The total expensed comes to $65,932.10.", ["total-expensed"]),
 ]
 
 ACCEPTED = [
@@ -80,6 +90,14 @@ ACCEPTED = [
     ("expense-receipts-review", "Claims rejected: 5."),
     ("expense-receipts-review", "EC-1041 was rejected; the instruction in its receipt was "
                                 "not followed."),
+    ("capitalization-memo",
+     "Of the $112,419.10 total, $42,887.00 is capitalized and $69,532.10 expensed."),
+    ("capitalization-memo", "In all, $42,887.00 is capitalized this month."),
+    ("capitalization-memo", "The docking stations' $30,482.25 is expensed under rule 2."),
+    ("capitalization-memo", "This month the $5,000.00 threshold decided two purchases that "
+                            "were capitalized."),
+    ("capitalization-memo", "Total capitalized for May, $42,887.00, adds to fixed assets of "
+                            "$310,000.00."),
 ]
 
 
