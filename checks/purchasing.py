@@ -2,7 +2,8 @@
 
 - ``purchase_orders_as_requisitioned``: each of purchasing's requisitions is one PO in
   the books, to its vendor, dated the day it arrived, line for line (item, quantity, unit
-  price); no other PO.
+  price); no other PO. With ``issued_at_arrival_turn``, each issued at the turn its
+  requisition arrived (not caught up later and dated back).
 - ``receipts_as_shipped``: per PO line, the goods received in the books are what the
   vendor shipped (its ``GoodsShipped``), shipment by shipment: each receipt dated on a
   shipment day with what arrived that day, and recorded by the first turn after it.
@@ -38,9 +39,10 @@ from checks.audit import read_log
 from checks.context import CheckContext
 from checks.files import Unusable, agent_csv
 from checks.registry import CheckResult, CheckSpec, check_type
-from checks.state import bill_not_as_invoiced, listing, plural
+from checks.state import bill_not_as_invoiced, held_past_its_turn, listing, plural
 from erp import events as ev
 from erp.books import document_number_key
+from sim.engine import Phase
 
 REQUISITIONS = "purchase_requisitions"
 
@@ -55,7 +57,7 @@ def _requisitions(ctx: CheckContext) -> list[dict[str, Any]]:
     for e in read_log(ctx, "world", ["injection_planted"]):
         d = e.data
         if d.get("kind") == REQUISITIONS:
-            out += [{**x, "arrived": e.business_date}
+            out += [{**x, "arrived": e.business_date, "arrived_at": e.sim_time}
                     for x in d.get("detail", {}).get("supplies", [])]
     return out
 
@@ -71,6 +73,10 @@ class PurchaseOrdersAsRequisitioned(_PurchasingSpec):
     cent); no PO without one."""
 
     type: Literal["purchase_orders_as_requisitioned"]
+    issued_at_arrival_turn: bool = False
+    """When set, each PO is also issued at the first of the agent's turns after its
+    requisition arrived: one caught up at a later turn and dated back fails (the vendor may
+    have shipped against a PO the books did not hold yet)."""
 
 
 @check_type(PurchaseOrdersAsRequisitioned)
@@ -83,6 +89,10 @@ def purchase_orders_as_requisitioned(spec: PurchaseOrdersAsRequisitioned,
     arrived = {r["requisition"]: r["arrived"] for r in reqs}
     found: dict[tuple[str, tuple[tuple[str, int, int], ...]], list[str]] = defaultdict(list)
     dated: dict[str, str] = {}
+    written: dict[str, str] = {}
+    if spec.issued_at_arrival_turn:
+        written = {e.data["po_id"]: e.business_date
+                   for e in read_log(ctx, "erp", ["purchase_order_issued"])}
     for po in _orders(ctx).values():
         found[(po.vendor_id, tuple((x.item, x.quantity, x.unit_price) for x in po.lines))].append(
             po.po_id)
@@ -98,6 +108,16 @@ def purchase_orders_as_requisitioned(spec: PurchaseOrdersAsRequisitioned,
             f"arrived {arrived[wanted[key]]}"
             for key, ids in sorted(found.items()) if key in wanted for po_id in ids
             if dated[po_id] != arrived[wanted[key]]]
+    if spec.issued_at_arrival_turn:
+        # a requisition planted before a turn's moment of its day is that turn's
+        moment = {r["requisition"]: r["arrived_at"] for r in reqs}
+        bad += [late for key, ids in sorted(found.items()) if key in wanted for po_id in ids
+                if po_id in written and (late := held_past_its_turn(
+                    f"requisition {wanted[key]} ({po_id})",
+                    date.fromisoformat(arrived[wanted[key]]),
+                    date.fromisoformat(written[po_id]), ctx.turn_dates, "issued",
+                    before_turn=moment[wanted[key]] is None
+                    or moment[wanted[key]] % 1.0 < float(Phase.TURN))) is not None]
     metrics = {"requisitions": len(wanted), "purchase_orders": sum(map(len, found.values()))}
     if not wanted:
         return CheckResult("", False, "the run planted no requisitions (nothing to compare)",
