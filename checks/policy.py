@@ -54,7 +54,14 @@ from erp.books import document_number_key
 from erp.errors import MoneyError
 from erp.money import display_cents, parse_cents
 from sim.engine import Phase
-from sim.world_events import BankChangeAsked, BillIssued, DocumentDelivered, decode_world_event
+from sim.world_events import (
+    BankChangeAsked,
+    BankLinePosted,
+    BillIssued,
+    DocumentDelivered,
+    PaymentSent,
+    decode_world_event,
+)
 
 
 def _fails_on_unusable(fn: Callable[[Any, CheckContext], CheckResult]
@@ -797,13 +804,14 @@ _KIND_SAYS = {"copy": "a second copy of an invoice already received",
               "bank": "a bank-detail change that cannot be verified"}
 
 
-def _reason_says(reason: str, kind: str | None) -> bool:
-    """Whether a listed document's reason says why in its kind's words (any reason with a
-    letter or digit in it for a document of no kind)."""
+def _reason_says(reason: str, kind: str | None,
+                 words: dict[str, tuple[str, ...]] = REASON_WORDS) -> bool:
+    """Whether a listed document's reason says why in its kind's words (``words[kind]``;
+    any reason with a letter or digit in it for a document of no kind)."""
     said = " ".join(plain_typography(reason).casefold().split())
     if not re.search(r"[a-z0-9]", said) or said in ("x", "n/a", "na", "tbd", "todo", "none"):
         return False
-    return kind is None or any(w in said for w in REASON_WORDS[kind])
+    return kind is None or any(w in said for w in words[kind])
 
 
 @check_type(DocumentsListed)
@@ -929,11 +937,62 @@ class UnappliedListed(FileCheckSpec):
     type: Literal["unapplied_listed"]
     column: str = Field(default="line_id", min_length=1)
     reason_column: str = Field(default="reason", min_length=1)
+    reason_words: bool = False
+    """When set, each listed row's reason says why in any words of its line's kind, as the
+    truth knows the line (:data:`UNAPPLIED_REASON_WORDS`): the bank's second copy of a line
+    (``copy``, ``duplicate``, ``twice``, ``bank``...), a payment the customer sent again
+    (``duplicate``, ``again``, ``already``, ``repeat``...), a payment for an invoice already
+    paid (``closed``, ``paid``, ``already``...); any reason for another line. A placeholder
+    (``x``, ``n/a``, ``-``) or only the words of another kind (a bank copy listed as a
+    closed invoice, a known repeat as "cannot be placed") fails."""
 
     @field_validator("path")
     @classmethod
     def _one_file(cls, v: str) -> str:
         return file_path(v)
+
+
+UNAPPLIED_REASON_WORDS: dict[str, tuple[str, ...]] = {
+    "copy": ("duplicate", "dupe", "copy", "copies", "twice", "double", "export", "bank",
+             "same", "identical", "repeat", "second", "one deposit", "already", "again"),
+    "repeat": ("duplicate", "dupe", "twice", "again", "repeat", "double", "already", "second",
+               "same", "previous", "earlier", "overpa", "refund", "resen", "re-sen", "closed",
+               "paid"),
+    "closed": ("closed", "paid", "settled", "duplicate", "dupe", "twice", "again", "already",
+               "no open", "overpa", "refund", "double", "repeat"),
+}
+"""Words that say why a line stays unapplied, by its kind (``unapplied_listed``'s
+``reason_words``): the bank exported it twice, the customer paid again, the payment names
+an invoice already paid (a repeat names one too, so its words include the closed
+invoice's)."""
+
+_UNAPPLIED_SAYS = {"copy": "the bank's second copy of a line",
+                   "repeat": "a payment the customer sent again",
+                   "closed": "a payment for an invoice already paid"}
+
+
+def unapplied_kinds(ctx: CheckContext) -> dict[str, str]:
+    """The kind of each bank line the truth says stays unapplied for a reason of its own (a
+    key of :data:`UNAPPLIED_REASON_WORDS`), by line id."""
+    lines: dict[str, BankLinePosted] = {}
+    payments: dict[str, PaymentSent] = {}
+    for e in ctx.store.read(realm="world", types=["bank_line_posted", "payment_sent"]):
+        w = decode_world_event(e.type, e.payload)
+        if isinstance(w, BankLinePosted):
+            lines[w.line_id] = w
+        elif isinstance(w, PaymentSent):
+            payments[w.payment_id] = w
+    out: dict[str, str] = {}
+    for line in lines.values():
+        first = lines.get(line.duplicate_of or "")
+        payment = payments.get(line.source or "")
+        if first is not None and first.source == line.source:
+            out[line.line_id] = "copy"
+        elif payment is not None and payment.duplicate_of is not None:
+            out[line.line_id] = "repeat"
+        elif payment is not None and payment.behaviour == "pays_closed_invoice":
+            out[line.line_id] = "closed"
+    return out
 
 
 @check_type(UnappliedListed)
@@ -975,9 +1034,19 @@ def unapplied_listed(spec: UnappliedListed, ctx: CheckContext) -> CheckResult:
     unseen = sorted(n for n in got if n in by_name and by_name[n] in open_
                     and by_name[n] in later)
     twice = _twice(names)
+    unsaid: list[str] = []
+    if spec.reason_words:
+        kinds = unapplied_kinds(ctx)
+        for r in table.rows:
+            name, reason = r[col].strip(), r[why]
+            kind = kinds.get(name) or next(
+                (kinds[x] for x in sorted(lines_of.get(name, ())) if x in kinds), None)
+            if reason.strip() and not _reason_says(reason, kind, UNAPPLIED_REASON_WORDS):
+                unsaid.append(f"{name} ({reason.strip()!r}"
+                              + (f"; it is {_UNAPPLIED_SAYS[kind]})" if kind else ")"))
     metrics = {"listed": len(names), "missing": len(missing), "applied_listed": len(applied),
                "unknown": len(unknown), "twice": len(twice), "no_reason": len(blank),
-               "unseen_listed": len(unseen)}
+               "unseen_listed": len(unseen), "reason_unsaid": len(unsaid)}
     problems = []
     if unseen:
         problems.append(f"listed though the bank feed recorded it after the last turn (the "
@@ -993,6 +1062,9 @@ def unapplied_listed(spec: UnappliedListed, ctx: CheckContext) -> CheckResult:
         problems.append(f"listed twice: {listing(twice)}")
     if blank:
         problems.append(f"listed without a reason: {listing(blank)}")
+    if unsaid:
+        problems.append(f"{plural(len(unsaid), 'line')} listed with a reason that does not "
+                        f"say why: {listing(unsaid)}")
     if problems:
         return CheckResult("", False, f"{spec.path}: " + "; ".join(problems), metrics)
     return CheckResult("", True, f"{spec.path} lists every receipt left unapplied "
