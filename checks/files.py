@@ -57,11 +57,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from checks.context import CheckContext
 from checks.errors import Unusable
@@ -354,6 +355,16 @@ class TextSentenceMatches(_TextSpec):
     summary, "PO-1 was expensed") fails."""
 
 
+class RefFigures(BaseModel):
+    """The money figures and dates a sentence about reference rows may state (see
+    ``TextRefSentences.figures``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    columns: list[Column] = Field(min_length=1)
+    about: list[Regex] = Field(min_length=1)
+    everywhere: bool = False
+
+
 class TextRefSentences(_TextSpec):
     """Every reference row (of ``ref``, those matching ``rows``) is stated in one sentence.
 
@@ -395,6 +406,17 @@ class TextRefSentences(_TextSpec):
     fails. Levels ("rose to $X", "from $X", "a budget of $X"), percents and dates are not
     changes; a figure ahead of a direction word that is one of the row's values (in
     ``ref``) is not either ("came in at 68,930.15 below budget"). Needs ``about``."""
+    figures: RefFigures | None = None
+    """The figures a sentence may state (opt-in). In a sentence about some of the rows
+    (matching every ``figures.about`` regex, ``{column}`` the row's value as stated),
+    every money figure (with a currency sign or two decimals: ``$6,868.20``, ``6,868.20``,
+    ``$6,868`` or ``$6.9k`` to the precision written) must be a money value of
+    ``figures.columns`` on one of those rows, and every date before the business date
+    (written as :func:`figure_pattern` reads dates, or ``May 3`` by month and day) one of
+    their date values; with ``figures.everywhere``, in any other sentence, of any row.
+    Counts, percents, ids, phone numbers and dates from the business date on (a pay-by
+    date) are free. "Please remit $29,946.62" beside the total $32,946.62, an invoice's
+    amount or due date restated wrong, "PO-026052 adds $11,438.35 to fixed assets" fail."""
 
     @model_validator(mode="after")
     def _coherent(self) -> TextRefSentences:
@@ -404,6 +426,13 @@ class TextRefSentences(_TextSpec):
         if unknown:
             raise ValueError(f"about: {{column}} must name one of columns; not there: "
                              f"{', '.join(unknown)}")
+        if self.figures is not None:
+            known = [*self.columns, *self.figures.columns]
+            unknown = [n for rx in self.figures.about for n in _PLACEHOLDER.findall(rx)
+                       if n not in known]
+            if unknown:
+                raise ValueError(f"figures.about: {{column}} must name one of columns or "
+                                 f"figures.columns; not there: {', '.join(unknown)}")
         if self.change is not None and (self.change not in self.columns or not self.about
                                         or not (self.words or self.signs)):
             raise ValueError(f"change: {self.change!r} must be one of columns, with about and "
@@ -1172,13 +1201,127 @@ def _other_change(cut: Sequence[str], about: Sequence[str], directions: Sequence
     return ""
 
 
+#: A figure in text read as money when it has a currency sign or two decimals: digits
+#: (thousands commas), decimals, a scale word after a currency sign; not part of an id
+#: (INV-000111), a date (2026-05-03, 05/03/2026), a longer number or a percent.
+_MONEY_IN_TEXT = re.compile(
+    r"(?P<cur>[$€£¥]\s?)?(?<![\w.,/-])(?P<n>\d{1,3}(?:,\d{3})+|\d+)(?P<d>\.\d+)?"
+    r"(?![.,/-]?\d|\s?(?:%|per\s?cent\b))(?:\s?(?P<u>k|m|mn|thousand|million)\b)?(?!\w)",
+    re.IGNORECASE)
+_MONTH_TEXT = (r"(?P<{}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+               r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+#: A date in text: 2026-05-03, 05/03/2026 (US), 03-May-2026, May 3(rd)(, 2026),
+#: 3(rd) (of) May( 2026); a month and day without a year is matched by them alone.
+_DATE_IN_TEXT = re.compile(
+    r"(?<![\d/-])(?P<iy>\d{4})-(?P<im>\d{2})-(?P<id>\d{2})(?!\d)"
+    r"|(?<![\d/.-])(?P<um>\d{1,2})/(?P<ud>\d{1,2})/(?P<uy>\d{4})(?!\d)"
+    r"|\b(?P<dd>\d{1,2})-" + _MONTH_TEXT.format("dm") + r"-(?P<dy>\d{4})\b"
+    r"|\b" + _MONTH_TEXT.format("nm") + r"\s+(?P<nd>\d{1,2})(?:st|nd|rd|th)?\b"
+    r"(?:,?\s+(?P<ny>\d{4})\b)?"
+    r"|\b(?P<rd>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_TEXT.format("rm")
+    + r"(?!\w)(?:,?\s+(?P<ry>\d{4})\b)?", re.IGNORECASE)
+_MONTH_NUMBERS = {m[:3].casefold(): n for n, m in enumerate(_MONTH_NAMES, start=1)}
+
+
+def _money_in(sentence: str) -> list[tuple[str, Decimal, Decimal]]:
+    """The money figures of a sentence: (as written, magnitude, unit of the last place)."""
+    out = []
+    for m in _MONEY_IN_TEXT.finditer(sentence):
+        decimals = m.group("d") or ""
+        if not m.group("cur") and len(decimals) != 3:
+            continue
+        shift = _SCALES.get((m.group("u") or "").casefold(), 0) if m.group("cur") else 0
+        value = Decimal(m.group("n").replace(",", "") + decimals).scaleb(shift)
+        unit = Decimal(1).scaleb(shift - max(len(decimals) - 1, 0))
+        out.append((m.group().strip(), value, unit))
+    return out
+
+
+def _dates_in(sentence: str) -> list[tuple[str, int | None, int, int]]:
+    """The dates of a sentence: (as written, year or None, month, day), valid days only."""
+    out = []
+    for m in _DATE_IN_TEXT.finditer(sentence):
+        g = m.groupdict()
+        for y, mo, d in (("iy", "im", "id"), ("uy", "um", "ud"), ("dy", "dm", "dd"),
+                         ("ny", "nm", "nd"), ("ry", "rm", "rd")):
+            if g[mo] is not None:
+                month = (int(g[mo]) if g[mo].isdigit()
+                         else _MONTH_NUMBERS[g[mo].rstrip(".")[:3].casefold()])
+                year = int(g[y]) if g[y] else None
+                try:
+                    date(year or 2000, month, int(g[d]))  # 2000: Feb 29 is a day
+                except ValueError:
+                    break
+                out.append((m.group(), year, month, int(g[d])))
+                break
+    return out
+
+
+def _row_figures(row: Sequence[str], idx: Mapping[str, int], columns: Sequence[str]
+                 ) -> tuple[list[Decimal], list[date]]:
+    """A row's money values (magnitudes) and dates among ``columns``; other values none."""
+    money: list[Decimal] = []
+    days: list[date] = []
+    for c in columns:
+        v = row[idx[c]].strip()
+        if _ISO_VALUE.match(v):
+            with contextlib.suppress(ValueError):
+                days.append(date.fromisoformat(v))
+        elif _MONEY_VALUE.match(v.replace(",", "")):
+            money.append(abs(Decimal(v.replace(",", ""))))
+    return money, days
+
+
+def _on_or_after(year: int, month: int, day: int, today: date) -> bool:
+    try:
+        return date(year, month, day) >= today
+    except ValueError:  # February 29 of a common year
+        return False
+
+
+def _stray_figures(cut: Sequence[str], rows: Sequence[Sequence[str]],
+                   idx: Mapping[str, int], figures: RefFigures, percent: Sequence[str],
+                   today: date | None) -> list[str]:
+    """Each money figure or date a sentence states that is none of its rows' (``figures``:
+    the rows it is about; with ``everywhere``, any row for a sentence about none)."""
+    per_row = [_row_figures(r, idx, figures.columns) for r in rows]
+    judge_money = any(m for m, _ in per_row)
+    judge_dates = any(d for _, d in per_row)
+    stray: list[str] = []
+    for s in cut:
+        mine = [k for k, r in enumerate(rows)
+                if all(re.search(_about_row(rx, r, idx, percent), s, _RE_FLAGS)
+                       for rx in figures.about)]
+        if not mine and not figures.everywhere:
+            continue
+        pool = [per_row[k] for k in (mine or range(len(rows)))]
+        money = [v for m, _ in pool for v in m]
+        days = [d for _, ds in pool for d in ds]
+        whose = "its rows'" if mine else "any row's"
+        if judge_money:
+            for written, value, unit in _money_in(s):
+                if not any(abs(value - v) < unit for v in money):
+                    stray.append(f"{written} is none of {whose} figures in {_clip(s, 80)!r}")
+        if judge_dates:
+            for written, year, month, day in _dates_in(s):
+                if today is not None and _on_or_after(year or today.year, month, day, today):
+                    continue  # today's date or a later one (pay by): not a restated fact
+                if not any(d.month == month and d.day == day and year in (None, d.year)
+                           for d in days):
+                    stray.append(f"{written} is none of {whose} dates in {_clip(s, 80)!r}")
+    return stray
+
+
 @check_type(TextRefSentences)
 @_failing
 def text_ref_sentences(spec: TextRefSentences, ctx: CheckContext) -> CheckResult:
     """Pass when every selected reference row has a sentence stating its values."""
     ref = reference_csv(ctx, spec.ref)
-    idx = _columns_or_raise(ref, list(dict.fromkeys([*spec.columns, *spec.words, *spec.signs,
-                                                     *spec.rows])), spec.ref)
+    wanted = [*spec.columns, *spec.words, *spec.signs, *spec.rows]
+    if spec.figures is not None:
+        wanted += [*spec.figures.columns,
+                   *(n for rx in spec.figures.about for n in _PLACEHOLDER.findall(rx))]
+    idx = _columns_or_raise(ref, list(dict.fromkeys(wanted)), spec.ref)
     chosen = [r for r in ref.rows
               if all(r[idx[c]].strip() == v for c, v in spec.rows.items())]
     if not chosen:
@@ -1218,16 +1361,23 @@ def text_ref_sentences(spec: TextRefSentences, ctx: CheckContext) -> CheckResult
                      and not any(re.search(p, x, _RE_FLAGS) for p in veto) for x in cut):
             missing.append(label)
     n = len(chosen)
-    if missing or contradicted:
+    stray = ([] if spec.figures is None else
+             _stray_figures(cut, chosen, idx, spec.figures, spec.percent, ctx.as_of or ctx.end))
+    if missing or contradicted or stray:
         parts = ([f"{len(missing)} of {n} rows of {spec.ref} stated in no sentence: "
                   + "; ".join(missing[:SHOW])] if missing else [])
         if contradicted:
             parts.append(f"{len(contradicted)} of {n} rows of {spec.ref} contradicted in "
                          f"another sentence: " + "; ".join(contradicted[:SHOW]))
+        if stray:
+            parts.append(f"{len(stray)} figures or dates not those of {spec.ref}: "
+                         + "; ".join(stray[:SHOW]))
         return _result(False, f"{spec.path}: " + "; ".join(parts), rows=n,
-                       missing=len(missing) + len(contradicted))
+                       missing=len(missing) + len(contradicted),
+                       **({} if spec.figures is None else {"stray": len(stray)}))
     return _result(True, f"{spec.path}: each of the {n} rows of {spec.ref} stated in a "
-                         f"sentence", rows=n, missing=0)
+                         f"sentence", rows=n, missing=0,
+                   **({} if spec.figures is None else {"stray": 0}))
 
 
 @check_type(TextRefAbsent)
