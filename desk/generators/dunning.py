@@ -8,7 +8,10 @@ disputed and on hold. The workspace gets the receivables export (``ar_open_items
 and the lead's note (``collections_note.md``: the customers by name as the lead writes
 them, the disputed invoice by its short number). The reference (``dunning.csv``) holds,
 per customer, each invoice to ask for with its open amount and due date, the total, and
-the invoices that must not be in the email (not yet due, or on hold).
+the invoices that must not be in the email (not yet due, or on hold); and what else an
+email may state of an invoice (its amount as billed, invoice date, the part paid) and the
+customer's total on every row, so a sentence's other figures can be judged. The reference
+is never shown to the agent: its added columns change nothing the agent sees.
 
 Parameters: ``tier`` (``easy``: no disputed invoice; ``medium``, the release, and
 ``hard``: one disputed invoice; ``hard`` also writes the export's amounts with
@@ -69,18 +72,19 @@ def generate(ctx: GeneratorContext) -> dict[str, bytes]:
     ref: list[list[str]] = []
     for cid in chosen:
         total = 0
+        lines_of: list[list[str]] = []
         for i in (x for x in invoices if x.customer_id == cid):
-            if i.due_on >= day:
-                ref.append([cid, i.invoice_id, "exclude", format_cents(i.open),
-                            i.due_on.isoformat(), "not yet due"])
-            elif i.invoice_id == disputed:
-                ref.append([cid, i.invoice_id, "exclude", format_cents(i.open),
-                            i.due_on.isoformat(), "disputed"])
-            else:
+            action, why = (("exclude", "not yet due") if i.due_on >= day
+                           else ("exclude", "disputed") if i.invoice_id == disputed
+                           else ("ask", ""))
+            if action == "ask":
                 total += i.open
-                ref.append([cid, i.invoice_id, "ask", format_cents(i.open),
-                            i.due_on.isoformat(), ""])
-        ref.append([cid, "TOTAL", "total", format_cents(total), "", ""])
+            # what else an email may say of the invoice: as billed, when, paid so far
+            lines_of.append([cid, i.invoice_id, action, format_cents(i.open),
+                             i.due_on.isoformat(), why, format_cents(i.total),
+                             i.entry_date.isoformat(), format_cents(i.total - i.open)])
+        lines_of.append([cid, "TOTAL", "total", format_cents(total), "", "", "", "", ""])
+        ref += [[*r, format_cents(total)] for r in lines_of]
     lines = ["# Collections: this week's dunning", "",
              "Please send the first dunning email to each of these customers today:", ""]
     for k, cid in enumerate(chosen):
@@ -99,5 +103,6 @@ def generate(ctx: GeneratorContext) -> dict[str, bytes]:
              "open_balance"], export),
         "workspace/collections_note.md": text_bytes("\n".join(lines)),
         "reference/dunning.csv": csv_bytes(
-            ["customer_id", "invoice_id", "action", "open_balance", "due_date", "why"], ref),
+            ["customer_id", "invoice_id", "action", "open_balance", "due_date", "why",
+             "amount", "invoice_date", "paid", "customer_total"], ref),
     }
