@@ -142,6 +142,7 @@ MEMO_REFUSED = [
     "PO-026101 is 15 docking stations at $2,302.15 each.",
     "PO-026088 includes $847.05 of shipping and installation.",
     "PO-026052 exceeds the threshold by $6,483.35.",
+    "Norton Ltd's plotter adds $11,438.35 to fixed assets.",  # the purchase by its vendor
 ]
 
 
@@ -162,6 +163,7 @@ def test_a_memo_with_a_wrong_purchase_figure_is_refused(
     "total.",
     "PO-026096 was bought on May 28, 2026 for $5,000.00 and has a useful life of 36 months.",
     "Of the $112,419.10 total, $42,887.00 is capitalized and $69,532.10 expensed.",
+    "The plotter from Norton Ltd, $11,843.35, is the largest single asset this month.",
 ])
 def test_a_memo_with_the_purchase_figures_is_accepted(
         attempts: dict[str, tuple[Path, Path]], extra: str) -> None:
