@@ -192,14 +192,11 @@ def receipts_as_shipped(spec: ReceiptsAsShipped, ctx: CheckContext) -> CheckResu
 
 def _first_turn_after(ctx: CheckContext, day: date, moment: float | None) -> date | None:
     """The first of the agent's turns that came after ``moment`` (a world event's sim time)
-    of ``day``: a turn that day when the agent wrote after it, else the next turn's date."""
-    if moment is not None and day in ctx.turn_dates:
-        after = ctx.cached(("purchasing.agent_times", ctx.position, ctx.as_of), lambda: {
-            e.business_date: e.sim_time for e in reversed(read_log(ctx, "erp", None,
-                                                                   payload=False))
-            if e.actor.startswith("agent:") and e.sim_time is not None})
-        if (t := after.get(day.isoformat())) is not None and t > moment:
-            return day
+    of ``day``: the turn of that day when the event came before the day's turn moment
+    (:attr:`Phase.TURN`), else the next turn's date. Whether the agent wrote anything at
+    that turn does not matter: a turn that did nothing still had the document."""
+    if moment is not None and day in ctx.turn_dates and moment % 1.0 < float(Phase.TURN):
+        return day
     return min((t for t in ctx.turn_dates if t > day), default=None)
 
 
