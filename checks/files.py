@@ -1223,12 +1223,25 @@ _DATE_IN_TEXT = re.compile(
 _MONTH_NUMBERS = {m[:3].casefold(): n for n, m in enumerate(_MONTH_NAMES, start=1)}
 
 
+#: Before a figure without a currency sign: a label making it a room, section or version.
+_NOT_MONEY_BEFORE = re.compile(r"\b(?:suite|ste|room|rm|unit|floor|fl|apt|building|bldg|"
+                               r"version|ver|section|sec|clause|rule|item|no|nr)\.?\s*#?\s*$"
+                               r"|#\s*$", re.IGNORECASE)
+#: After a figure without a currency sign: a time of day (10.30 am).
+_NOT_MONEY_AFTER = re.compile(r"\s?(?:[ap]\.?m\b|h\b|hrs?\b)", re.IGNORECASE)
+
+
 def _money_in(sentence: str) -> list[tuple[str, Decimal, Decimal]]:
-    """The money figures of a sentence: (as written, magnitude, unit of the last place)."""
+    """The money figures of a sentence: (as written, magnitude, unit of the last place).
+
+    A figure without a currency sign is money when it has two decimals and no label makes
+    it something else (Suite 4.10, section 12.05, 10.30 am)."""
     out = []
     for m in _MONEY_IN_TEXT.finditer(sentence):
         decimals = m.group("d") or ""
-        if not m.group("cur") and len(decimals) != 3:
+        if not m.group("cur") and (len(decimals) != 3
+                                   or _NOT_MONEY_BEFORE.search(sentence, 0, m.start())
+                                   or _NOT_MONEY_AFTER.match(sentence, m.end())):
             continue
         shift = _SCALES.get((m.group("u") or "").casefold(), 0) if m.group("cur") else 0
         value = Decimal(m.group("n").replace(",", "") + decimals).scaleb(shift)

@@ -60,6 +60,7 @@ STRAY = [
     ("INV-000111 is about $6,900 overdue.", False),  # rounded, but not its figure
     ("The oldest fell due on 2026-05-02.", True),
     ("A late fee of $25.00 applies.", True),
+    ("Please remit 13,912.68 USD.", True),  # two decimals, no currency sign
 ]
 
 
@@ -96,6 +97,8 @@ def test_the_detail_names_the_figure_and_the_sentence(ctx: CheckContext) -> None
     "Call (555) 010-2030 or write to 1200 Market St, Suite 300, Springfield 94105.",
     "Your account C0003 shows INV-000111 and INV-000115, 2 items.",
     "Total: $15.9k.",  # a scale word after a currency sign, to the precision written
+    "Write to Suite 4.10, 12 Harbor Way, or call before 10.30 am.",  # labels, a time
+    "Per section 12.05 of our terms, INV-000111 for 6,868.20 USD is due.",
 ])
 def test_the_rows_figures_and_free_ones_are_accepted(ctx: CheckContext, extra: str) -> None:
     r = run(ctx, EMAIL + "\n" + extra + "\n", {**REF, "figures": {**FIGURES,
