@@ -15,7 +15,9 @@ the erp realm of the log.
   the bank, first posted at the first turn on or after the day it arrived (one held to a
   later turn and dated back fails); no register the provider did not send. A posting
   reversed (a register posted before its revised version) is reversed in its pay date's
-  month.
+  month. With ``standing_at_its_turn``, the version that stands was posted at the first
+  turn on or after it arrived too (a first version posted while the revision was already
+  in, put right at a later turn, fails).
 - ``sales_tax_return_filed``: one return for the month, filed after it ended and by its due
   date, dated the day it was filed (the turn that wrote it), with the month's gross sales,
   taxable sales and tax as invoiced.
@@ -92,6 +94,10 @@ class PayrollPostedSpec(CheckSpec):
 
     family: ClassVar[str] = "state"
     type: Literal["payroll_posted"]
+    standing_at_its_turn: bool = False
+    """When set, the posting that stands (the register's latest version) must be written at
+    the first turn on or after that version arrived, not only the register's first posting:
+    the books held the superseded version from that turn to the one that put it right."""
 
 
 def _register_problems(want: dict[str, Any], got: ev.PayrollPosted) -> list[str]:
@@ -127,13 +133,16 @@ def payroll_posted(spec: PayrollPostedSpec, ctx: CheckContext) -> CheckResult:
     due = {r["register_id"]: r for r in truth["registers"]}
     posted: dict[str, list[ev.PayrollPosted]] = {}
     first_written: dict[str, date] = {}
+    standing_written: dict[str, list[date]] = {}
     problems: list[str] = []
     for e, written in _erp_written(ctx, "payroll_posted", "payroll_reversed"):
         if isinstance(e, ev.PayrollPosted):
             posted.setdefault(e.register_id, []).append(e)
             first_written.setdefault(e.register_id, written)
+            standing_written.setdefault(e.register_id, []).append(written)
         elif isinstance(e, ev.PayrollReversed):  # a reversed posting no longer stands
             undone = posted[e.register_id].pop()
+            standing_written[e.register_id].pop()
             if e.entry_date.strftime("%Y-%m") != undone.entry_date.strftime("%Y-%m"):
                 problems.append(f"register {e.register_id}: its posting of {undone.entry_date} "
                                 f"reversed on {e.entry_date}, not in its pay date's month "
@@ -149,6 +158,13 @@ def payroll_posted(spec: PayrollPostedSpec, ctx: CheckContext) -> CheckResult:
                                   first_written[rid], ctx.turn_dates, "first posted")
         if held:
             problems.append(held)
+        elif spec.standing_at_its_turn:
+            held = held_past_its_turn(
+                f"register {rid} as it stands (version {want['version']})",
+                date.fromisoformat(want["delivered_on"]), standing_written[rid][-1],
+                ctx.turn_dates, "posted")
+            if held:
+                problems.append(held + " (another version stood until then)")
     problems += [f"register {rid} posted, but the provider sent no such register"
                  for rid in sorted(set(posted) - set(due))]
     return _result(f"{plural(len(due), 'register')} posted once each, as they stand",
