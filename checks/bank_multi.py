@@ -15,7 +15,9 @@ day; the books are read as of the month's last day.
   is dated as the line; no fee, interest, card charge or returned deposit is recorded
   without its line (one booked on no line of a statement, e.g. after the month).
 - ``bank_errors_reported``: the lines reported as the bank's errors are exactly the bank's
-  erroneous lines (none booked as the company's own entry, none else reported).
+  erroneous lines (none booked as the company's own entry, none else reported); with
+  ``description_words``, each report's description says what the bank got wrong in any
+  words of its kind (a charge posted twice, another client's deposit), no placeholder.
 - ``book_balances_as_bank``: each account's GL balance at the month's end is the bank's
   balance without its errors, plus the deposits recorded and not yet credited.
 - ``transfers_recorded``: each transfer of the treasury's log sent from and to its accounts
@@ -39,6 +41,7 @@ day; the books are read as of the month's last day.
 from __future__ import annotations
 
 import csv
+import re
 from collections import Counter
 from datetime import date, timedelta
 from typing import Any, ClassVar, Literal
@@ -224,6 +227,54 @@ class BankErrorsReported(_Spec):
     """The bank's erroneous lines reported to it, and nothing else."""
 
     type: Literal["bank_errors_reported"]
+    description_words: bool = False
+    """When set, each report of one of the bank's erroneous lines (or of its identical
+    twin, :func:`error_twins`) describes it in any words of its kind
+    (:data:`BANK_ERROR_WORDS`): a charge posted twice (``twice``, ``duplicate``...),
+    another client's deposit (``not ours``, ``another``, ``wrong account``...). A
+    placeholder (``x``, ``error``, ``n/a``) or only another kind's words fail: the bank
+    acts on the report."""
+
+
+BANK_ERROR_WORDS: dict[str, tuple[str, ...]] = {
+    "duplicate_fee": ("twice", "duplicat", "double", "again", "repeat", "second", "dupe",
+                      "dup ", "same charge", "two identical", "posted 2x", "2 times"),
+    "misposted_deposit": ("not ours", "not our", "another", "other client", "other customer",
+                          "other company", "wrong account", "wrong acct", "someone else",
+                          "belong", "mispost", "mis-post", "misdirect", "misappl",
+                          "not for us", "third party", "for account", "for acct",
+                          "other account", "other acct", "unknown deposit"),
+}
+"""Words that say what the bank got wrong, by the kind of its error (the ``error:`` source
+of its line): ``bank_errors_reported``'s ``description_words``."""
+
+_ERROR_SAYS = {"duplicate_fee": "a charge posted twice",
+               "misposted_deposit": "another client's deposit"}
+
+
+def description_says(description: str, kind: str) -> bool:
+    """Whether a bank-error report's description says what the bank got wrong in words of
+    its ``kind`` (a key of :data:`BANK_ERROR_WORDS`; any description with a letter in it
+    for a kind of no words)."""
+    said = " ".join(description.casefold().replace("\u2019", "'").split()) + " "
+    if not re.search(r"[a-z]", said):
+        return False
+    return any(w in said for w in BANK_ERROR_WORDS.get(kind, ("",)))
+
+
+def _unsaid_reports(ctx: CheckContext, truth: dict[str, Any]) -> list[str]:
+    """The reports whose descriptions do not say what the bank got wrong."""
+    kinds = {x["line_id"]: str(x["source"])[len("error:"):] for a in sorted(truth["accounts"])
+             for x in _errors(ctx, truth, a)}
+    twins = error_twins(ctx, truth)
+    out = []
+    for e in _events(ctx, "bank_error_reported"):
+        assert isinstance(e, ev.BankErrorReported)
+        kind = kinds.get(twins.get(e.line_id, e.line_id))
+        if kind is not None and not description_says(e.description, kind):
+            out.append(f"line {e.line_id} reported as {e.description.strip()!r}: the report "
+                       f"does not say what the bank got wrong ({_ERROR_SAYS.get(kind, kind)})")
+    return out
 
 
 @check_type(BankErrorsReported)
@@ -241,6 +292,8 @@ def bank_errors_reported(spec: BankErrorsReported, ctx: CheckContext) -> CheckRe
     problems += [f"{a}: the line of {d} ({display_cents(n)}) reported as the bank's error is "
                  "the company's" for (a, d, n), k in sorted((reported - wrong).items())
                  for _ in range(k)]
+    if spec.description_words:
+        problems += _unsaid_reports(ctx, truth)
     return _result(f"{plural(sum(wrong.values()), 'bank error')} reported, none booked",
                    problems, {"errors": sum(wrong.values())})
 

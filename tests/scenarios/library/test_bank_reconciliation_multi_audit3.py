@@ -9,9 +9,17 @@ accepted, though the books now hold money that is not the company's. The prompt 
 to record no receipt (the customers' cheques are in the books) and to book a bank error in
 no other way on no date; ``no-receipts-of-the-clerks`` refuses any receipt of the clerk's.
 
+Found: reports that say nothing. Each bank error reported with the description 'x' (or
+'bank error') was accepted; the bank acts on the report. The prompt now says the description
+says what the bank got wrong, and ``bank-errors-reported-not-booked``
+(``description_words``) asks it in any words of the error's kind (a charge posted twice,
+another client's deposit).
+
 Tried and rightly refused already: the card payment made from savings
 (``card-statement-entered-and-paid``); a deposit in transit listed on the savings account's
-reconciliation (``reconciliation-of-each-account``).
+reconciliation (``reconciliation-of-each-account``); the card's book balance written as the
+operating account's, and the misposted deposit's error row naming the savings line beside it
+(``reconciliation-of-each-account``).
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from erp import commands as c
 from runs.attempt import run_attempt
@@ -80,3 +90,33 @@ def test_the_reference_records_no_receipt_and_is_accepted(tmp_path: Path) -> Non
     failed, results = _run(tmp_path, _Clerk("reference"))
     assert not failed, failed
     assert results["no-receipts-of-the-clerks"]["passed"]
+
+
+def _describing(words: dict[str, str]) -> Route:
+    """Each bank error reported with ``words[kind]`` (kind: what the reference's own
+    description names) as its description."""
+    def route(desk: TurnContext, real: Callable[[c.Command], Any], cmd: c.Command) -> Any:
+        if isinstance(cmd, c.ReportBankError):
+            kind = "twice" if "twice" in cmd.description else "deposit"
+            return real(cmd.model_copy(update={"description": words[kind]}))
+        return real(cmd)
+    return route
+
+
+@pytest.mark.parametrize("say", ["x", "bank error"])
+def test_bank_errors_reported_with_a_placeholder_are_refused(tmp_path: Path, say: str) -> None:
+    failed, results = _run(tmp_path, _Clerk("placeholder", _describing(
+        {"twice": say, "deposit": say})))
+    assert failed == {"bank-errors-reported-not-booked"}, failed
+    detail = results["bank-errors-reported-not-booked"]["detail"]
+    assert f"line BL-000019 reported as {say!r}: the report does not say what the bank got " \
+           "wrong (another client's deposit)" in detail, detail
+    assert f"line BL-000024 reported as {say!r}: the report does not say what the bank got " \
+           "wrong (a charge posted twice)" in detail, detail
+
+
+def test_bank_errors_reported_in_a_clerks_own_words_are_accepted(tmp_path: Path) -> None:
+    failed, _ = _run(tmp_path, _Clerk("own-words", _describing({
+        "twice": "Duplicate service charge - please refund",
+        "deposit": "Deposit belongs to another customer (acct ending 1413)"})))
+    assert not failed, failed
