@@ -224,7 +224,12 @@ class CsvValuesMatch(_OneFileSpec):
     ``a|b`` string). With
     ``if_present``, a compared column the agent's file does not have is not compared (a
     column the task does not ask for, but that must be right when written); the key columns
-    are always required.
+    are always required. ``plain`` columns are amounts a prompt asks for as plain decimals
+    to the cent (no currency symbol, no thousands separator): compared as numbers within
+    ``tolerance``, so ``1234.5`` or ``1234`` (a float column written by pandas) is
+    ``1234.50``, but only as written plainly, an optional minus, digits and at most two
+    decimals: ``$1234.50``, ``1,234.50``, ``(1234.50)``, ``+1234.50``, ``1234.505`` do not
+    match.
     """
 
     type: Literal["csv_values_match"]
@@ -236,6 +241,7 @@ class CsvValuesMatch(_OneFileSpec):
     numeric: list[Column] = Field(default_factory=list)
     casefold: list[Column] = Field(default_factory=list)
     basename: list[Column] = Field(default_factory=list)
+    plain: list[Column] = Field(default_factory=list)
     tolerance: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
     must_match_keys: list[str | list[str]] = Field(default_factory=list)
 
@@ -277,6 +283,12 @@ class CsvValuesMatch(_OneFileSpec):
         if folded:
             raise ValueError(f"casefold columns must be among columns and not numeric: "
                              f"{', '.join(folded)}")
+        _unique(self.plain, "plain column")
+        odd = [c for c in self.plain if c not in self.columns
+               or c in [*self.numeric, *self.casefold, *self.basename]]
+        if odd:
+            raise ValueError(f"plain columns must be among columns and not numeric, casefold "
+                             f"or basename: {', '.join(odd)}")
         n = len(self.key_columns)
         for i, k in enumerate(self.must_keys()):
             if len(k) != n:
@@ -876,6 +888,10 @@ def _key_text(key: tuple[str, ...]) -> str:
     return "|".join(key)
 
 
+#: An amount written as a plain decimal to the cent (``plain`` columns): ``-1234.5``.
+_PLAIN_DECIMAL = re.compile(r"-?\d+(?:\.\d{1,2})?")
+
+
 @check_type(CsvValuesMatch)
 @_failing
 def csv_values_match(spec: CsvValuesMatch, ctx: CheckContext) -> CheckResult:
@@ -901,11 +917,11 @@ def csv_values_match(spec: CsvValuesMatch, ctx: CheckContext) -> CheckResult:
         if mk not in expected:
             raise ValueError(f"must_match_keys[{i}] {_key_text(mk)!r} is not a key of "
                              f"{spec.ref}")
-    numeric = set(spec.numeric)
+    numeric, plain = set(spec.numeric), set(spec.plain)
     tolerance = Decimal(repr(spec.tolerance)) + Decimal("1e-9")
     for k, values in expected.items():
         for c, v in zip(cols, values, strict=True):
-            if c in numeric and v and parse_number(v) is None:
+            if c in numeric | plain and v and parse_number(v) is None:
                 raise ValueError(f"reference {spec.ref}: key {_key_text(k)!r} column {c!r}: "
                                  f"{v!r} is not a number")
 
@@ -930,7 +946,9 @@ def csv_values_match(spec: CsvValuesMatch, ctx: CheckContext) -> CheckResult:
     def same(column: str, have: str, want: str) -> bool:
         if column in folded:
             return have.casefold() == want.casefold()
-        if column not in numeric or not want:
+        if column in plain and want and not _PLAIN_DECIMAL.fullmatch(have):
+            return False
+        if column not in numeric | plain or not want:
             return have == want
         h, w = parse_number(have), parse_number(want)
         return h is not None and w is not None and abs(h - w) <= tolerance
