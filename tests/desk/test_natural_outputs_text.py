@@ -10,7 +10,8 @@ right and refused:
 - revenue-budget-variance: "ran ahead of budget", "beat budget by", "missed budget by",
   "behind budget by $X over the month" (the "over" of "over the month" read as over
   budget), a favorable/unfavorable variance, and the totals' "a shortfall of $3,765.62"
-  (the lines' checks took "shortfall", the totals' did not).
+  (the lines' checks took "shortfall", the totals' did not); the totals' sentence in other
+  words than "total" ("Overall, we invoiced $575,434.38 against a combined budget of ...").
 - customer-profitability: a percentage whose one decimal is .0 written whole ("35%" for
   35.0, "9%", "18%"), and "under the 40% threshold" / "under our 20% floor" for below.
 - contractor-accrual: the entry "dated May 29" in a memo written that day (the date
@@ -80,6 +81,9 @@ $79,804.97 against a budget of $70,600.00.
 In total, actual revenue of $575,434.38 against a total budget of $579,200.00 gives an \
 unfavorable variance of $3,765.62.
 """
+RBV_OVERALL = RBV_FAVORABLE.rsplit("In total,", 1)[0] + (
+    "Overall, we invoiced $575,434.38 against a combined budget of $579,200.00, $3,765.62 "
+    "under plan.\n")
 CP_WHOLE = """Quarterly customer profitability (March-May 2026)
 
 Total revenue: $654,936.64; total gross margin: $229,372.40 (35%).
@@ -150,6 +154,7 @@ ACCEPTED = {
     "pl-below-above-april": ("pl-variance-memo", PL_BELOW),
     "rbv-ahead-beat-missed-behind": ("revenue-budget-variance", RBV_WORDS),
     "rbv-favorable": ("revenue-budget-variance", RBV_FAVORABLE),
+    "rbv-overall-combined": ("revenue-budget-variance", RBV_OVERALL),
     "cp-whole-percent-under": ("customer-profitability", CP_WHOLE),
     "ca-date-without-year": ("contractor-accrual", CA_NO_YEAR),
     **{f"cap-flag-{k}": ("capitalization-memo", CAP_MEMO.format(flag=v))
@@ -173,6 +178,9 @@ REFUSED = {
     "rbv-favorable-total": (
         "revenue-budget-variance",
         RBV_FAVORABLE.replace("gives an unfavorable", "gives a favorable"),
+        {"commentary-totals"}),
+    "rbv-overall-over": (
+        "revenue-budget-variance", RBV_OVERALL.replace("under plan", "over plan"),
         {"commentary-totals"}),
     "cp-whole-percent-wrong": (
         "customer-profitability", CP_WHOLE.replace("(18%)", "(19%)"), {"memo-review-C0017"}),
