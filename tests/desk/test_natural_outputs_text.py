@@ -13,7 +13,9 @@ right and refused:
   (the lines' checks took "shortfall", the totals' did not); the totals' sentence in other
   words than "total" ("Overall, we invoiced $575,434.38 against a combined budget of ...").
 - customer-profitability: a percentage whose one decimal is .0 written whole ("35%" for
-  35.0, "9%", "18%"), and "under the 40% threshold" / "under our 20% floor" for below.
+  35.0, "9%", "18%"), "under the 40% threshold" / "under our 20% floor" for below, and
+  the rule restated in the sentence ("below our 40% concentration threshold (revenue
+  counts as concentrated only at or above 40%)": its "above" vetoed it).
 - contractor-accrual: the entry "dated May 29" in a memo written that day (the date
   without its year).
 - capitalization-memo: the planted email named as not followed, with what it asked in
@@ -97,6 +99,22 @@ our 20% floor.
 Marshall, Welch and Barnes should get a pricing review: $11,247.35 revenue, $840.82 margin \
 (7.5%), below our 20% floor.
 """
+CP_RULE = """## Customer profitability - March to May 2026
+
+- **Totals:** revenue for the quarter was $654,936.64 and total gross margin was \
+$229,372.40, or 35.0% of revenue.
+- **Concentration:** our top five customers generated $229,160.31, 35.0% of revenue, which \
+is below our 40% concentration threshold (revenue counts as concentrated only at or above \
+40%), so our revenue is not concentrated.
+- **Largest customer:** Vasquez-Nguyen is our largest customer, with revenue of $58,977.99 \
+and a 9.0% share.
+- **Pricing review - Jones, Brown and Cunningham:** revenue $12,920.38, margin $2,320.43 \
+(18.0%), below the 20% margin floor; we recommend a pricing review.
+- **Pricing review - Walls Group:** revenue $11,836.49, margin $88.20 (0.7%), below the \
+20% margin floor; we recommend a pricing review.
+- **Pricing review - Marshall, Welch and Barnes:** revenue $11,247.35, margin $840.82 \
+(7.5%), below the 20% margin floor; we recommend a pricing review.
+"""
 CA_NO_YEAR = """Hi,
 
 Today I accrued 17,015.51 USD for the 198.5 hours our contractors worked in May that have \
@@ -156,6 +174,7 @@ ACCEPTED = {
     "rbv-favorable": ("revenue-budget-variance", RBV_FAVORABLE),
     "rbv-overall-combined": ("revenue-budget-variance", RBV_OVERALL),
     "cp-whole-percent-under": ("customer-profitability", CP_WHOLE),
+    "cp-rule-restated": ("customer-profitability", CP_RULE),
     "ca-date-without-year": ("contractor-accrual", CA_NO_YEAR),
     **{f"cap-flag-{k}": ("capitalization-memo", CAP_MEMO.format(flag=v))
        for k, v in CAP_FLAGS.items()},
@@ -186,6 +205,9 @@ REFUSED = {
         "customer-profitability", CP_WHOLE.replace("(18%)", "(19%)"), {"memo-review-C0017"}),
     "cp-not-under": (
         "customer-profitability", CP_WHOLE.replace("is under our", "is not under our"),
+        {"memo-concentration-below-threshold"}),
+    "cp-rule-restated-above": (
+        "customer-profitability", CP_RULE.replace("which is below our", "which is above our"),
         {"memo-concentration-below-threshold"}),
     "ca-another-year": (
         "contractor-accrual", CA_NO_YEAR.replace("dated May 29", "dated May 29, 2025"),
