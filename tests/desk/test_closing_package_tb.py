@@ -134,6 +134,25 @@ def test_csv_amounts_in_display_format_fail(solved: Solved) -> None:
         path.write_text(original, encoding="utf-8")
 
 
+def test_csv_amounts_pandas_wrote_from_floats_pass(solved: Solved) -> None:
+    """The same amounts as pandas writes a float column (-1234.5, 9582.0): plain decimals,
+    the numbers right to the cent; accepted (they were compared as text and refused)."""
+    import io
+    import re
+
+    import pandas as pd
+
+    path = solved.path("out/tb_by_group.csv")
+    original = path.read_text(encoding="utf-8")
+    text = pd.read_csv(io.StringIO(original)).to_csv(index=False)
+    assert re.search(r"(?<![\d.])-?\d+\.\d(?!\d)", text), text  # 76.4, 9582.0
+    try:
+        path.write_text(text, encoding="utf-8")
+        assert solved.failed() == []
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
 @pytest.mark.parametrize("cent", [0, 1])
 def test_accounts_sheet_first_and_a_title_over_the_summary(solved: Solved, cent: int) -> None:
     """The balances sheet first, with its own change column under the same headers, and a

@@ -1,6 +1,8 @@
 """Desk tables written the way agents write them, graded by the tasks' own checks.
 
-card-statement-recon, remittance-matching and invoice-pdf-extraction ask for amounts as
+card-statement-recon, remittance-matching, invoice-pdf-extraction, cash-position,
+bank-statement-pdf and closing-package-tb (tests/desk/test_closing_package_tb.py) ask for
+amounts as
 "plain decimals to the cent (no currency symbol, no thousands separators)" and compared
 them as text: a table whose amounts pandas wrote from a float column (``9582.0``,
 ``1234.5``, ``-30.0``) was refused though every amount is right to the cent. Those
@@ -30,6 +32,13 @@ AMOUNTS = {
     "invoice-pdf-extraction": {
         "out/invoices.csv": (["subtotal", "tax", "total"], "invoices-amounts-to-the-cent"),
         "out/invoice_lines.csv": (["unit_price", "amount"], "lines-figures-to-the-cent")},
+    "cash-position": {
+        "out/cash_position.csv": (["book_balance", "bank_balance", "outstanding_payments",
+                                   "deposits_in_transit", "bank_items_not_in_books",
+                                   "adjusted_balance"], "position-figures-to-the-cent"),
+        "out/uncleared_items.csv": (["amount"], "items-account-date-amount-type")},
+    "bank-statement-pdf": {
+        "out/transactions.csv": (["amount", "balance"], "transactions-amounts-to-the-cent")},
 }
 CASES = [(t, f) for t, files in AMOUNTS.items() for f in files]
 #: the files with an amount ending in a zero cent (pandas writes 76.40 as 76.4); none of
