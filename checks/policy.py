@@ -381,20 +381,24 @@ class EntriesDated(CheckSpec):
     bills_due_as_invoiced: bool = False
     """Each vendor invoice's bill also due on the date the invoice says (not a later one
     that keeps it out of a payment run)."""
+    credits_at_arrival: bool = False
+    """Each vendor credit note recorded at the first turn that had it in the inbox (as
+    ``bills_at_arrival``), not held to a later turn and dated back to its own date."""
 
 
-def bill_arrivals(ctx: CheckContext) -> dict[tuple[str, str], tuple[date, bool]]:
-    """The first delivery of each vendor invoice to the company's inbox, by ``(vendor_id,
-    document_number_key(invoice_number))``: its business date, and whether it came before
-    the moment of the day an agent's turn has (``Phase.TURN``); a delivery at that moment
-    or later is counted as after the turn."""
+def bill_arrivals(ctx: CheckContext, number: str = "invoice_number"
+                  ) -> dict[tuple[str, str], tuple[date, bool]]:
+    """The first delivery of each vendor invoice (with ``number="credit_number"``: credit
+    note) to the company's inbox, by ``(vendor_id, document_number_key(number))``: its
+    business date, and whether it came before the moment of the day an agent's turn has
+    (``Phase.TURN``); a delivery at that moment or later is counted as after the turn."""
     out: dict[tuple[str, str], tuple[date, bool]] = {}
     for e in ctx.store.read(realm="world", types=["document_delivered"], until=_until(ctx)):
         truth = e.data.get("truth") or {}
-        vendor, number = truth.get("vendor_id"), truth.get("invoice_number")
-        if not isinstance(vendor, str) or not isinstance(number, str):
+        vendor, written = truth.get("vendor_id"), truth.get(number)
+        if not isinstance(vendor, str) or not isinstance(written, str):
             continue
-        key = (vendor, document_number_key(number))
+        key = (vendor, document_number_key(written))
         if key not in out:
             before = e.sim_time is not None and (e.sim_time % 1.0) < float(Phase.TURN) - 1e-9
             out[key] = (date.fromisoformat(e.business_date), before)
@@ -415,6 +419,8 @@ def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
     doc_day: dict[str, str] = {}
     arrivals = bill_arrivals(ctx) if spec.bills_at_arrival else {}
     entered: set[tuple[str, str]] = set()
+    credit_arrivals = bill_arrivals(ctx, "credit_number") if spec.credits_at_arrival else {}
+    recorded: set[tuple[str, str]] = set()
     due_wrong = 0
     if spec.as_on_line:
         for e in ctx.store.read(realm="erp", until=_until(ctx), types=[
@@ -467,6 +473,19 @@ def entries_dated(spec: EntriesDated, ctx: CheckContext) -> CheckResult:
                     wrong.append(held)
             entered.add(key)
             continue
+        if e.type == "vendor_credit_recorded" and credit_arrivals:
+            key = (d["vendor_id"], document_number_key(d["vendor_credit_number"]))
+            arrival = credit_arrivals.get(key)
+            if arrival is not None and key not in recorded:
+                recorded.add(key)
+                held = held_past_its_turn(
+                    f"vendor credit {d['credit_id']} ({d['vendor_id']} credit note "
+                    f"{d['vendor_credit_number']})", arrival[0],
+                    date.fromisoformat(e.business_date), turn_days, verb="recorded",
+                    before_turn=arrival[1])
+                if held:
+                    wrong.append(held)
+                    continue
         business = date.fromisoformat(e.business_date)
         months = {(business.year, business.month)}
         back = business - timedelta(days=spec.max_days_back)
