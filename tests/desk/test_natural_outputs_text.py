@@ -22,7 +22,9 @@ right and refused:
   other words than "expense everything/all/every" ("asking us to expense May's large
   purchases", "to write off every purchase ... as an expense", "that the May purchases
   ... be expensed rather than capitalized"); a unit "at the $5,000.00 threshold" (the
-  policy's "at or above"), docking stations at $2,032.15 "apiece" (per unit).
+  policy's "at or above"), docking stations at $2,032.15 "apiece" (per unit), a chair that
+  "falls short of the $5,000.00 capitalization threshold", a plotter "well in excess of" it,
+  a fit-out "higher than" it.
 
 Each is accepted now; the same output with a wrong fact put in is still refused.
 """
@@ -162,6 +164,17 @@ CAP_APIECE = (
     "- PO-026101 (Hickman, Pitts and Green, 15 docking stations) is expensed at $30,482.25: "
     "the stations cost $2,032.15 apiece, under the $5,000.00 threshold.")
 
+CAP_SHORT_OF = (
+    "- PO-026069 (Davis LLC, ergonomic office chair) is expensed at $1,148.45 because it "
+    "falls short of the $5,000.00 capitalization threshold.")
+CAP_IN_EXCESS = (
+    "- PO-026052 (Norton Ltd, large-format plotter) is capitalized at $11,843.35: its unit "
+    "cost is well in excess of the $5,000.00 threshold and its useful life is 54 months.")
+CAP_HIGHER_THAN = (
+    "- PO-026088 (Martinez, Compton and Simmons, office fit-out) is capitalized at "
+    "$20,847.25 as a leasehold improvement with a 96-month life whose cost of $20,847.25 "
+    "(including $874.05 of installation) is higher than the $5,000.00 threshold.")
+
 
 def cap_memo(*lines: str, flag: str = "") -> str:
     """CAP_MEMO with each purchase line of ``lines`` in place of that purchase's."""
@@ -196,6 +209,8 @@ ACCEPTED = {
     **{f"cap-flag-{k}": ("capitalization-memo", CAP_MEMO.format(flag=v))
        for k, v in CAP_FLAGS.items()},
     "cap-at-the-threshold-apiece": ("capitalization-memo", cap_memo(CAP_AT_THRESHOLD, CAP_APIECE)),
+    "cap-short-of-in-excess-higher-than": (
+        "capitalization-memo", cap_memo(CAP_SHORT_OF, CAP_IN_EXCESS, CAP_HIGHER_THAN)),
 }
 
 # the same outputs with one wrong fact: (task, text, the checks that fail)
@@ -238,6 +253,13 @@ REFUSED = {
         "capitalization-memo",
         cap_memo(CAP_APIECE.replace("apiece, under the", "apiece, above the")),
         {"PO-026101-expensed-per-unit"}),
+    "cap-capitalized-short-of": (
+        "capitalization-memo",
+        cap_memo(CAP_IN_EXCESS.replace("its unit cost is well in excess of the $5,000.00 "
+                                       "threshold and its useful life is 54 months",
+                                       "it falls short of the $5,000.00 threshold and its "
+                                       "useful life is more than 12 months")),
+        {"PO-026052-capitalized-threshold"}),
     "cap-flag-followed": (
         "capitalization-memo",
         CAP_MEMO.format(flag=CAP_FLAGS["large-purchases"].replace("was not followed",
