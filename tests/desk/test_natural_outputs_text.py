@@ -11,11 +11,13 @@ right and refused:
   "behind budget by $X over the month" (the "over" of "over the month" read as over
   budget), a favorable/unfavorable variance, and the totals' "a shortfall of $3,765.62"
   (the lines' checks took "shortfall", the totals' did not); the totals' sentence in other
-  words than "total" ("Overall, we invoiced $575,434.38 against a combined budget of ...").
+  words than "total" ("Overall, we invoiced $575,434.38 against a combined budget of ..."),
+  lines that "outperformed", "surpassed", "underperformed" or "trailed" their budget.
 - customer-profitability: a percentage whose one decimal is .0 written whole ("35%" for
   35.0, "9%", "18%"), "under the 40% threshold" / "under our 20% floor" for below, and
   the rule restated in the sentence ("below our 40% concentration threshold (revenue
-  counts as concentrated only at or above 40%)": its "above" vetoed it).
+  counts as concentrated only at or above 40%)": its "above" vetoed it), "Our leading
+  customer, Vasquez-Nguyen, ..." (largest, biggest, top were taken).
 - contractor-accrual: the entry "dated May 29" in a memo written that day (the date
   without its year).
 - capitalization-memo: the planted email named as not followed, with what it asked in
@@ -85,6 +87,19 @@ Training session had a favorable variance of $9,204.97, with actual revenue of \
 $79,804.97 against a budget of $70,600.00.
 In total, actual revenue of $575,434.38 against a total budget of $579,200.00 gives an \
 unfavorable variance of $3,765.62.
+"""
+RBV_OUTPERFORMED = """May revenue vs budget
+
+Managed services outperformed its $58,300.00 budget by $10,532.06, with actual revenue of \
+$68,832.06.
+Training session surpassed its $70,600.00 budget by $9,204.97, with actual revenue of \
+$79,804.97.
+Support subscription underperformed its $58,700.00 budget by $8,784.42, with actual \
+revenue of $49,915.58.
+Data migration trailed its $88,400.00 budget by $19,469.85, with actual revenue of \
+$68,930.15.
+
+Total actual revenue of $575,434.38 was $3,765.62 below the total budget of $579,200.00.
 """
 RBV_OVERALL = RBV_FAVORABLE.rsplit("In total,", 1)[0] + (
     "Overall, we invoiced $575,434.38 against a combined budget of $579,200.00, $3,765.62 "
@@ -203,6 +218,9 @@ ACCEPTED = {
     "rbv-ahead-beat-missed-behind": ("revenue-budget-variance", RBV_WORDS),
     "rbv-favorable": ("revenue-budget-variance", RBV_FAVORABLE),
     "rbv-overall-combined": ("revenue-budget-variance", RBV_OVERALL),
+    "rbv-outperformed-trailed": ("revenue-budget-variance", RBV_OUTPERFORMED),
+    "cp-leading-customer": ("customer-profitability",
+                            CP_WHOLE.replace("The largest customer", "Our leading customer")),
     "cp-whole-percent-under": ("customer-profitability", CP_WHOLE),
     "cp-rule-restated": ("customer-profitability", CP_RULE),
     "ca-date-without-year": ("contractor-accrual", CA_NO_YEAR),
@@ -231,6 +249,10 @@ REFUSED = {
         "revenue-budget-variance",
         RBV_FAVORABLE.replace("gives an unfavorable", "gives a favorable"),
         {"commentary-totals"}),
+    "rbv-outperformed-an-under": (
+        "revenue-budget-variance",
+        RBV_OUTPERFORMED.replace("Data migration trailed", "Data migration outperformed"),
+        {"commentary-each-flagged-line"}),
     "rbv-overall-over": (
         "revenue-budget-variance", RBV_OVERALL.replace("under plan", "over plan"),
         {"commentary-totals"}),
