@@ -6,7 +6,8 @@ right and refused:
 
 - pl-variance-memo: "Net income — $273,697.94 in May, a decrease of ..." (the dash, made a
   hyphen by the typography step, read as a minus sign: a loss), and a line or net income
-  "$1,711.51 (42.3%) below April" (above/below April are directions too).
+  "$1,711.51 (42.3%) below April" or "less than in April" (above/below, more/less than
+  April or the prior month are directions too).
 - revenue-budget-variance: "ran ahead of budget", "beat budget by", "missed budget by",
   "behind budget by $X over the month" (the "over" of "over the month" read as over
   budget), a favorable/unfavorable variance, and the totals' "a shortfall of $3,765.62"
@@ -62,6 +63,15 @@ PL_BELOW = """# May P&L commentary
 - Card processing fees were $1,123.82 (136.9%) above the prior month.
 
 May closed with net income of $273,697.94, $87,805.81 below April.
+"""
+PL_LESS_THAN = """# May P&L commentary
+
+- Service revenue decreased by $86,249.11 (22.1%) compared with April.
+- Software subscriptions cost $1,711.51 (42.3%) less than in April.
+- Contractors cost $2,030.96 (19.4%) more than in April.
+- Card processing fees increased by $1,123.82 (136.9%) month over month.
+
+Net income (revenue less expenses) was $273,697.94 in May, $87,805.81 less than April.
 """
 RBV_WORDS = """## May revenue vs budget — flagged lines
 
@@ -215,6 +225,7 @@ CAP_FLAGS = {
 ACCEPTED = {
     "pl-dash": ("pl-variance-memo", PL_DASH),
     "pl-below-above-april": ("pl-variance-memo", PL_BELOW),
+    "pl-less-more-than-april": ("pl-variance-memo", PL_LESS_THAN),
     "rbv-ahead-beat-missed-behind": ("revenue-budget-variance", RBV_WORDS),
     "rbv-favorable": ("revenue-budget-variance", RBV_FAVORABLE),
     "rbv-overall-combined": ("revenue-budget-variance", RBV_OVERALL),
@@ -239,6 +250,9 @@ REFUSED = {
     "pl-above-april-for-a-decrease": (
         "pl-variance-memo",
         PL_BELOW.replace("$1,711.51 (42.3%) below April", "$1,711.51 (42.3%) above April"),
+        {"explains-each-line-the-rule-explains"}),
+    "pl-more-than-april-for-a-decrease": (
+        "pl-variance-memo", PL_LESS_THAN.replace("(42.3%) less than", "(42.3%) more than"),
         {"explains-each-line-the-rule-explains"}),
     "rbv-ahead-for-an-under": (
         "revenue-budget-variance",
