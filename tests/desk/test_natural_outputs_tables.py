@@ -1,7 +1,8 @@
 """Desk tables written the way agents write them, graded by the tasks' own checks.
 
 card-statement-recon, remittance-matching, invoice-pdf-extraction, cash-position,
-bank-statement-pdf and closing-package-tb (tests/desk/test_closing_package_tb.py) ask for
+bank-statement-pdf, board-segment-margin, capitalization-memo and closing-package-tb
+(tests/desk/test_closing_package_tb.py) ask for
 amounts as
 "plain decimals to the cent (no currency symbol, no thousands separators)" and compared
 them as text: a table whose amounts pandas wrote from a float column (``9582.0``,
@@ -39,11 +40,17 @@ AMOUNTS = {
         "out/uncleared_items.csv": (["amount"], "items-account-date-amount-type")},
     "bank-statement-pdf": {
         "out/transactions.csv": (["amount", "balance"], "transactions-amounts-to-the-cent")},
+    "board-segment-margin": {
+        "out/segment_margin.csv": (["revenue", "cost", "gross_margin"],
+                                   "segment-figures-to-the-cent")},
+    "capitalization-memo": {
+        "out/capitalization.csv": (["amount"], "decisions-and-costs-to-the-cent")},
 }
 CASES = [(t, f) for t, files in AMOUNTS.items() for f in files]
 #: the files with an amount ending in a zero cent (pandas writes 76.40 as 76.4); none of
-#: card-statement-recon's summary.csv amounts does
-SHORTENED = [c for c in CASES if c != ("card-statement-recon", "out/summary.csv")]
+#: card-statement-recon's summary.csv amounts does, nor board-segment-margin's
+SHORTENED = [c for c in CASES if c not in {("card-statement-recon", "out/summary.csv"),
+                                            ("board-segment-margin", "out/segment_margin.csv")}]
 #: an amount written with fewer than two decimals: 76.4, 9582.0, 120
 SHORT = re.compile(r"-?\d+(?:\.\d)?")
 
