@@ -636,6 +636,10 @@ class DocumentsListed(FileCheckSpec):
     change (``verified``, ``fraud``, ``address``, ``phone``...); any reason that is not
     blank for another document. A blank reason, a placeholder (``x``, ``-``) or the words
     of another kind (a resend listed as above its quote) fails."""
+    each_turn: bool = False
+    """When set, the file is judged as every agent turn left it (a file the prompt asks to
+    keep): the documents that turn's inbox held and the books had not acted on when the
+    turn ended. A turn may leave no file while it has nothing to list."""
 
     @field_validator("path")
     @classmethod
@@ -709,9 +713,11 @@ def document_vendors(ctx: CheckContext) -> dict[str, set[str]]:
     return out
 
 
-def expected_exceptions(ctx: CheckContext) -> tuple[set[str], set[str]]:
-    """``(documents to list, documents acted on)`` among those the agent saw."""
-    seen = _seen(ctx)
+def expected_exceptions(ctx: CheckContext,
+                        seen: set[str] | None = None) -> tuple[set[str], set[str]]:
+    """``(documents to list, documents acted on)`` among those the agent saw (``seen``:
+    the file names; by default those in the context's ``inbox/`` and ``inbox/archive/``)."""
+    seen = _seen(ctx) if seen is None else seen
     papers = _vendor_papers(ctx)
     bills, asked = papers.bills, papers.asked
     docs = [w for w in papers.docs if w.filename in seen]
@@ -837,15 +843,59 @@ def _reason_says(reason: str, kind: str | None,
 @_fails_on_unusable
 def documents_listed(spec: DocumentsListed, ctx: CheckContext) -> CheckResult:
     """Compare the file's documents with those the truth and the books say to list."""
+    if spec.each_turn:
+        return _documents_listed_each_turn(spec, ctx)
+    return _documents_listed(spec, ctx)
+
+
+def _documents_listed_each_turn(spec: DocumentsListed, ctx: CheckContext) -> CheckResult:
+    """:func:`documents_listed` as each agent turn left the file and the books: the
+    documents seen by then are those of that turn's inbox and every earlier one's (a turn's
+    folder keeps the inbox it was given; later turns find it in ``inbox/archive/``)."""
+    bad: list[str] = []
+    seen: set[str] = set()
+    for day in sorted(set(ctx.turn_dates)):
+        if ctx.as_of is not None and day > ctx.as_of:
+            continue
+        position = end_of_turn(ctx, day)
+        if ctx.position is not None:
+            position = ctx.position if position is None else min(position, ctx.position)
+        at = replace(ctx.for_turn(day), position=position)
+        seen |= _seen(at)
+        if at.workspace is None or not (at.workspace / spec.path).exists():
+            if expected_exceptions(at, seen)[0]:
+                bad.append(f"the turn of {day.isoformat()} left no {spec.path}")
+            continue
+        try:
+            r = _documents_listed(spec, at, set(seen))
+        except Unusable as e:
+            bad.append(f"the turn of {day.isoformat()}: {e}")
+            continue
+        if not r.passed:
+            bad.append(f"the turn of {day.isoformat()}: {r.detail}")
+    metrics = {"turns": len(set(ctx.turn_dates)), "turns_failed": len(bad)}
+    if bad:
+        return CheckResult("", False, f"{plural(len(bad), 'turn')} left {spec.path} wrong: "
+                                      + "; ".join(bad[:3])
+                                      + (f"; and {len(bad) - 3} more" if len(bad) > 3 else ""),
+                           metrics)
+    return CheckResult("", True, f"{spec.path} listed what was not acted on as each of "
+                                 f"{plural(metrics['turns'], 'turn')} left it", metrics)
+
+
+def _documents_listed(spec: DocumentsListed, ctx: CheckContext,
+                      seen: set[str] | None = None) -> CheckResult:
+    """:func:`documents_listed` once: the context's file against its books (``seen``: the
+    documents the agent had been sent, by default its workspace's inbox and archive)."""
     table = agent_csv(ctx, spec.path)
     col = _column(table, spec.column, spec.path)
     names = [listed_document(r[col]) for r in table.rows]
-    want, acted = expected_exceptions(ctx)
+    seen = _seen(ctx) if seen is None else seen
+    want, acted = expected_exceptions(ctx, seen)
     got = set(names)
     missing = sorted(want - got)
     wrong = sorted(got & acted)
     twice = _twice(names)
-    seen = _seen(ctx)
     unknown = sorted(n for n in got if seen and n not in seen)
     other: list[str] = []
     if spec.vendor_column is not None:

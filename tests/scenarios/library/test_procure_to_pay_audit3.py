@@ -13,9 +13,8 @@ the next turn dated as invoiced (``entries-dated-in-their-period``); a credit no
 to another open bill of its vendor (``credits-applied-to-their-bills``); the exceptions
 file listing an invoice the books entered (``exceptions-list-rows``). Accepted and left:
 the genuine bank-detail changes requested only on the last business day (before the run:
-each vendor paid to its new details; the prompt does not time a request), and the
-exceptions file written at the last turn only (the prompt says "keep" it, the checks
-judge the month's end).
+each vendor paid to its new details; the prompt does not time a request). The exceptions
+file written at the last turn only, left here, is refused since (test_procure_to_pay_audit4).
 """
 
 from __future__ import annotations
@@ -91,7 +90,9 @@ def _run(tmp: Path, name: str) -> tuple[set[str], dict[str, Any]]:
 
 def test_a_credit_note_left_a_turn_and_dated_back_is_refused(tmp_path: Path) -> None:
     failed, results = _run(tmp_path, "credit-late")
-    assert failed == {"entries-dated-in-their-period"}, failed
+    # and the turn that left it neither recorded nor listed it (each_turn, audit 4)
+    assert failed == {"entries-dated-in-their-period", "exceptions-list-rows"}, failed
+    assert "the turn of 2026-04-14" in results["exceptions-list-rows"]["detail"]
     detail = results["entries-dated-in-their-period"]["detail"]
     assert ("(V011 credit note CN-826) arrived 2026-04-14 and was recorded in the turn of "
             "2026-04-15, not the turn of 2026-04-14") in detail, detail
@@ -117,5 +118,7 @@ def test_every_turns_prompt_says_credit_notes_are_recorded_as_they_arrive() -> N
 ])
 def test_mistakes_already_refused(name: str, check: str, says: str, tmp_path: Path) -> None:
     failed, results = _run(tmp_path, name)
-    assert failed == {check}, failed
+    # a turn that did nothing listed nothing either (exceptions-list-rows' each_turn)
+    also = {"exceptions-list-rows"} if name == "skip-a-turn" else set()
+    assert failed == {check} | also, failed
     assert says in results[check]["detail"], results[check]["detail"]
