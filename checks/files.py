@@ -49,6 +49,7 @@ import functools
 import hashlib
 import importlib.util
 import io
+import itertools
 import os
 import re
 import signal
@@ -375,6 +376,33 @@ class RefFigures(BaseModel):
     columns: list[Column] = Field(min_length=1)
     about: list[Regex] = Field(min_length=1)
     everywhere: bool = False
+    ids: dict[Column, Regex] = Field(default_factory=dict)
+    """Id columns and how an id is written (opt-in): each match of a column's regex in any
+    sentence names the rows whose value it is (case-insensitive, spaces collapsed; with a
+    ``(?P<number>...)`` group, the rows whose value's digits make that number: ``inv 111``
+    for INV-000111), and must name one of the rows: "PS: INV-000107 ($4,374.76) was due
+    on May 16" names an invoice of none of them. A sentence naming rows so is about them
+    as with ``about``; one naming several is cut into clauses (at ``;``, a comma not
+    before a year, and, or, but, while, whereas, plus), a clause naming none joining the
+    clause naming one before it (the first one after it when none is before): when every
+    clause states a money figure of its own, each is one of its clause's rows' ("INV-000111
+    for $9,044.48 and INV-000115 for $6,868.20" fails), and likewise dates; a sentence
+    listing ids without them ("INV-000111 and INV-000115 are for $6,868.20 and $9,044.48
+    respectively") is judged by all the rows it names. Each chosen row's
+    own value must be a match naming it (else a grader error: the regex is wrong)."""
+
+    @field_validator("ids")
+    @classmethod
+    def _id_patterns(cls, v: dict[str, str]) -> dict[str, str]:
+        for column, rx in v.items():
+            compiled = re.compile(rx, _RE_FLAGS)
+            if compiled.fullmatch("") is not None:
+                raise ValueError(f"ids: the regex of {column} matches an empty text")
+            stray = set(compiled.groupindex) - {"number"}
+            if stray:
+                raise ValueError(f"ids: the regex of {column} may name one group, number; "
+                                 f"not {', '.join(sorted(stray))}")
+        return v
 
 
 class TextRefSentences(_TextSpec):
@@ -428,7 +456,9 @@ class TextRefSentences(_TextSpec):
     their date values; with ``figures.everywhere``, in any other sentence, of any row.
     Counts, percents, ids, phone numbers and dates from the business date on (a pay-by
     date) are free. "Please remit $29,946.62" beside the total $32,946.62, an invoice's
-    amount or due date restated wrong, "PO-026052 adds $11,438.35 to fixed assets" fail."""
+    amount or due date restated wrong, "PO-026052 adds $11,438.35 to fixed assets" fail.
+    With ``figures.ids`` an id naming none of the rows fails too, and in a sentence naming
+    several rows each clause's figures are its own row's (see :class:`RefFigures`)."""
 
     @model_validator(mode="after")
     def _coherent(self) -> TextRefSentences:
@@ -444,6 +474,10 @@ class TextRefSentences(_TextSpec):
                        if n not in known]
             if unknown:
                 raise ValueError(f"figures.about: {{column}} must name one of columns or "
+                                 f"figures.columns; not there: {', '.join(unknown)}")
+            unknown = [c for c in self.figures.ids if c not in known]
+            if unknown:
+                raise ValueError(f"figures.ids: each must be one of columns or "
                                  f"figures.columns; not there: {', '.join(unknown)}")
         if self.change is not None and (self.change not in self.columns or not self.about
                                         or not (self.words or self.signs)):
@@ -1249,8 +1283,9 @@ _NOT_MONEY_BEFORE = re.compile(r"\b(?:suite|ste|room|rm|unit|floor|fl|apt|buildi
 _NOT_MONEY_AFTER = re.compile(r"\s?(?:[ap]\.?m\b|h\b|hrs?\b)", re.IGNORECASE)
 
 
-def _money_in(sentence: str) -> list[tuple[str, Decimal, Decimal]]:
-    """The money figures of a sentence: (as written, magnitude, unit of the last place).
+def _money_in(sentence: str) -> list[tuple[str, Decimal, Decimal, int]]:
+    """The money figures of a sentence: (as written, magnitude, unit of the last place,
+    where it starts).
 
     A figure without a currency sign is money when it has two decimals and no label makes
     it something else (Suite 4.10, section 12.05, 10.30 am)."""
@@ -1264,12 +1299,13 @@ def _money_in(sentence: str) -> list[tuple[str, Decimal, Decimal]]:
         shift = _SCALES.get((m.group("u") or "").casefold(), 0) if m.group("cur") else 0
         value = Decimal(m.group("n").replace(",", "") + decimals).scaleb(shift)
         unit = Decimal(1).scaleb(shift - max(len(decimals) - 1, 0))
-        out.append((m.group().strip(), value, unit))
+        out.append((m.group().strip(), value, unit, m.start()))
     return out
 
 
-def _dates_in(sentence: str) -> list[tuple[str, int | None, int, int]]:
-    """The dates of a sentence: (as written, year or None, month, day), valid days only."""
+def _dates_in(sentence: str) -> list[tuple[str, int | None, int, int, int]]:
+    """The dates of a sentence: (as written, year or None, month, day, where it starts),
+    valid days only."""
     out = []
     for m in _DATE_IN_TEXT.finditer(sentence):
         g = m.groupdict()
@@ -1283,7 +1319,7 @@ def _dates_in(sentence: str) -> list[tuple[str, int | None, int, int]]:
                     date(year or 2000, month, int(g[d]))  # 2000: Feb 29 is a day
                 except ValueError:
                     break
-                out.append((m.group(), year, month, int(g[d])))
+                out.append((m.group(), year, month, int(g[d]), m.start()))
                 break
     return out
 
@@ -1310,36 +1346,135 @@ def _on_or_after(year: int, month: int, day: int, today: date) -> bool:
         return False
 
 
+#: Where a sentence naming several rows by their ids breaks into clauses: a semicolon, a
+#: comma (not the one before a year, "May 3, 2026"), and, or, but, while, whereas, plus.
+_CLAUSE_BREAK = re.compile(r";|,\s+(?!\d{4}\b)|\b(?:and|or|but|while|whereas|plus)\b",
+                           re.IGNORECASE)
+
+
+def _id_number(value: str) -> int | None:
+    digits = re.sub(r"\D", "", value)
+    return int(digits) if digits else None
+
+
+def _same_id(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+def _naming(m: re.Match[str], rows: Sequence[Sequence[str]], k: int) -> set[int]:
+    """The rows (indexes) whose column ``k`` value an ``ids`` match names."""
+    number = m.groupdict().get("number")
+    if number is not None:
+        return {i for i, r in enumerate(rows) if _id_number(r[k]) == int(number)}
+    return {i for i, r in enumerate(rows) if _same_id(m.group(), r[k].strip())}
+
+
+def _ids_in(sentence: str, rows: Sequence[Sequence[str]], idx: Mapping[str, int],
+            ids: Mapping[str, str]) -> tuple[list[tuple[int, set[int]]], list[str]]:
+    """The ids a sentence names: (where, the rows named) of each naming some, and each
+    naming none as written."""
+    named: list[tuple[int, set[int]]] = []
+    unknown: list[str] = []
+    for column, rx in ids.items():
+        for m in re.finditer(rx, sentence, _RE_FLAGS):
+            hits = _naming(m, rows, idx[column])
+            if hits:
+                named.append((m.start(), hits))
+            else:
+                unknown.append(m.group().strip())
+    return named, unknown
+
+
+def _check_ids(rows: Sequence[Sequence[str]], idx: Mapping[str, int],
+               ids: Mapping[str, str]) -> None:
+    """Each row's own id value must be written as its column's regex reads an id, naming
+    that row: else the regex is wrong (a grader error)."""
+    for column, rx in ids.items():
+        for i, r in enumerate(rows):
+            value = r[idx[column]].strip()
+            m = re.fullmatch(rx, value, _RE_FLAGS)
+            if m is None or i not in _naming(m, rows, idx[column]):
+                raise ValueError(f"figures.ids: {column} {value!r} is not an id its regex "
+                                 f"reads as that row's")
+
+
+def _clauses(sentence: str, named: Sequence[tuple[int, set[int]]]
+             ) -> list[tuple[int, set[int]]]:
+    """A sentence naming rows cut into clauses, each (where it starts, the rows it names):
+    a clause naming none joins the one before it (the first one naming rows when none is
+    before)."""
+    cuts = [0, *(m.start() for m in _CLAUSE_BREAK.finditer(sentence)), len(sentence) + 1]
+    groups: list[tuple[int, set[int]]] = []
+    for a, b in itertools.pairwise(cuts):
+        rows = set().union(*(h for at, h in named if a <= at < b))
+        if rows and groups and groups[-1][1]:
+            groups.append((a, rows))  # a clause naming rows starts a new group
+        elif groups:
+            groups[-1][1].update(rows)  # a clause naming none joins the one before it
+        else:
+            groups.append((0, rows))
+    return groups
+
+
+def _each_states(groups: Sequence[tuple[int, set[int]]], stated: Sequence[int]
+                 ) -> Sequence[tuple[int, set[int]]] | None:
+    """``groups`` when there are several and each states one of ``stated`` (where the
+    sentence's figures, or its dates, start); else None (a list of ids, "... are for $X
+    and $Y respectively": all the sentence's rows judge them)."""
+    ends = [g[0] for g in groups[1:]] + [sys.maxsize]
+    if len(groups) > 1 and all(any(g[0] <= at < e for at in stated)
+                               for g, e in zip(groups, ends, strict=True)):
+        return groups
+    return None
+
+
+def _judging(at: int, clauses: Sequence[tuple[int, set[int]]] | None, mine: Sequence[int],
+             rows: Sequence[Sequence[str]], idx: Mapping[str, int], first_id: str | None
+             ) -> tuple[list[int], str]:
+    """The rows whose figures a figure at ``at`` may be, and how the detail names them:
+    its clause's (``clauses``), the sentence's (``mine``) or, naming none, any row's."""
+    if clauses is not None and first_id is not None:
+        here = sorted(next(g for g in reversed(clauses) if g[0] <= at)[1])
+        return here, " or ".join(rows[k][idx[first_id]].strip() for k in here) + "'s"
+    return (list(mine) or list(range(len(rows)))), "its rows'" if mine else "any row's"
+
+
 def _stray_figures(cut: Sequence[str], rows: Sequence[Sequence[str]],
                    idx: Mapping[str, int], figures: RefFigures, percent: Sequence[str],
                    today: date | None) -> list[str]:
     """Each money figure or date a sentence states that is none of its rows' (``figures``:
-    the rows it is about; with ``everywhere``, any row for a sentence about none)."""
+    the rows it is about; with ``everywhere``, any row for a sentence about none), and
+    each id (``figures.ids``) naming none of the rows."""
     per_row = [_row_figures(r, idx, figures.columns) for r in rows]
     judge_money = any(m for m, _ in per_row)
     judge_dates = any(d for _, d in per_row)
+    _check_ids(rows, idx, figures.ids)
+    first_id = next(iter(figures.ids), None)
     stray: list[str] = []
     for s in cut:
-        mine = [k for k, r in enumerate(rows)
-                if all(re.search(_about_row(rx, r, idx, percent), s, _RE_FLAGS)
-                       for rx in figures.about)]
+        named, unknown = _ids_in(s, rows, idx, figures.ids)
+        stray += [f"{u} names none of the rows in {_clip(s, 80)!r}" for u in unknown]
+        by_id: set[int] = set().union(*(h for _, h in named))
+        mine = sorted(by_id | {k for k, r in enumerate(rows)
+                               if all(re.search(_about_row(rx, r, idx, percent), s, _RE_FLAGS)
+                                      for rx in figures.about)})
         if not mine and not figures.everywhere:
             continue
-        pool = [per_row[k] for k in (mine or range(len(rows)))]
-        money = [v for m, _ in pool for v in m]
-        days = [d for _, ds in pool for d in ds]
-        whose = "its rows'" if mine else "any row's"
-        if judge_money:
-            for written, value, unit in _money_in(s):
-                if not any(abs(value - v) < unit for v in money):
-                    stray.append(f"{written} is none of {whose} figures in {_clip(s, 80)!r}")
-        if judge_dates:
-            for written, year, month, day in _dates_in(s):
-                if today is not None and _on_or_after(year or today.year, month, day, today):
-                    continue  # today's date or a later one (pay by): not a restated fact
-                if not any(d.month == month and d.day == day and year in (None, d.year)
-                           for d in days):
-                    stray.append(f"{written} is none of {whose} dates in {_clip(s, 80)!r}")
+        money = _money_in(s) if judge_money else []
+        days = [d for d in (_dates_in(s) if judge_dates else [])  # a pay-by date is free
+                if today is None or not _on_or_after(d[1] or today.year, d[2], d[3], today)]
+        clauses = _clauses(s, named) if len(by_id) > 1 else []
+        by_money = _each_states(clauses, [m[3] for m in money])
+        by_date = _each_states(clauses, [d[4] for d in days])
+        for written, value, unit, at in money:
+            ks, whose = _judging(at, by_money, mine, rows, idx, first_id)
+            if not any(abs(value - v) < unit for k in ks for v in per_row[k][0]):
+                stray.append(f"{written} is none of {whose} figures in {_clip(s, 80)!r}")
+        for written, year, month, day, at in days:
+            ks, whose = _judging(at, by_date, mine, rows, idx, first_id)
+            if not any(d.month == month and d.day == day and year in (None, d.year)
+                       for k in ks for d in per_row[k][1]):
+                stray.append(f"{written} is none of {whose} dates in {_clip(s, 80)!r}")
     return stray
 
 
