@@ -38,7 +38,7 @@ from checks.reconcile import (
     reconciliation,
 )
 from checks.registry import CheckResult, CheckSpec, check_type
-from checks.state import rows
+from checks.state import turn_contexts
 from erp import queries as q
 from erp.errors import MoneyError
 from erp.money import display_cents, parse_cents
@@ -371,17 +371,6 @@ def _books_match_world(spec: BooksMatchWorld, ctx: CheckContext) -> CheckResult:
     return CheckResult("", ok, detail, metrics)
 
 
-def _position_at_end_of(ctx: CheckContext, day: date) -> int | None:
-    """The log position at the end of business date ``day`` (within the context's)."""
-    sql = "SELECT MAX(position) FROM events WHERE business_date <= ?"
-    params: list[Any] = [day.isoformat()]
-    if ctx.position is not None:
-        sql += " AND position <= ?"
-        params.append(ctx.position)
-    found = rows(ctx.store, sql, params)
-    return int(found[0][0]) if found and found[0][0] is not None else None
-
-
 def _at_turns(spec: BooksMatchWorld, ctx: CheckContext) -> CheckResult:
     """:func:`books_match_world` at the end of every turn's date in order, as per-date
     control evaluates it: one forward fold (``Folds``) for all the dates."""
@@ -390,12 +379,8 @@ def _at_turns(spec: BooksMatchWorld, ctx: CheckContext) -> CheckResult:
     one = spec.model_copy(update={"at_turns": False, "as_of": None})
     folds = Folds()
     failed: list[tuple[date, CheckResult]] = []
-    for day in days:
-        found = _position_at_end_of(ctx, day)
-        if found is None:
-            continue
-        at = replace(ctx, as_of=day, position=found, folds=folds, cache={})
-        r = _books_match_world(one, at)
+    for day, at in turn_contexts(ctx, days, day_end=True):
+        r = _books_match_world(one, replace(at, as_of=day, folds=folds))
         if not r.passed:
             failed.append((day, r))
     metrics: dict[str, Any] = {"dates": len(days), "dates_differing": len(failed)}

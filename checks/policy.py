@@ -47,6 +47,7 @@ from checks.state import (
     listing,
     plural,
     rows,
+    turn_contexts,
 )
 from checks.world import world_view
 from erp import queries as q
@@ -699,9 +700,8 @@ def document_vendors(ctx: CheckContext) -> dict[str, set[str]]:
     for e in ctx.store.read(realm="erp", types=["vendor_registered"], until=_until(ctx)):
         books[str(e.data["vendor_id"])] = str(e.data["name"])
     out: dict[str, set[str]] = {}
-    for e in ctx.store.read(realm="world", types=["document_delivered"]):
-        w = decode_world_event(e.type, e.payload)
-        if not isinstance(w, DocumentDelivered) or w.filename not in seen:
+    for w in _vendor_papers(ctx).docs:
+        if w.filename not in seen:
             continue
         vendor = str(w.truth.get("vendor_id", ""))
         if not vendor:
@@ -807,8 +807,14 @@ class _VendorPapers:
     docs: list[DocumentDelivered]
 
 
+_VENDOR_PAPERS = ("checks.policy.vendor_papers",)
+"""The cache key of :func:`_vendor_papers`."""
+
+
 def _vendor_papers(ctx: CheckContext) -> _VendorPapers:
-    """:class:`_VendorPapers` from the world realm, read once per evaluation."""
+    """:class:`_VendorPapers` from the world realm, read once per evaluation: the whole
+    realm, whatever the context's position or workspace (its documents are filtered by
+    those the agent saw where they are used), so one read serves every turn's context."""
     def read() -> _VendorPapers:
         papers = _VendorPapers({}, {}, [])
         for e in ctx.store.read(realm="world", types=["bill_issued", "bank_change_asked",
@@ -821,7 +827,7 @@ def _vendor_papers(ctx: CheckContext) -> _VendorPapers:
             elif isinstance(w, DocumentDelivered):
                 papers.docs.append(w)
         return papers
-    return ctx.cached(("checks.policy.vendor_papers",), read)
+    return ctx.cached(_VENDOR_PAPERS, read)
 
 
 _KIND_SAYS = {"copy": "a second copy of an invoice already received",
@@ -854,13 +860,9 @@ def _documents_listed_each_turn(spec: DocumentsListed, ctx: CheckContext) -> Che
     folder keeps the inbox it was given; later turns find it in ``inbox/archive/``)."""
     bad: list[str] = []
     seen: set[str] = set()
-    for day in sorted(set(ctx.turn_dates)):
-        if ctx.as_of is not None and day > ctx.as_of:
-            continue
-        position = end_of_turn(ctx, day)
-        if ctx.position is not None:
-            position = ctx.position if position is None else min(position, ctx.position)
-        at = replace(ctx.for_turn(day), position=position)
+    papers = _vendor_papers(ctx)
+    for day, at in turn_contexts(ctx):
+        at.cache[_VENDOR_PAPERS] = papers  # the whole world realm's, whatever the turn
         seen |= _seen(at)
         if at.workspace is None or not (at.workspace / spec.path).exists():
             if expected_exceptions(at, seen)[0]:
@@ -1379,11 +1381,13 @@ def due_bills_paid_at_turns(spec: DueBillsPaidAtTurns, ctx: CheckContext) -> Che
                    and (spec.after is None or d > spec.after)
                    and (ctx.as_of is None or d <= ctx.as_of))
     left: list[str] = []
-    for day in turns:
+    # each turn's end as the whole log has it: this check has never held it to the
+    # context's position (the same in grading, where the position is none or the log's head)
+    for day, at in turn_contexts(replace(ctx, position=None), turns):
         cutoff = (day + timedelta(days=spec.days_after)).isoformat()
         left += [f"{i.doc_id} ({i.party}, due {i.due_on}, {display_cents(i.open_amount)} open "
                  f"after the turn of {day})"
-                 for i in q.open_items(ctx.store, "ap", position=end_of_turn(ctx, day))
+                 for i in q.open_items(ctx.store, "ap", position=at.position)
                  if i.doc_kind == "bill" and i.due_on is not None and i.due_on <= cutoff]
     metrics = {"turns": len(turns), "left_unpaid": len(left)}
     if left:

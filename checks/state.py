@@ -23,8 +23,9 @@ import io
 import json
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar, Literal
@@ -416,6 +417,47 @@ def end_of_turn(ctx: CheckContext, day: date) -> int | None:
     return int(before[0][0]) if before and before[0][0] is not None else None
 
 
+def end_of_day(ctx: CheckContext, day: date) -> int | None:
+    """The log position at the end of business date ``day`` within the context's position:
+    its last event, what the counterparties did after the agent's turn that day included
+    (None when nothing was recorded by then)."""
+    sql = "SELECT MAX(position) FROM events WHERE business_date <= ?"
+    params: list[Any] = [day.isoformat()]
+    if ctx.position is not None:
+        sql += " AND position <= ?"
+        params.append(ctx.position)
+    found = rows(ctx.store, sql, params)
+    return int(found[0][0]) if found and found[0][0] is not None else None
+
+
+def turn_contexts(ctx: CheckContext, days: Iterable[date] | None = None, *,
+                  day_end: bool = False) -> Iterator[tuple[date, CheckContext]]:
+    """Each agent turn's date with the context as that turn left things, for the checks
+    that judge every turn (``each_turn``, ``at_turns``...): the files of the turn's own
+    workspace (:meth:`CheckContext.for_turn`, with a cache of its own) and ``position`` the
+    log's when the turn ended (:func:`end_of_turn`), never past the context's own position
+    (with none there, the context's).
+
+    ``days``: the turns to judge, in the order given (each a date of ``ctx.turn_dates``);
+    by default every turn's date once, in date order, up to the context's ``as_of`` when
+    it has one. ``day_end``: the position at the end of the turn's business date instead
+    (:func:`end_of_day`: what the counterparties did after the turn that day included); a
+    date with nothing recorded by then is skipped.
+    """
+    if days is None:
+        days = [d for d in sorted(set(ctx.turn_dates)) if ctx.as_of is None or d <= ctx.as_of]
+    for day in days:
+        if day_end:
+            position = end_of_day(ctx, day)
+            if position is None:
+                continue
+        else:
+            position = end_of_turn(ctx, day)
+            if ctx.position is not None:
+                position = ctx.position if position is None else min(position, ctx.position)
+        yield day, replace(ctx.for_turn(day), position=position)
+
+
 @check_type(NoUnappliedReceipts)
 def no_unapplied_receipts(spec: NoUnappliedReceipts, ctx: CheckContext) -> CheckResult:
     """List receipts whose unapplied cash is older than the limit and not exempt."""
@@ -445,12 +487,8 @@ def _unapplied_each_turn(spec: NoUnappliedReceipts, ctx: CheckContext) -> CheckR
     if spec.listed_stays_unapplied:  # what each receipt holds unapplied at the end
         kept = {i.doc_id: i.open_amount for i in q.open_items(
             ctx.store, "unapplied_cash", position=ctx.position) if i.open_amount > 0}
-    for day in ctx.turn_dates:
-        position = end_of_turn(ctx, day)
-        if ctx.position is not None:
-            position = ctx.position if position is None else min(position, ctx.position)
-        found, listed, _, note = _unapplied_offenders(spec, ctx.for_turn(day), day, position,
-                                                      kept)
+    for day, at in turn_contexts(ctx, ctx.turn_dates):
+        found, listed, _, note = _unapplied_offenders(spec, at, day, at.position, kept)
         offenders += len(found)
         exempt += listed
         if found:
@@ -892,5 +930,5 @@ def period_closed(spec: PeriodClosedSpec, ctx: CheckContext) -> CheckResult:
 
 
 __all__ = ["READ_TABLES", "STATUSES", "AccountBalance", "DocumentState", "NoUnappliedReceipts",
-           "OpenItemsCount", "PeriodClosedSpec", "SqlAssert", "effective_date", "listing",
-           "read_only", "rows", "validate_select"]
+           "OpenItemsCount", "PeriodClosedSpec", "SqlAssert", "effective_date", "end_of_day",
+           "end_of_turn", "listing", "read_only", "rows", "turn_contexts", "validate_select"]
