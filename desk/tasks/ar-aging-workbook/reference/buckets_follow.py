@@ -7,15 +7,15 @@ controller pastes a new export in: the prompt asks for live formulas over the in
 rows. Here the Current invoice with the largest balance is aged past 90 days on its row
 (its days past due set to 100 and its due date to 100 days before the as-of date, each
 written as the cell held it), LibreOffice recalculates, and the bucket totals are read as
-``bucket-and-grand-totals`` reads them (``xlsx_ref_values``): Current must drop by the
-invoice's balance, Over 90 grow by it, the other buckets and the Total stay.
+``bucket-and-grand-totals`` reads them (``xlsx_ref_values``, run on the changed copy by
+``checks.changed_workbook``): Current must drop by the invoice's balance, Over 90 grow by
+it, the other buckets and the Total stay.
 """
 
 from __future__ import annotations
 
 import csv
 import datetime
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -67,10 +67,7 @@ def _aged_due(old: Any) -> Any:
 def check(ws: Path, ref: Path) -> list[dict[str, object]]:
     import openpyxl
 
-    from checks.context import CheckContext
-    from checks.registry import parse_checks
-    from checks.verdict import run_check
-    from erp.store import EventStore
+    from checks.changed_workbook import check_changed_workbook
 
     invoices = list(csv.DictReader((ref / "aging_invoices.csv").open(encoding="utf-8")))
     current = [r for r in invoices if int(r["days_past_due"]) <= 0]
@@ -106,24 +103,9 @@ def check(ws: Path, ref: Path) -> list[dict[str, object]]:
             t["total"] = f"{float(t['total']) - balance:.2f}"
         elif t["bucket"] == "Over 90":
             t["total"] = f"{float(t['total']) + balance:.2f}"
-    with tempfile.TemporaryDirectory(prefix="erpsim-aging-") as tmp:
-        work, moved_ref = Path(tmp) / "ws", Path(tmp) / "ref"
-        (work / "out").mkdir(parents=True)
-        moved_ref.mkdir()
-        wb.save(work / BOOK)
-        with (moved_ref / "aging_totals.csv").open("w", encoding="utf-8", newline="") as f:
-            out = csv.DictWriter(f, fieldnames=list(totals[0]))
-            out.writeheader()
-            out.writerows(totals)
-        [spec] = parse_checks([{"type": "xlsx_ref_values", "path": BOOK,
-                                "ref": "aging_totals.csv", "label_column": "bucket",
-                                "value_column": "total"}])
-        store = EventStore.open(Path(tmp) / "none.db", create=True)
-        try:
-            [result] = run_check(spec, 1, CheckContext(store, workspace=work,
-                                                       reference=moved_ref))
-        finally:
-            store.close()
+    result = check_changed_workbook(wb, totals, {
+        "type": "xlsx_ref_values", "path": BOOK, "ref": "aging_totals.csv",
+        "label_column": "bucket", "value_column": "total"})
     return [{"name": NAME, "passed": result.passed,
              "detail": f"{moved['invoice_id']} ({balance:.2f}) aged to {AGED} days past due: "
                        + result.detail}]

@@ -6,8 +6,9 @@ elsewhere and typed on a helper sheet) is live and right today and never moves w
 balance does: the prompt asks for live formulas over the account rows. Here the May
 account with the largest debit (tb_2026-05-31.csv) is raised by 1,000.00 in every typed
 cell holding its May balance on a row naming the account, LibreOffice recalculates, and
-the summary is read as ``workbook-summary-figures`` reads it (``xlsx_table_values``): the
-account's group's current and change must rise by 1,000.00, every other figure stay.
+the summary is read as ``workbook-summary-figures`` reads it (``xlsx_table_values``, run
+on the changed copy by ``checks.changed_workbook``): the account's group's current and
+change must rise by 1,000.00, every other figure stay.
 Fixed ranges (``SUMIF(B$2:B$18, ...)``, as the solution's) and sums of the group's rows
 pass: the rows are changed in place, not added.
 """
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +50,7 @@ def _names(value: Any, account: int) -> bool:
 def check(ws: Path, ref: Path) -> list[dict[str, object]]:
     import openpyxl
 
-    from checks.context import CheckContext
-    from checks.registry import parse_checks
-    from checks.verdict import run_check
-    from erp.store import EventStore
+    from checks.changed_workbook import check_changed_workbook
 
     try:
         may = list(csv.DictReader((ws / MAY).open(encoding="utf-8")))
@@ -88,25 +85,9 @@ def check(ws: Path, ref: Path) -> list[dict[str, object]]:
         if t["group"] == group:
             t["current"] = f"{float(t['current']) + DELTA:.2f}"
             t["change"] = f"{float(t['change']) + DELTA:.2f}"
-    with tempfile.TemporaryDirectory(prefix="erpsim-closing-") as tmp:
-        work, moved_ref = Path(tmp) / "ws", Path(tmp) / "ref"
-        (work / "out").mkdir(parents=True)
-        moved_ref.mkdir()
-        wb.save(work / BOOK)
-        with (moved_ref / "tb_by_group.csv").open("w", encoding="utf-8", newline="") as f:
-            out = csv.DictWriter(f, fieldnames=list(totals[0]))
-            out.writeheader()
-            out.writerows(totals)
-        [spec] = parse_checks([{"type": "xlsx_table_values", "path": BOOK,
-                                "ref": "tb_by_group.csv", "key": "group",
-                                "columns": {"current": "current", "prior": "prior",
-                                            "change": "change"}}])
-        store = EventStore.open(Path(tmp) / "none.db", create=True)
-        try:
-            [result] = run_check(spec, 1, CheckContext(store, workspace=work,
-                                                       reference=moved_ref))
-        finally:
-            store.close()
+    result = check_changed_workbook(wb, totals, {
+        "type": "xlsx_table_values", "path": BOOK, "ref": "tb_by_group.csv", "key": "group",
+        "columns": {"current": "current", "prior": "prior", "change": "change"}})
     return [{"name": NAME, "passed": result.passed,
              "detail": f"account {account} ({group}) raised by {DELTA:,.2f} in "
                        f"{', '.join(changed)}: " + result.detail}]
