@@ -63,7 +63,15 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from checks.context import CheckContext
 from checks.errors import Unusable
@@ -140,6 +148,77 @@ Phrase = Annotated[str, AfterValidator(_phrase)]
 Column = Annotated[str, Field(min_length=1)]
 Normalize = Literal["strip", "casefold", "space", "basename"]
 _STRIP_ONLY: list[Normalize] = ["strip"]
+
+
+# --- direction vocabularies -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Directions:
+    """A named vocabulary of direction words for ``text_ref_sentences``: ``down``, the regex
+    of the words saying a figure went down (or came in under), ``up`` the other way's.
+
+    ``signs: {column: NAME}`` reads it as ``[down, up]`` (a negative figure says down);
+    ``words: {column: NAME}`` as ``{values[0]: down, values[1]: up}`` (the reference's
+    words for the two directions). Either way each direction vetoes the other."""
+
+    down: str
+    up: str
+    values: tuple[str, str]
+
+
+#: The direction vocabularies a task may name instead of typing its regexes (one place to
+#: widen them: every task naming one gets the words).
+DIRECTIONS: dict[str, Directions] = {
+    # A P&L line's move from April to May (pl-variance-memo): increased, rose, grew, up $x,
+    # higher, climbed, jumped / decreased, declined, fell, dropped, down $x, lower, reduced,
+    # shrank; above / more than (in) or below / less than (in) April or the prior,
+    # previous or last month. A bare "less" ("revenue less expenses") or "below" says
+    # nothing; "not" is the task's own veto.
+    "month_on_month": Directions(
+        down=r"\b(decreas|declin|f[ae]ll(s|en|ing)?\b|dropp?(ed|s|ing)?\b|down\s+(by\s+)?\$?\d"
+             r"|lower\b|reduc|shr[aiu]nk|(below|less\s+than(\s+in)?)\s+(April\b|(the\s+)?"
+             r"(prior|previous|last)\s+month))",
+        up=r"\b(increas|ris(e|es|en|ing)\b|rose\b|gr[eo]w(n|s|th)?\b|up\s+(by\s+)?\$?\d"
+           r"|higher\b|climb|jump|(above|more\s+than(\s+in)?)\s+(April\b|(the\s+)?"
+           r"(prior|previous|last)\s+month))",
+        values=("decreased", "increased")),
+    # Actual against budget (revenue-budget-variance, each line and the totals): under,
+    # below, short(fall), behind, missed, unfavo(u)rable, underperformed, trailed / over,
+    # overrun, above, exceeded, ahead, beat, favo(u)rable, outperformed, surpassed; the
+    # "over" of "over the month / period / course" is no direction.
+    "against_budget": Directions(
+        down=r"\b(under|below|short(fall)?|behind|missed|unfavou?rable|underperform\w*"
+             r"|trail\w*)\b",
+        up=r"\b(over(run)?(?!\s+(the\s+)?(month|period|course)\b)|above|exceed\w*|ahead|beat"
+           r"|(?<!un)favou?rable|outperform\w*|surpass\w*)\b",
+        values=("under", "over")),
+}
+
+
+def _directions(name: str) -> Directions:
+    try:
+        return DIRECTIONS[name]
+    except KeyError:
+        raise ValueError(f"no direction vocabulary {name!r} (there are: "
+                         f"{', '.join(DIRECTIONS)})") from None
+
+
+def _words_table(value: Any) -> Any:
+    """A ``words`` column's table as written, or a :data:`DIRECTIONS` name's."""
+    if isinstance(value, str):
+        d = _directions(value)
+        return {d.values[0]: d.down, d.values[1]: d.up}
+    return value
+
+
+def _sign_pair(value: Any) -> Any:
+    """A ``signs`` column's ``[negative, positive]`` as written, or a :data:`DIRECTIONS`
+    name's ``[down, up]``."""
+    if isinstance(value, str):
+        d = _directions(value)
+        return [d.down, d.up]
+    return value
 
 
 # --- spec models ------------------------------------------------------------------------
@@ -418,15 +497,19 @@ class TextRefSentences(_TextSpec):
     (``[when negative, when positive]``), the regex of its value's sign and not the other's
     (-8784.42 says under and not over); every regex of ``all``; none of ``none``. The
     facts come from the generated reference, not typed into the task, and one wrong row
-    (a figure, a percent, a direction) fails.
+    (a figure, a percent, a direction) fails. A ``words`` or ``signs`` column may name a
+    direction vocabulary of :data:`DIRECTIONS` instead of its regexes
+    (``signs: {variance: against_budget}``, ``words: {direction: month_on_month}``).
     """
 
     type: Literal["text_ref_sentences"]
     ref: RefPath
     columns: list[Column] = Field(min_length=1)
     percent: list[Column] = Field(default_factory=list)
-    words: dict[Column, dict[str, Regex]] = Field(default_factory=dict)
-    signs: dict[Column, Annotated[list[Regex], Field(min_length=2, max_length=2)]] = Field(
+    words: dict[Column, Annotated[dict[str, Regex], BeforeValidator(_words_table)]] = Field(
+        default_factory=dict)
+    signs: dict[Column, Annotated[list[Regex], BeforeValidator(_sign_pair),
+                                  Field(min_length=2, max_length=2)]] = Field(
         default_factory=dict)
     rows: dict[Column, str] = Field(default_factory=dict)
     all: list[Regex] = Field(default_factory=list)
@@ -1744,8 +1827,8 @@ def custom(spec: Custom, ctx: CheckContext) -> list[CheckResult]:
                                       ctx.reference), spec.module)
 
 
-__all__ = ["MAX_BYTES", "TYPOGRAPHY", "CsvColumns", "CsvRowCount", "CsvSetEqual",
-           "CsvValuesMatch", "Custom", "FileExists", "Table", "TextContainsAll",
+__all__ = ["DIRECTIONS", "MAX_BYTES", "TYPOGRAPHY", "CsvColumns", "CsvRowCount", "CsvSetEqual",
+           "CsvValuesMatch", "Custom", "Directions", "FileExists", "Table", "TextContainsAll",
            "TextContainsAny", "TextMatchesAll", "TextNotContains", "TextNumbersPresent",
            "TextRefAbsent", "TextRefSentences", "TextSentenceMatches", "agent_csv",
            "call_module", "custom_results", "figure_pattern", "load_custom", "load_function",
