@@ -461,8 +461,12 @@ class RefFigures(BaseModel):
     ``(?P<number>...)`` group, the rows whose value's digits make that number: ``inv 111``
     for INV-000111), and must name one of the rows: "PS: INV-000107 ($4,374.76) was due
     on May 16" names an invoice of none of them. A sentence naming rows so is about them
-    as with ``about``; one naming several is cut into clauses (at ``;``, a comma not
-    before a year, and, or, but, while, whereas, plus), a clause naming none joining the
+    alone, not about the rows ``about`` matches besides (a vendor's or customer's name
+    beside the id): "PO-026069 (Norton Ltd) adds $11,843.35" is judged by PO-026069's
+    figures, not Norton Ltd's purchase's; a sentence naming no row by an id is about the
+    rows ``about`` matches, as without ids. One naming several is cut into clauses (at
+    ``;``, a comma not before a year, and, or, but, while, whereas, plus), a clause naming
+    none joining the
     clause naming one before it (the first one after it when none is before): when every
     clause states a money figure of its own, each is one of its clause's rows' ("INV-000111
     for $9,044.48 and INV-000115 for $6,868.20" fails), and likewise dates; a sentence
@@ -540,8 +544,9 @@ class TextRefSentences(_TextSpec):
     Counts, percents, ids, phone numbers and dates from the business date on (a pay-by
     date) are free. "Please remit $29,946.62" beside the total $32,946.62, an invoice's
     amount or due date restated wrong, "PO-026052 adds $11,438.35 to fixed assets" fail.
-    With ``figures.ids`` an id naming none of the rows fails too, and in a sentence naming
-    several rows each clause's figures are its own row's (see :class:`RefFigures`)."""
+    With ``figures.ids`` an id naming none of the rows fails too, a sentence naming ids is
+    about their rows alone (a vendor's name beside an id adds no row), and in a sentence
+    naming several rows each clause's figures are its own row's (see :class:`RefFigures`)."""
 
     @model_validator(mode="after")
     def _coherent(self) -> TextRefSentences:
@@ -1538,9 +1543,10 @@ def _stray_figures(cut: Sequence[str], rows: Sequence[Sequence[str]],
         named, unknown = _ids_in(s, rows, idx, figures.ids)
         stray += [f"{u} names none of the rows in {_clip(s, 80)!r}" for u in unknown]
         by_id: set[int] = set().union(*(h for _, h in named))
-        mine = sorted(by_id | {k for k, r in enumerate(rows)
-                               if all(re.search(_about_row(rx, r, idx, percent), s, _RE_FLAGS)
-                                      for rx in figures.about)})
+        # a sentence naming ids is theirs alone: a vendor's name beside them adds no row
+        mine = sorted(by_id or {k for k, r in enumerate(rows)
+                                if all(re.search(_about_row(rx, r, idx, percent), s,
+                                                 _RE_FLAGS) for rx in figures.about)})
         if not mine and not figures.everywhere:
             continue
         money = _money_in(s) if judge_money else []
