@@ -160,9 +160,14 @@ class Folds:
     from the beginning of the log (the first, and any an event coming due forced). The
     final evaluation goes on from the last date's folds (:meth:`carry`); a fold asked for
     an earlier date than the one kept is made apart and not kept.
+
+    ``follow``: a fold started afresh is always the one kept, an earlier date's too: for
+    look backs asked in any order (a last month's check, then every month's from the
+    first), each goes on from the one before when it can.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, follow: bool = False) -> None:
+        self.follow = follow
         self._folds: dict[Hashable, Any] = {}
         self._kept: dict[Hashable, Any] = {}
         self.fresh = 0
@@ -180,7 +185,8 @@ class Folds:
             self.fresh += 1
             # A look back to an earlier date (the final evaluation's statement date) is
             # folded apart: the kept fold stays for the dates that go on from it.
-            if kept is None or as_of is None or kept.as_of is None or as_of >= kept.as_of:
+            if (self.follow or kept is None or as_of is None or kept.as_of is None
+                    or as_of >= kept.as_of):
                 self._folds[key] = fold
         fold.advance(store, as_of, position)
         return fold
@@ -232,6 +238,11 @@ class CheckContext:
       company after the last turn on or before a date is not yet expected in the books.
     - ``turn_workspaces``: each turn's workspace by its date, as that turn left it (the
       files a check with ``at_turn`` reads, see :meth:`for_turn`).
+    - ``turn_ends``: folds of the log as of a turn's date at the end of that turn, shared
+      by the checks of one evaluation that look back to turns (a reconciliation file
+      judged as each month's closing turn left it): advanced from one turn to the next,
+      in date order, instead of folded again from the start for each (kept by
+      :meth:`for_turn`, whose cache is the turn's own).
     """
 
     store: EventStore
@@ -250,6 +261,7 @@ class CheckContext:
     folds: Folds | None = None
     turn_dates: tuple[date, ...] = ()
     turn_workspaces: dict[date, Path] = field(default_factory=dict)
+    turn_ends: Folds = field(default_factory=lambda: Folds(follow=True))
 
     def for_turn(self, day: date) -> CheckContext:
         """This context with the workspace the agent's turn of ``day`` left (a check's

@@ -1236,7 +1236,9 @@ def reconciling_items(ctx: CheckContext, spec: ReconciliationTies) -> list[tuple
     amount turned) and what the books recorded from it. A line the bank posted that day
     after sending its statement (a same-day wire) is on no statement yet: the line is no
     item, what the books recorded of it is one."""
-    at = replace(ctx, position=end_of_turn(ctx, spec.as_of), cache={}, folds=None)
+    # Folded on from the last look back to a turn's end (``ctx.turn_ends``): checks of
+    # every month's file (fiscal-year's twelve) cost what the log gained since the last.
+    at = replace(ctx, position=end_of_turn(ctx, spec.as_of), cache={}, folds=ctx.turn_ends)
     items: list[tuple[int, str, str]] = []
     for a in reconciliation(at, spec.as_of).accounts:
         if a.account != spec.account:

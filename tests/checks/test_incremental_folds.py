@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checks.context import Folds, LogReads
+from checks.policy import ReconciliationTies, reconciling_items
 from checks.reconcile import BooksView, _books, fold_books, reconcile, reconciliation
 from checks.verdict import evaluate
 from checks.world import WorldView, fold_world, world_view
@@ -318,3 +319,41 @@ def test_log_reads_keep_a_read_for_the_same_end_only(tmp_path: Path) -> None:
     assert list(small.events(a.store, 0, head, None, ["invoice_issued",
                                                       "bank_line_posted"])) == everything
     assert small.served == 0
+
+
+def check_look_backs_to_turn_ends(data: st.DataObject) -> None:
+    """Look backs to turns' ends asked in any order on one context (the checks of a
+    reconciliation file as each turn left it, ``ReconciliationTies.items_as_books``) fold
+    on from one another (``CheckContext.turn_ends``) and give what a fresh context gives."""
+    seed = data.draw(st.integers(0, 10_000), label="seed")
+    months = data.draw(st.integers(2, 3), label="months")
+    a = attempt("sqlite", "month-end-close", seed, 5, 3, months)
+    shared = context_for(a.store, a.loaded, workspace=None)
+    days = data.draw(st.lists(st.sampled_from(sorted(set(shared.turn_dates))), min_size=2,
+                              max_size=12, unique=True), label="turns")
+    if data.draw(st.booleans(), label="last first, then in order"):
+        days = [max(days), *sorted(d for d in days if d != max(days))]
+    for day in days:
+        spec = ReconciliationTies(type="reconciliation_ties", path="out/r.csv", as_of=day)
+        fresh = context_for(a.store, a.loaded, workspace=None)
+        assert reconciling_items(shared, spec) == reconciling_items(fresh, spec), day
+
+
+@SETTINGS
+@given(data=st.data())
+def test_look_backs_to_turn_ends_in_any_order_equal_fresh_folds(data: st.DataObject) -> None:
+    check_look_backs_to_turn_ends(data)
+
+
+def test_look_backs_in_date_order_fold_on_from_one_another() -> None:
+    """fiscal-year's order (the last month's check, then every month's from the first):
+    two folds of each kind are started afresh, not one per look back."""
+    a = attempt("sqlite", "month-end-close", 3, 5, 3, 3)
+    ctx = context_for(a.store, a.loaded, workspace=None)
+    days = sorted(set(ctx.turn_dates))
+    for day in [days[-1], *days[:-1]]:
+        reconciling_items(ctx, ReconciliationTies(type="reconciliation_ties",
+                                                  path="out/r.csv", as_of=day))
+    kinds = len(ctx.turn_ends._folds)
+    assert kinds >= 3  # the world, the books, the postings
+    assert ctx.turn_ends.fresh <= 2 * kinds < len(days) * kinds
