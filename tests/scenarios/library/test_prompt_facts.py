@@ -174,9 +174,16 @@ def test_every_stated_fact_is_true(name: str, seed: int, tmp_path: Path) -> None
     assert checker.checked
 
 
+#: fiscal-year's attempt states a year of turns (about sixty prompts a seed, twelve
+#: times a monthly template's): its seeds 0-7 state more facts than twenty seeds of
+#: another template, and its seeds 8-19 would add some four minutes to the suite
+YEAR_SEEDS = range(2, 8)
+SEEDS = [(name, seed) for name in LIBRARY for seed in range(2, 20)
+         if name != "fiscal-year" or seed in YEAR_SEEDS]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(2, 20))
-@pytest.mark.parametrize("name", LIBRARY)
+@pytest.mark.parametrize(("name", "seed"), SEEDS)
 def test_every_stated_fact_is_true_on_20_seeds(name: str, seed: int, tmp_path: Path) -> None:
     checker = _run(name, seed, tmp_path)
     assert checker.checked
