@@ -31,7 +31,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from checks.context import CheckContext
-from checks.verdict import evaluate
+from checks.verdict import evaluate, run_check
 from desk.tasks import DeskTask, load_task
 from erp.store import EventStore
 from runs.attempt import render_prompt
@@ -184,6 +184,27 @@ class Solved:
         v = evaluate(loaded.checks, ctx)
         bad = [r.name for r in v.results if r.required and not r.passed]
         return bad + [f"grader-error:{e.check}" for e in v.grader_errors]
+
+    def refused(self, first: str | None = None) -> bool:
+        """Whether a required check fails (or cannot grade) on the workspace as it is now,
+        as :meth:`failed` is non-empty: the checks reading ``first`` run first, and the
+        rest only while none has refused (a mutant's fate needs one refusal, not the
+        whole verdict; a task's workbook recalculations then run only when needed)."""
+        loaded = self.task.loaded
+        inputs = tuple(sorted(loaded.workspace_files))
+        ctx = CheckContext(self.store, workspace=self.workspace,
+                           reference=loaded.reference_dir, inputs=inputs,
+                           cache=self.cache)
+        order = sorted(enumerate(loaded.checks),
+                       key=lambda c: getattr(c[1], "path", None) != first)
+        for i, spec in order:
+            try:
+                results = run_check(spec, i, ctx)
+            except Exception:
+                return True
+            if any(r.required and not r.passed for r in results):
+                return True
+        return False
 
     def path(self, rel: str) -> Path:
         """A file of the workspace."""
@@ -380,7 +401,7 @@ def survivors(solved: Solved, rel: str,
             if path.read_bytes() == original:
                 continue  # equivalent: nothing changed
             counts[cls] = counts.get(cls, 0) + 1
-            if not solved.failed():
+            if not solved.refused(first=rel):
                 alive.append(f"{cls}: {what}")
         finally:
             path.write_bytes(original)
