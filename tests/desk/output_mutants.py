@@ -93,6 +93,24 @@ def edit_cases(task_id: str, cases: list[Case]) -> tuple[Any, Any, Any]:
 
     return attempt, test_solution_is_accepted, test_mutation_is_rejected
 
+def failed_with_edit(attempt: Path, task_id: str, tmp: Path, rel: str, *, old: str = "",
+                     new: str = "", extra: str = "", whole: str | None = None) -> set[str]:
+    """The required checks a copy of ``attempt`` fails with its text file ``rel`` changed:
+    ``whole`` as its text (else the file's), ``old`` replaced once by ``new`` (``old``
+    must be there), ``extra`` appended as a paragraph of its own."""
+
+    def edit(ws: Path) -> None:
+        path = ws / rel
+        text = path.read_text(encoding="utf-8") if whole is None else whole
+        if old:
+            assert old in text, old
+            text = text.replace(old, new, 1)
+        path.write_text(text.rstrip("\n") + ("\n\n" + extra if extra else "") + "\n",
+                        encoding="utf-8")
+
+    return failed_names(regrade(attempt, task_id, tmp, edit))
+
+
 def failed_names(verdict: Any) -> set[str]:
     """The names of the required checks that failed (grader errors count as failing)."""
     return {r.name for r in verdict.results if r.required and not r.passed}

@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 
 from runs.grading import final_workspace
-from tests.desk.output_mutants import failed_names, regrade, solved_attempt
+from tests.desk.output_mutants import failed_with_edit, solved_attempt
 
 TASK = "capitalization-memo"
 MEMO = "out/capitalization_memo.md"
@@ -54,14 +54,7 @@ def solved(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def graded(solved: tuple[Path, Path], extra: str = "", whole: str | None = None) -> set[str]:
     """The failed required checks with ``extra`` appended to the memo (or ``whole`` as it)."""
     attempt, tmp = solved
-
-    def edit(ws: Path) -> None:
-        path = ws / MEMO
-        text = path.read_text(encoding="utf-8") if whole is None else whole
-        path.write_text(text.rstrip("\n") + ("\n\n" + extra if extra else "") + "\n",
-                        encoding="utf-8")
-
-    return failed_names(regrade(attempt, TASK, tmp, edit))
+    return failed_with_edit(attempt, TASK, tmp, MEMO, extra=extra, whole=whole)
 
 
 def test_the_reference_memo_is_accepted(solved: tuple[Path, Path]) -> None:

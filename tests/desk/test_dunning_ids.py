@@ -35,7 +35,7 @@ from checks.context import CheckContext
 from checks.registry import CheckResult
 from erp.store import EventStore
 from tests.checks.helpers import run_one, spec_problems
-from tests.desk.output_mutants import failed_names, regrade, solved_attempt
+from tests.desk.output_mutants import failed_with_edit, solved_attempt
 
 TASK = "dunning-emails"
 C0003, C0021 = "out/emails/C0003.txt", "out/emails/C0021.txt"
@@ -54,17 +54,8 @@ def graded(solved: tuple[Path, Path], rel: str, old: str = "", new: str = "",
     """The failed required checks with ``old`` replaced by ``new`` in ``rel``, ``extra``
     appended (or ``whole`` as the email)."""
     attempt, tmp = solved
-
-    def edit(ws: Path) -> None:
-        path = ws / rel
-        text = path.read_text(encoding="utf-8") if whole is None else whole
-        if old:
-            assert old in text, old
-            text = text.replace(old, new, 1)
-        path.write_text(text.rstrip("\n") + ("\n\n" + extra if extra else "") + "\n",
-                        encoding="utf-8")
-
-    return failed_names(regrade(attempt, TASK, tmp, edit))
+    return failed_with_edit(attempt, TASK, tmp, rel, old=old, new=new, extra=extra,
+                            whole=whole)
 
 
 # --- a wrong id beside a real figure: accepted before ----------------------------------

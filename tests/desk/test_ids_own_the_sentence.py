@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.desk.output_mutants import failed_names, regrade, solved_attempt
+from tests.desk.output_mutants import failed_with_edit, solved_attempt
 
 CAP = "capitalization-memo"
 MEMO = "out/capitalization_memo.md"
@@ -54,13 +54,7 @@ def dun(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def graded(solved: tuple[Path, Path], task: str, rel: str, extra: str) -> set[str]:
     """The failed required checks with ``extra`` appended to ``rel``."""
     attempt, tmp = solved
-
-    def edit(ws: Path) -> None:
-        path = ws / rel
-        text = path.read_text(encoding="utf-8")
-        path.write_text(text.rstrip("\n") + "\n\n" + extra + "\n", encoding="utf-8")
-
-    return failed_names(regrade(attempt, task, tmp, edit))
+    return failed_with_edit(attempt, task, tmp, rel, extra=extra)
 
 
 # --- an id beside another purchase's vendor and cost: accepted before ------------------
