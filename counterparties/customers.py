@@ -16,7 +16,6 @@ The customer injections are here too (``payment_quotes_other_customers_invoice``
 from __future__ import annotations
 
 import string
-import weakref
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -108,15 +107,12 @@ def card_fee(gross: Cents) -> Cents:
 
 # --- routing invoices to their customer -----------------------------------------------
 
-_ROUTES: weakref.WeakKeyDictionary[World, dict[str, Customer]] = weakref.WeakKeyDictionary()
-
-
 def _routes(world: World) -> dict[str, Customer]:
-    """The customers of a world by id; one listener per world hands each invoice to its own."""
-    routes = _ROUTES.get(world)
-    if routes is None:
-        routes = _ROUTES[world] = {}
-        table = routes  # the listener holds the table, never the world (a weak key)
+    """The customers of a world by id; one listener per world hands each invoice to its own
+    (the table is kept with the world: its customers refer back to it)."""
+
+    def make() -> dict[str, Customer]:
+        table: dict[str, Customer] = {}
 
         def hand_over(event: Any, actor: str) -> None:
             customer = table.get(event.customer_id)
@@ -124,7 +120,9 @@ def _routes(world: World) -> dict[str, Customer]:
                 customer.receives_invoice(event)
 
         world.subscribe(InvoiceReceived, hand_over)
-    return routes
+        return table
+
+    return world.kept("counterparties.customers.routes", make)
 
 
 # --- the customer ---------------------------------------------------------------------

@@ -27,6 +27,7 @@ from sim.world_events import DocumentDelivered, WorldEvent
 
 Listener = Callable[[WorldEvent, str], None]
 E = TypeVar("E", bound=WorldEvent)
+T = TypeVar("T")
 
 
 class LogCursor:
@@ -68,6 +69,16 @@ class World:
         self.inbox: list[tuple[float, DocumentDelivered]] = []
         self._counters: dict[str, int] = defaultdict(int)
         self.rejections: list[tuple[str, str, CommandRejected]] = []
+        self._kept: dict[str, Any] = {}
+
+    def kept(self, key: str, make: Callable[[], T]) -> T:
+        """State another layer keeps for this world under ``key``, made by ``make`` on first
+        use: it lives and dies with the world. (A module-level table keyed by the world, even
+        a weak one, keeps the world alive for good when the state refers back to it, as a
+        table of the world's customers does.)"""
+        if key not in self._kept:
+            self._kept[key] = make()
+        return cast(T, self._kept[key])
 
     @property
     def today(self) -> date:

@@ -83,11 +83,14 @@ class ExternalAgent:
         self.server.start()
 
     def stop(self) -> None:
-        """Revoke every token, stop the API, remove the runtime folder."""
+        """Revoke every token, stop the API, remove the runtime folder, and let go of the
+        books (the app holds the attempt's ledger: an agent kept by its caller would keep
+        the attempt alive)."""
         self.tokens.revoke_all()
         if self.server is not None:
             self.server.stop()
             self.server = None
+        self.app = None
         if self.runtime is not None:
             shutil.rmtree(self.runtime, ignore_errors=True)
             self.runtime = None

@@ -293,17 +293,17 @@ class _Kept:
     of the last event that changed it): a clerk reads the whole bills, receipts and
     statement lines of the year at every step, most of them settled months ago."""
 
-    def __init__(self, read: Callable[[int | None], list[dict[str, Any]]], key: str,
-                 order: Callable[[dict[str, Any]], Any]) -> None:
-        self._read, self._key, self._order = read, key, order
+    def __init__(self, key: str, order: Callable[[dict[str, Any]], Any]) -> None:
+        self._key, self._order = key, order
         self.rows: dict[str, dict[str, Any]] = {}
         self.seen: int | None = None
         self._ordered: list[dict[str, Any]] = []
 
-    def current(self) -> list[dict[str, Any]]:
-        """Every row, as the full query returns them (in its order). Rows that carry no
-        position (the books served over the API) are read whole every time."""
-        changed = self._read(self.seen)
+    def current(self, read: Callable[[int | None], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Every row, as the full query returns them (in its order), ``read(after)`` giving
+        the rows changed after a position. Rows that carry no position (the books served
+        over the API) are read whole every time."""
+        changed = read(self.seen)
         if changed:
             added = False
             for row in changed:
@@ -321,30 +321,27 @@ class _Kept:
 
 class _Tables:
     """The books' documents (by kind) and statement lines (by bank account) kept for one
-    store while it lives (:class:`_Kept`)."""
+    store while it lives (:class:`_Kept`). It holds no reference to the store: kept in a
+    table weakly keyed by the store, it would keep the store alive for good."""
 
-    def __init__(self, store: EventStore) -> None:
-        self.store = store
+    def __init__(self) -> None:
         self.kept: dict[tuple[str, str], _Kept] = {}
 
-    def documents(self, kind: str) -> list[dict[str, Any]]:
+    def documents(self, store: EventStore, kind: str) -> list[dict[str, Any]]:
         """``erp.queries.documents(store, kind)``."""
         found = self.kept.get(("documents", kind))
         if found is None:
-            found = self.kept[("documents", kind)] = _Kept(
-                lambda after: q.documents(self.store, kind, changed_after=after), "doc_id",
-                lambda r: r["doc_id"])
-        return found.current()
+            found = self.kept[("documents", kind)] = _Kept("doc_id", lambda r: r["doc_id"])
+        return found.current(lambda after: q.documents(store, kind, changed_after=after))
 
-    def lines(self, bank_account_id: str) -> list[dict[str, Any]]:
+    def lines(self, store: EventStore, bank_account_id: str) -> list[dict[str, Any]]:
         """``erp.queries.statement_lines(store, bank_account_id=...)``."""
         found = self.kept.get(("lines", bank_account_id))
         if found is None:
             found = self.kept[("lines", bank_account_id)] = _Kept(
-                lambda after: q.statement_lines(self.store, bank_account_id=bank_account_id,
-                                                changed_after=after), "line_id",
-                lambda r: (r["entry_date"], r["line_id"]))
-        return found.current()
+                "line_id", lambda r: (r["entry_date"], r["line_id"]))
+        return found.current(lambda after: q.statement_lines(
+            store, bank_account_id=bank_account_id, changed_after=after))
 
 
 _TABLES: weakref.WeakKeyDictionary[EventStore, _Tables] = weakref.WeakKeyDictionary()
@@ -354,7 +351,7 @@ def _tables(store: EventStore) -> _Tables:
     """The store's kept tables (kept while the store lives)."""
     found = _TABLES.get(store)
     if found is None:
-        found = _TABLES[store] = _Tables(store)
+        found = _TABLES[store] = _Tables()
     return found
 
 
@@ -414,14 +411,15 @@ class _Clerk:
 
     def document_rows(self, kind: str) -> list[dict[str, Any]]:
         """The books' documents of a kind (``erp.queries.documents``)."""
-        return self._read(("documents", kind), lambda: _tables(self.store).documents(kind))
+        return self._read(("documents", kind),
+                          lambda: _tables(self.store).documents(self.store, kind))
 
     # --- reading ------------------------------------------------------------------------
 
     def lines(self) -> dict[str, dict[str, Any]]:
         """The bank account's imported statement lines by id."""
         return {x["line_id"]: x for x in self._read(
-            ("lines",), lambda: _tables(self.store).lines(self.bank_account_id))}
+            ("lines",), lambda: _tables(self.store).lines(self.store, self.bank_account_id))}
 
     @staticmethod
     def bank_line(row: dict[str, Any]) -> BankLine:

@@ -570,13 +570,13 @@ def test_the_clerks_kept_tables_read_what_changed_and_equal_the_whole_tables(
     command, what reading the whole tables gives (same rows, same order), and a read after
     a command fetches only the rows it changed."""
     ledger, clerk = _clerk_on_reference_books(runs, tmp_path)
-    kept = mec._Tables(ledger.store)
+    kept = mec._Tables()
     kinds = ("bill", "receipt", "payment", "vendor_credit", "invoice")
 
     def same() -> None:
         for kind in kinds:
-            assert kept.documents(kind) == q.documents(ledger.store, kind), kind
-        assert kept.lines(clerk.bank_account_id) == q.statement_lines(
+            assert kept.documents(ledger.store, kind) == q.documents(ledger.store, kind), kind
+        assert kept.lines(ledger.store, clerk.bank_account_id) == q.statement_lines(
             ledger.store, bank_account_id=clerk.bank_account_id)
 
     same()
@@ -604,7 +604,7 @@ def test_the_clerks_kept_tables_read_what_changed_and_equal_the_whole_tables(
         mec.q = type("Q", (), {"documents": staticmethod(counting),
                                "statement_lines": staticmethod(q.statement_lines)})
         try:
-            kept.documents("bill")
+            kept.documents(ledger.store, "bill")
         finally:
             mec.q = q
         assert fetched[-1] <= 1  # the one bill the command changed, or none
@@ -622,11 +622,11 @@ def test_kept_rows_without_positions_are_read_whole_every_time() -> None:
         asked.append(after)
         return [dict(r) for r in table]
 
-    kept = mec._Kept(read, "doc_id", lambda r: r["doc_id"])
-    assert [r["doc_id"] for r in kept.current()] == ["B-1", "B-2"]
+    kept = mec._Kept("doc_id", lambda r: r["doc_id"])
+    assert [r["doc_id"] for r in kept.current(read)] == ["B-1", "B-2"]
     table[0]["open_amount"] = 0
     table.append({"doc_id": "B-0", "open_amount": 1})
-    assert kept.current() == sorted(table, key=lambda r: r["doc_id"])
+    assert kept.current(read) == sorted(table, key=lambda r: r["doc_id"])
     assert asked == [None, None]
 
 
