@@ -25,7 +25,7 @@ from counterparties.specs import CustomerSpec
 from erp.ledger import Ledger
 from scenarios.instance import Instance, build_instance
 from scenarios.spec import Scenario
-from sim.engine import Engine
+from sim.engine import Engine, release_heap
 from sim.world_events import decode_world_event
 
 
@@ -101,6 +101,9 @@ def simulate(scenario: Scenario, seed: int | str, *, setup: Setup | None = None,
             yield Simulation(instance, engine, ledger, population)
         finally:
             ledger.close()
+            # the heap the engine froze handed back (else it is never collected), and what
+            # earlier simulations left collected; this one goes with the caller's last use
+            release_heap()
 
 
 @contextmanager

@@ -72,7 +72,7 @@ from scenarios.facts import prompt_facts
 from scenarios.instance import Instance, build_instance
 from scenarios.loader import LoadedScenario
 from scenarios.turn import TurnContext
-from sim.engine import Engine, Phase
+from sim.engine import Engine, Phase, release_heap
 from sim.world_events import DocumentDelivered
 
 GUIDE = """\
@@ -291,25 +291,17 @@ reference cycles, so collecting less often keeps memory alike."""
 @contextlib.contextmanager
 def collector_for_attempt() -> Iterator[None]:
     """Run the body with :data:`ATTEMPT_GC_THRESHOLD`, the thresholds it found restored
-    after (also when it raises), then collect the whole heap once.
-
-    The collection frees the attempt: its world, engine, books and store refer to one
-    another, so only the cyclic collector frees them, and only a full collection could.
-    The engine freezes the heap at every turn (:meth:`sim.engine.Engine.run_until`), which
-    restarts the collector's generation counts, so the older generations are never
-    collected while an attempt runs, and unfreezing at its end puts all of it in the
-    oldest. Left to the collector's own schedule, a process running attempt after attempt
-    (``validate --mutants``, a campaign's worker) kept every one of them, with their
-    database connections: about 70 MB a fiscal-year attempt, some 20 GB over a tier's
-    mutants."""
+    after (also when it raises), then the attempt released (:func:`sim.engine.release_heap`,
+    also after an attempt that raised before its engine's end): without it a process running
+    attempt after attempt (``validate --mutants``, a campaign's worker) kept every one of
+    them, about 70 MB a fiscal-year attempt, some 20 GB over a tier's mutants."""
     before = gc.get_threshold()
     gc.set_threshold(*ATTEMPT_GC_THRESHOLD)
     try:
         yield
     finally:
         gc.set_threshold(*before)
-        gc.unfreeze()  # an attempt that raised before the engine's end left its heap frozen
-        gc.collect()
+        release_heap()
 
 
 def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *,

@@ -22,6 +22,21 @@ from sim.rng import Streams
 from sim.world import World
 
 
+def release_heap() -> None:
+    """Hand what engines froze back to the collector and collect the whole heap once: call
+    it when a run is over and its engine, world, books and store are no longer referred to.
+
+    :meth:`Engine.run_until` freezes the heap at every turn, which restarts the collector's
+    generation counts, so the older generations are never collected while engines run; what
+    is unfrozen lands in the oldest, and what a run left there in reference cycles (its
+    world, engine, books and store refer to one another) waits for a full collection that
+    may never come. A process running one run after another (``validate --mutants``, a
+    campaign's worker, desk tasks generated one after another) kept every one of them, with
+    their database connections."""
+    gc.unfreeze()
+    gc.collect()
+
+
 class Phase(float, Enum):
     """Moments of a day, as fractions of it."""
 

@@ -81,3 +81,25 @@ def test_nothing_of_an_attempt_stays_alive(runs: list[tuple[str, str]],
 def test_nothing_of_an_external_agents_attempt_stays_alive(tmp_path: Path) -> None:
     # a desk task whose solution posts to the books over the ERP API (a served store)
     assert alive_after([("contractor-accrual", "solution")], tmp_path) == dict.fromkeys(KINDS, 0)
+
+
+def test_generating_desk_tasks_one_after_another_keeps_one_simulation_at_most(
+        tmp_path: Path) -> None:
+    # each generation runs the company on an engine that freezes the heap at every turn;
+    # a frozen heap is never collected, so each generation's world stayed for good
+    probe = textwrap.dedent("""
+        import json
+        import gc
+        from desk.tasks import generate_task, load_task
+        from sim.world import World
+        for name in ("ar-aging-workbook", "cash-forecast-13-week", "ar-aging-workbook"):
+            generate_task(load_task(name))
+        print(json.dumps({"World": sum(isinstance(o, World) for o in gc.get_objects()),
+                          "frozen": gc.get_freeze_count()}))
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    counts = json.loads(done.stdout.strip().splitlines()[-1])
+    assert counts["frozen"] == 0
+    assert counts["World"] <= 1  # the last one's, freed with its caller's last reference
