@@ -331,7 +331,8 @@ def book_balances_as_bank(spec: BookBalancesAsBank, ctx: CheckContext) -> CheckR
 
 
 class TransfersRecorded(_Spec):
-    """Every transfer of the log sent and received on its days; in transit held in 1090."""
+    """Every transfer of the log sent and received on its days, through the transit account
+    (1090), where one in transit at the month's end is held."""
 
     type: Literal["transfers_recorded"]
 
@@ -362,6 +363,9 @@ def transfers_recorded(spec: TransfersRecorded, ctx: CheckContext) -> CheckResul
                             f"{t['to_account']} on its day")
             continue
         left.remove(found)
+        if found.transit_account != truth["transit_account"]:
+            problems.append(f"{what} sent through {found.transit_account}, not "
+                            f"{truth['transit_account']} (in transit)")
         got = received.get(found.transfer_id)
         arrived = date.fromisoformat(t["arrives_on"]) <= day
         if not arrived:
@@ -463,6 +467,9 @@ def card_statement_entered(spec: CardStatementEntered, ctx: CheckContext) -> Che
         if e.from_bank_account_id != _OPERATING:
             problems.append(f"card payment {e.transfer_id} from {e.from_bank_account_id}, not "
                             "the operating account")
+        if e.transit_account != truth["transit_account"]:
+            problems.append(f"card payment {e.transfer_id} sent through {e.transit_account}, "
+                            f"not {truth['transit_account']} (in transit)")
         if e.amount != owed:
             problems.append(f"card payment {e.transfer_id} of {display_cents(e.amount)}, the "
                             f"statement's balance is {display_cents(owed)}")

@@ -261,15 +261,35 @@ class Mutation:
 
 
 _APPROVALS = (c.ApproveBill, c.ApproveVendorBankChange)
-_ACCOUNT_COMMANDS = (c.EnterBill, c.RecordBankFee, c.RecordInterest, c.GrantFeeAllowance,
-                     c.WriteOffInvoice, c.IssueCreditMemo, c.RecordVendorCredit,
-                     c.PostJournalEntry, c.IssueInvoice, c.IssuePurchaseOrder,
-                     c.PayBillWithDiscount)
+_LINE_ACCOUNTS = (c.EnterBill, c.IssueInvoice, c.IssuePurchaseOrder, c.PostJournalEntry,
+                  c.PostAccrual)
+"""Commands whose lines carry the accounts they post to (``other_account`` recodes one)."""
+_ACCOUNT_FIELDS: dict[type[Command], tuple[str, ...]] = {
+    c.RecordBankFee: ("account",), c.RecordInterest: ("account",),
+    c.GrantFeeAllowance: ("account",), c.WriteOffInvoice: ("account",),
+    c.IssueCreditMemo: ("account",), c.RecordVendorCredit: ("account",),
+    c.PayBillWithDiscount: ("account",), c.ResolveDispute: ("account",),
+    c.RecordCardCharge: ("account",), c.RecordPrepaid: ("expense_account", "account"),
+    c.CapitalizeAsset: ("source_account",),
+    c.DisposeAsset: ("gain_loss_account", "proceeds_account"),
+    c.PostPayroll: ("wage_account", "employer_tax_account", "withholding_account",
+                    "employer_tax_payable_account"),
+    c.TransferFunds: ("transit_account",), c.RegisterTaxJurisdiction: ("account",),
+    c.DefineAssetClass: ("expense_account", "cost_account", "accumulated_account"),
+}
+"""Commands with GL accounts of their own, the fields ``other_account`` may recode (the
+first that is set or defaults to a known account), the coding an agent chooses first."""
+_NO_CODING = frozenset({"SetUpCompany", "OpenAccount", "OpenBankAccount",
+                        "PostOpeningBalances"})
+"""Commands naming accounts that are no coding of a transaction: the chart and the bank
+accounts set up, opening balances (``tests/runs/test_other_account_sites.py`` holds every
+other command naming an account to :data:`_LINE_ACCOUNTS` or :data:`_ACCOUNT_FIELDS`)."""
 _DEFAULT_ACCOUNT = {"EnterBill": "expense", "IssuePurchaseOrder": "expense",
                     "RecordBankFee": "bank_fees",
                     "RecordInterest": "interest_income", "GrantFeeAllowance": "card_fees",
                     "WriteOffInvoice": "bad_debt", "IssueCreditMemo": "sales_returns",
-                    "RecordVendorCredit": "expense", "IssueInvoice": "revenue"}
+                    "RecordVendorCredit": "expense", "IssueInvoice": "revenue",
+                    "ResolveDispute": "sales_returns"}
 _DEFAULT_CODE = {"PayBillWithDiscount": PURCHASE_DISCOUNTS}
 """A command's default account that is not one of the company's accounts (the discount
 of ``pay-with-discount``)."""
@@ -520,7 +540,7 @@ def _other_account(cmd: Command, desk: TurnContext) -> tuple[Command, str]:
                       if x.account_type == kind and x.control is None and a != code)
         return same[0] if same else code
 
-    if isinstance(cmd, c.PostJournalEntry):
+    if isinstance(cmd, c.PostJournalEntry | c.PostAccrual):
         for n, x in enumerate(cmd.lines):
             if chart[x.account].control is None:
                 to = other(x.account)
@@ -536,11 +556,36 @@ def _other_account(cmd: Command, desk: TurnContext) -> tuple[Command, str]:
         to = other(code)
         recoded = (first.model_copy(update={"account": to}), *cmd.lines[1:])
         return cmd.model_copy(update={"lines": recoded}), f"lines[0].account {code} -> {to}"
-    name = type(cmd).__name__
-    code = (getattr(cmd, "account", None) or _DEFAULT_CODE.get(name)
-            or getattr(company.accounts, _DEFAULT_ACCOUNT[name]))
+    site = _account_site(cmd)
+    if site is None:
+        return cmd, "no account to recode: submitted unchanged"
+    attr, default = site
+    code = (getattr(cmd, attr, None) or _DEFAULT_CODE.get(type(cmd).__name__)
+            or getattr(company.accounts, default or "", None))
+    if code is None or code not in chart:
+        return cmd, f"{attr} names no account of the chart: submitted unchanged"
     to = other(code)
-    return cmd.model_copy(update={"account": to}), f"account {code} -> {to}"
+    return cmd.model_copy(update={attr: to}), f"{attr} {code} -> {to}"
+
+
+def _account_site(cmd: Command) -> tuple[str, str | None] | None:
+    """The field of a command's own accounts ``other_account`` recodes and the company
+    account it defaults to (None: a command of lines, or none it can recode). A credit
+    memo's account only when the dispute is resolved by one."""
+    if isinstance(cmd, c.ResolveDispute) and cmd.resolution != "credit_memo":
+        return None
+    name = type(cmd).__name__
+    for attr in _ACCOUNT_FIELDS.get(type(cmd), ()):
+        if getattr(cmd, attr, None) or name in _DEFAULT_CODE or name in _DEFAULT_ACCOUNT:
+            return attr, _DEFAULT_ACCOUNT.get(name)
+    return None
+
+
+def _recodable(cmd: Command) -> bool:
+    """Whether ``other_account`` has an account of this command to recode."""
+    if isinstance(cmd, _LINE_ACCOUNTS):
+        return True
+    return _account_site(cmd) is not None
 
 
 def _mutate_output(m: Mutation, turns: Path, target: Path) -> tuple[str, bool]:
@@ -695,7 +740,7 @@ def _candidates(recording: Recording, turns: Path | None = None,
             if any(getattr(cmd, f, None) for f, _ in _DOC_FIELDS) or any(
                     getattr(cmd, f, None) for f in _PARTY_FIELDS):
                 add("other_party_doc")
-            if isinstance(cmd, _ACCOUNT_COMMANDS):
+            if _recodable(cmd):
                 add("other_account")
             if isinstance(cmd, c.RunPayments):
                 add("due_by_later")
