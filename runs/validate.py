@@ -382,9 +382,12 @@ class ReplayAgent:
             self.applied = "submitted twice"
             return [cmd, cmd]
         if op in ("cent_up", "cent_down"):
-            delta = 1 if op == "cent_up" else -1
-            self.applied = f"amount {cmd.amount} -> {cmd.amount + delta}"  # type: ignore[attr-defined]
-            return [cmd.model_copy(update={"amount": cmd.amount + delta})]  # type: ignore[attr-defined]
+            shifted = cent_shift(cmd, 1 if op == "cent_up" else -1)
+            if shifted is None:
+                self.applied = "no amount to move by a cent: submitted unchanged"
+                return [cmd]
+            mutated, self.applied = shifted
+            return [mutated]
         if op in ("same_party_doc", "other_party_doc"):
             other = _retarget(cmd, desk, same=op == "same_party_doc")
             if other is None:
@@ -568,6 +571,66 @@ def _other_account(cmd: Command, desk: TurnContext) -> tuple[Command, str]:
     return cmd.model_copy(update={attr: to}), f"{attr} {code} -> {to}"
 
 
+def cent_shift(cmd: Command, delta: int) -> tuple[Command, str] | None:
+    """The command with one money figure moved by ``delta`` cents (``cent_up``/
+    ``cent_down``), kept whole so that the books take it as they took the original: its
+    ``amount`` or a disposal's ``proceeds``; a bill's or a statement import's first line;
+    the first line's unit price of an invoice, a purchase order or a matched bill; a journal
+    entry's or an accrual's first debit and first credit together (still balanced); a
+    payroll register's first row's gross and net together, and its totals when given (the
+    register still ties). None when there is none, or it would reach zero."""
+
+    def moved(value: int) -> int | None:
+        to = value + delta  # on the same side of zero (a statement line may be negative)
+        return to if (value > 0 and to >= 1) or (value < 0 and to <= -1) else None
+
+    for attr in ("amount", "proceeds"):
+        value = getattr(cmd, attr, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            to = moved(value)
+            return None if to is None else (cmd.model_copy(update={attr: to}),
+                                            f"{attr} {value} -> {to}")
+    lines = getattr(cmd, "lines", None)
+    if not lines:
+        return None
+    if isinstance(cmd, c.PostJournalEntry | c.PostAccrual):
+        debit = next((n for n, x in enumerate(lines) if x.debit), None)
+        credit = next((n for n, x in enumerate(lines) if x.credit), None)
+        if debit is None or credit is None:
+            return None
+        d, k = moved(lines[debit].debit), moved(lines[credit].credit)
+        if d is None or k is None:
+            return None
+        new = list(lines)
+        new[debit] = lines[debit].model_copy(update={"debit": d})
+        new[credit] = lines[credit].model_copy(update={"credit": k})
+        return (cmd.model_copy(update={"lines": tuple(new)}),
+                f"lines[{debit}].debit {lines[debit].debit} -> {d}, lines[{credit}].credit "
+                f"{lines[credit].credit} -> {k}")
+    if isinstance(cmd, c.PostPayroll):
+        first = lines[0]
+        gross, net = moved(first.gross), moved(first.net)
+        if gross is None or net is None:
+            return None
+        update: dict[str, Any] = {"lines": (first.model_copy(update={"gross": gross, "net": net}),
+                                            *lines[1:])}
+        for total in ("gross_total", "net_total"):
+            if getattr(cmd, total) is not None:
+                update[total] = getattr(cmd, total) + delta
+        return (cmd.model_copy(update=update),
+                f"lines[0].gross {first.gross} -> {gross}, net {first.net} -> {net}")
+    for attr in ("amount", "unit_price"):
+        value = getattr(lines[0], attr, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            to = moved(value)
+            if to is None:
+                return None
+            return (cmd.model_copy(update={"lines": (lines[0].model_copy(update={attr: to}),
+                                                     *lines[1:])}),
+                    f"lines[0].{attr} {value} -> {to}")
+    return None
+
+
 def _account_site(cmd: Command) -> tuple[str, str | None] | None:
     """The field of a command's own accounts ``other_account`` recodes and the company
     account it defaults to (None: a command of lines, or none it can recode). A credit
@@ -728,11 +791,12 @@ def _candidates(recording: Recording, turns: Path | None = None,
             add("drop")
             add("twice")
             add("other_role")
-            if isinstance(getattr(cmd, "amount", None), int):
+            if cent_shift(cmd, 1) is not None:
                 add("cent_up")
+            if cent_shift(cmd, -1) is not None:
+                add("cent_down")
+            if isinstance(getattr(cmd, "amount", None), int):
                 add("exceed_limit")
-                if cmd.amount > 1:  # type: ignore[attr-defined]
-                    add("cent_down")
             if any(getattr(cmd, f, None) for f, _ in _DOC_FIELDS):
                 add("same_party_doc")
             if any(getattr(cmd, f, None) for f, kind in _DOC_FIELDS if kind != "receipt"):
