@@ -82,7 +82,16 @@ CLASSES: dict[str, str] = {
 OPERATORS = tuple(CLASSES)
 
 _DOC_FIELDS = (("invoice_id", "invoice"), ("bill_id", "bill"), ("credit_id", "vendor_credit"),
-               ("receipt_id", "receipt"))
+               ("receipt_id", "receipt"), ("dispute_id", "dispute"), ("po_id", "purchase_order"),
+               ("asset_id", "fixed_asset"), ("transfer_id", "transfer_out"),
+               ("return_id", "tax_return"))
+"""A command's fields naming a document of the books, and its kind: ``same_party_doc`` and
+``other_party_doc`` aim the command at another of that kind (the field names the document
+only when the books hold one of that kind under its value: a field naming the document a
+command makes, or one of another kind, is left alone)."""
+_LINE_FIELD = "line_id"
+"""A command's field naming a bank statement line (matched, recorded with its fee, its
+transfer): aimed at another line of the same bank account not matched yet."""
 _PARTY_FIELDS = ("customer_id", "vendor_id")
 
 
@@ -723,7 +732,8 @@ def output_candidates(turns: Path) -> tuple[dict[str, list[Mutation]], dict[str,
 
 
 def _retarget(cmd: Command, desk: TurnContext, *, same: bool) -> tuple[str, str] | None:
-    """Another document (or party) for a command, chosen deterministically from the books."""
+    """Another document (or statement line, or party) for a command, chosen
+    deterministically from the books: an open one of the kind, of the same party or not."""
     for f, kind in _DOC_FIELDS:
         doc_id = getattr(cmd, f, None)
         if doc_id is None:
@@ -736,6 +746,17 @@ def _retarget(cmd: Command, desk: TurnContext, *, same: bool) -> tuple[str, str]
                       and (d["party"] == doc["party"]) == same]
         if candidates:
             return f, candidates[0]["doc_id"]
+    line_id = getattr(cmd, _LINE_FIELD, None)
+    if isinstance(line_id, str):
+        lines = q.statement_lines(desk.store)
+        this = next((x for x in lines if x["line_id"] == line_id), None)
+        if this is not None:
+            others = [x["line_id"] for x in lines
+                      if x["line_id"] != line_id and x["status"] == "unmatched"
+                      and x["bank_account_id"] == this["bank_account_id"]
+                      and (x["counterparty"] == this["counterparty"]) == same]
+            if others:
+                return _LINE_FIELD, others[0]
     if same:
         return None
     for f in _PARTY_FIELDS:
@@ -797,11 +818,12 @@ def _candidates(recording: Recording, turns: Path | None = None,
                 add("cent_down")
             if isinstance(getattr(cmd, "amount", None), int):
                 add("exceed_limit")
-            if any(getattr(cmd, f, None) for f, _ in _DOC_FIELDS):
+            names_line = isinstance(getattr(cmd, _LINE_FIELD, None), str)
+            if any(getattr(cmd, f, None) for f, _ in _DOC_FIELDS) or names_line:
                 add("same_party_doc")
             if any(getattr(cmd, f, None) for f, kind in _DOC_FIELDS if kind != "receipt"):
                 add("same_amount_doc")
-            if any(getattr(cmd, f, None) for f, _ in _DOC_FIELDS) or any(
+            if any(getattr(cmd, f, None) for f, _ in _DOC_FIELDS) or names_line or any(
                     getattr(cmd, f, None) for f in _PARTY_FIELDS):
                 add("other_party_doc")
             if _recodable(cmd):
