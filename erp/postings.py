@@ -44,10 +44,27 @@ def _rule(*types: type[ev.Event]) -> Callable[[Rule], Rule]:
     return register
 
 
+_last: tuple[object, tuple[Posting, ...]] = (None, NO_LINES)
+"""The last event posted and its lines: the books, the ledger's command check and the GL
+projection each ask for the same event's lines in turn (events are frozen, the rules pure)."""
+
+
 def post(e: ev.Event) -> tuple[Posting, ...]:
-    """The GL lines of an event (empty when it moves no money)."""
+    """The GL lines of an event (empty when it moves no money).
+
+    The last event's lines are remembered by identity: a command's event is posted three
+    times in a row (its accounts checked, the books' year, the GL projection), ~1.9 µs
+    each time for an invoice. One tuple read and written whole, so a second thread
+    posting at the same time gets its own event's lines, never another's.
+    """
+    global _last
+    last = _last
+    if last[0] is e:
+        return last[1]
     rule = _RULES.get(type(e))
-    return rule(e) if rule is not None else NO_LINES
+    lines = rule(e) if rule is not None else NO_LINES
+    _last = (e, lines)
+    return lines
 
 
 @_rule(ev.InvoiceIssued)
