@@ -459,20 +459,22 @@ class RefFigures(BaseModel):
     """Id columns and how an id is written (opt-in): each match of a column's regex in any
     sentence names the rows whose value it is (case-insensitive, spaces collapsed; with a
     ``(?P<number>...)`` group, the rows whose value's digits make that number: ``inv 111``
-    for INV-000111), and must name one of the rows: "PS: INV-000107 ($4,374.76) was due
+    for INV-000111, and the bare numbers listed right after it that name rows: ``invoices
+    111, 115 and 128``), and must name one of the rows: "PS: INV-000107 ($4,374.76) was due
     on May 16" names an invoice of none of them. A sentence naming rows so is about them
     alone, not about the rows ``about`` matches besides (a vendor's or customer's name
     beside the id): "PO-026069 (Norton Ltd) adds $11,843.35" is judged by PO-026069's
     figures, not Norton Ltd's purchase's; a sentence naming no row by an id is about the
     rows ``about`` matches, as without ids. One naming several is cut into clauses (at
     ``;``, a comma not before a year, and, or, but, while, whereas, plus), a clause naming
-    none joining the
-    clause naming one before it (the first one after it when none is before): when every
-    clause states a money figure of its own, each is one of its clause's rows' ("INV-000111
-    for $9,044.48 and INV-000115 for $6,868.20" fails), and likewise dates; a sentence
-    listing ids without them ("INV-000111 and INV-000115 are for $6,868.20 and $9,044.48
-    respectively") is judged by all the rows it names. Each chosen row's
-    own value must be a match naming it (else a grader error: the regex is wrong)."""
+    none joining the clause naming one before it (the first one after it when none is
+    before): when every clause states a money figure of its own, each is one of its clause's
+    rows' ("INV-000111 for $9,044.48 and INV-000115 for $6,868.20" fails), and likewise
+    dates; a list of ids followed by as many figures "respectively" pairs them in order
+    ("INV-000111 and INV-000115 are for $9,044.48 and $6,868.20 respectively" fails); any
+    other sentence listing ids without their figures is judged by all the rows it names.
+    Each chosen row's own value must be a match naming it (else a grader error: the regex is
+    wrong)."""
 
     @field_validator("ids")
     @classmethod
@@ -1440,6 +1442,12 @@ _CLAUSE_BREAK = re.compile(r";|,\s+(?!\d{4}\b)|\b(?:and|or|but|while|whereas|plu
                            re.IGNORECASE)
 
 
+_ID_LIST_MORE = re.compile(r"(?:\s*,\s*(?:and\s+|&\s*)?|\s+(?:and|&)\s+|\s*&\s*|\s*/\s*)"
+                           r"0*(?P<number>\d+)\b(?![.,/-]\d)", re.IGNORECASE)
+"""One more number of a list after an id read by number (``, 115``, `` and 128``), not a
+figure (``and 4,374.76``)."""
+
+
 def _id_number(value: str) -> int | None:
     digits = re.sub(r"\D", "", value)
     return int(digits) if digits else None
@@ -1470,6 +1478,17 @@ def _ids_in(sentence: str, rows: Sequence[Sequence[str]], idx: Mapping[str, int]
                 named.append((m.start(), hits))
             else:
                 unknown.append(m.group().strip())
+            if m.groupdict().get("number") is None:
+                continue
+            # "invoices 111, 115 and 128": the bare numbers listed after an id read by
+            # number name rows too; the list ends at the first naming none (a count)
+            end = m.end()
+            while (more := _ID_LIST_MORE.match(sentence, end)) is not None:
+                hits = _naming(more, rows, idx[column])
+                if not hits:
+                    break
+                named.append((more.start("number"), hits))
+                end = more.end()
     return named, unknown
 
 
@@ -1508,12 +1527,40 @@ def _each_states(groups: Sequence[tuple[int, set[int]]], stated: Sequence[int]
                  ) -> Sequence[tuple[int, set[int]]] | None:
     """``groups`` when there are several and each states one of ``stated`` (where the
     sentence's figures, or its dates, start); else None (a list of ids, "... are for $X
-    and $Y respectively": all the sentence's rows judge them)."""
+    and $Y": all the sentence's rows judge them, unless ``_respectively`` pairs them)."""
     ends = [g[0] for g in groups[1:]] + [sys.maxsize]
     if len(groups) > 1 and all(any(g[0] <= at < e for at in stated)
                                for g, e in zip(groups, ends, strict=True)):
         return groups
     return None
+
+
+_RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
+
+
+def _respectively(sentence: str, named: Sequence[tuple[int, set[int]]],
+                  stated: Sequence[int]) -> list[tuple[int, set[int]]] | None:
+    """A list of ids and a list of figures paired in order ("INV-000111 and INV-000115
+    are for $6,868.20 and $9,044.48 respectively"): each figure (``stated``: where each
+    starts) judged by the row named in the same place of the id list, as ``_clauses``
+    groups (where the figure starts, its row). Only when the sentence says
+    "respectively", each id names one row, there are as many rows (by first mention) as
+    figures, at least two, and every figure comes after the last id; else None (all the
+    sentence's rows judge them)."""
+    if not _RESPECTIVELY.search(sentence) or not named:
+        return None
+    order: list[int] = []
+    for _, hits in sorted(named, key=lambda n: n[0]):
+        if len(hits) != 1:
+            return None
+        (row,) = hits
+        if row not in order:
+            order.append(row)
+    last_id = max(at for at, _ in named)
+    if len(order) < 2 or len(order) != len(stated) or min(stated) <= last_id:
+        return None
+    return [(0 if i == 0 else at, {row})
+            for i, (at, row) in enumerate(zip(sorted(stated), order, strict=True))]
 
 
 def _judging(at: int, clauses: Sequence[tuple[int, set[int]]] | None, mine: Sequence[int],
@@ -1553,8 +1600,10 @@ def _stray_figures(cut: Sequence[str], rows: Sequence[Sequence[str]],
         days = [d for d in (_dates_in(s) if judge_dates else [])  # a pay-by date is free
                 if today is None or not _on_or_after(d[1] or today.year, d[2], d[3], today)]
         clauses = _clauses(s, named) if len(by_id) > 1 else []
-        by_money = _each_states(clauses, [m[3] for m in money])
-        by_date = _each_states(clauses, [d[4] for d in days])
+        by_money = (_each_states(clauses, [m[3] for m in money])
+                    or _respectively(s, named, [m[3] for m in money]))
+        by_date = (_each_states(clauses, [d[4] for d in days])
+                   or _respectively(s, named, [d[4] for d in days]))
         for written, value, unit, at in money:
             ks, whose = _judging(at, by_money, mine, rows, idx, first_id)
             if not any(abs(value - v) < unit for k in ks for v in per_row[k][0]):

@@ -26,7 +26,8 @@ and the reference has no description column to tie "the plotter" to PO-026052.
 
 Graded through the real path (the solution's attempt folder from ``erpsim desk validate``,
 its final workspace edited, ``grade_folder``). Natural memos stay accepted: ids by number,
-several purchases in one sentence each with its cost, "respectively", a total's share.
+several purchases in one sentence each with its cost, "respectively", a total's share. A
+list of ids and a list of costs "respectively" pair in order (the costs swapped: refused).
 """
 
 from __future__ import annotations
@@ -93,6 +94,11 @@ CROSSED = {
                       "extremes.",
     "same-decision": "PO-026052 is capitalized at $20,847.25 and PO-026088 at $11,843.35.",
     "by-number": "Purchase order 26052 is for $1,148.45.",
+    # the two costs listed in the other order than the ids
+    "respectively": "PO-026069 and PO-026101 are expensed at $30,482.25 and $1,148.45 "
+                    "respectively.",
+    "numbers-listed": "Purchase orders 26069 and 26101 are expensed at $30,482.25 and "
+                      "$1,148.45 respectively.",
 }
 
 
@@ -156,6 +162,7 @@ ACCEPTED_LINES = [
     "capitalized.",
     "$11,843.35 for PO-026052 and $5,000.00 for PO-026096 are added to fixed assets.",
     "PO-026069 and PO-026101 are expensed at $1,148.45 and $30,482.25 respectively.",
+    "POs 26069 and 26101 are expensed at $1,148.45 and $30,482.25 respectively.",
     "Of the $69,532.10 expensed, PO-026101 accounts for $30,482.25 and PO-026074 for "
     "$17,350.85.",
     "PO-026088 (Martinez, Compton and Simmons) for $20,847.25 and PO-026112 (Parrish, "

@@ -17,7 +17,8 @@ due by the checks that keep left-out invoices out.
 id a sentence names must be one of the rows asked for, and in a sentence naming several,
 each clause's figures are its own invoice's. Natural correct emails stay accepted: ids as
 in the export or as "invoice 111", several invoices in one sentence (each with its figures,
-or listed "respectively"), a total sentence naming the invoices, a whole prose email.
+or listed "respectively", which pairs the lists in order: swapped, refused), a total
+sentence naming the invoices, a whole prose email.
 Graded through the real path (the solution's attempt folder from ``erpsim desk validate``,
 its final workspace edited, ``grade_folder`` with the run's business date).
 """
@@ -100,6 +101,13 @@ CROSSED = {
     "due-dates": "INV-000111 was due on May 6, 2026 and INV-000115 on May 3, 2026.",
     "commas": "INV-000111, for $9,044.48, INV-000115, for $6,868.20, are the oldest.",
     "short-form": "Invoice 111 is for $9,044.48.",
+    # a list of ids and a list of figures "respectively", paired in the other order
+    "respectively": "INV-000111 and INV-000115 are for $9,044.48 and $6,868.20 "
+                    "respectively.",
+    "respectively-dates": "INV-000111 ($6,868.20) and INV-000115 ($9,044.48) were due on "
+                          "May 6 and May 3, 2026, respectively.",
+    "respectively-short": "Invoices 111 and 115 come to $9,044.48 and $6,868.20, "
+                          "respectively.",
 }
 
 
@@ -139,6 +147,10 @@ ACCEPTED_LINES = [
     "INV-000128 is the largest, at $10,017.11, and the smallest, at $2,642.07, is INV-000134.",
     "INV-000111 fell due on May 3 and INV-000140 on May 16; all five come to $32,946.62.",
     "INV-000111 ($6,868.20) and INV-000115 ($9,044.48) bring the total overdue to $32,946.62.",
+    "Invoices 111 and 115 come to $6,868.20 and $9,044.48, respectively.",
+    # "respectively" with a total besides: not paired, every figure one of the rows'
+    "INV-000111 and INV-000115, $6,868.20 and $9,044.48 respectively, are the oldest of "
+    "the five.",
 ]
 
 
@@ -264,3 +276,42 @@ def test_a_regex_not_reading_the_rows_ids_is_a_grader_error(ctx: CheckContext) -
 def test_ids_are_validated(ids: dict[str, str], message: str) -> None:
     got = spec_problems({**SPEC, "figures": {**SPEC["figures"], "ids": ids}})
     assert any(message in m for m in got.values()), got
+
+
+# --- "respectively" and lists of numbers after an id --------------------------------------
+
+def _numbered() -> dict[str, str]:
+    return {"invoice_id": r"\b(?:INV-|inv(?:oice)?s?\s*#?\s*)0*(?P<number>\d+)\b"}
+
+
+@pytest.mark.parametrize(("extra", "says"), [
+    # the lists paired in order: the second figure is the second invoice's
+    ("INV-000111 and INV-000115 are for $9,044.48 and $6,868.20 respectively.",
+     "$9,044.48 is none of INV-000111's figures"),
+    ("INV-000111 and INV-000115 fell due on May 6, 2026 and May 3, 2026, respectively.",
+     "May 6, 2026 is none of INV-000111's dates"),
+    # the numbers listed after an id name their invoices too
+    ("Invoices 111 and 115 come to $9,044.48 and $6,868.20, respectively.",
+     "$9,044.48 is none of INV-000111's figures"),
+    ("Invoice 111, 115: $9,044.48 and $6,868.20 respectively.",
+     "$9,044.48 is none of INV-000111's figures"),
+])
+def test_respectively_pairs_the_lists_in_order(ctx: CheckContext, extra: str,
+                                               says: str) -> None:
+    r = run(ctx, extra, _numbered())
+    assert not r.passed
+    assert says in r.detail, r.detail
+
+
+@pytest.mark.parametrize("extra", [
+    "INV-000111 and INV-000115 are for $6,868.20 and $9,044.48 respectively.",
+    "Invoices 111 and 115 come to $6,868.20 and $9,044.48, respectively.",
+    "Invoices 111 & 115 fell due on May 3, 2026 and May 6, 2026 respectively.",
+    # not paired (the figures before the ids): judged by both invoices, as before
+    "$9,044.48 and $6,868.20 are what INV-000115 and INV-000111 respectively come to.",
+    # a count after an id is no id: the list ends there
+    "Invoice 111 and 2 others are overdue; invoice 111 is for $6,868.20.",
+])
+def test_respectively_in_order_and_counts_are_accepted(ctx: CheckContext, extra: str) -> None:
+    r = run(ctx, extra, _numbered())
+    assert r.passed, r.detail
