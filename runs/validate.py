@@ -647,8 +647,9 @@ def _account_site(cmd: Command) -> tuple[str, str | None] | None:
     if isinstance(cmd, c.ResolveDispute) and cmd.resolution != "credit_memo":
         return None
     name = type(cmd).__name__
+    defaulted = name in _DEFAULT_CODE or name in _DEFAULT_ACCOUNT  # an unset field too
     for attr in _ACCOUNT_FIELDS.get(type(cmd), ()):
-        if getattr(cmd, attr, None) or name in _DEFAULT_CODE or name in _DEFAULT_ACCOUNT:
+        if defaulted or getattr(cmd, attr, None):
             return attr, _DEFAULT_ACCOUNT.get(name)
     return None
 
