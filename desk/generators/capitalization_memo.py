@@ -65,6 +65,31 @@ KINDS: dict[str, tuple[str, tuple[str, ...], tuple[int, int]]] = {
 }
 """Each kind's decision, descriptions and useful life in months."""
 
+ITEMS = {
+    "Rack server, 2U, with three-year support": "rack server",
+    "Delivery van, 3.5 t": "van",
+    "Large-format plotter": "plotter",
+    "Laptops, 14-inch": "laptops",
+    "Monitors, 27-inch": "monitors",
+    "Docking stations": "docking stations",
+    "Air-conditioning unit, server room": "air-conditioning unit",
+    "Access-control door system": "door system",
+    "Network firewall appliance": "firewall",
+    "Annual subscription, project-management SaaS": "project-management",
+    "Annual subscription, CRM software (cloud)": "CRM",
+    "Repair of the HVAC compressor (restores it to working order)": "HVAC",
+    "Roof leak repair, warehouse": "roof",
+    "Office fit-out: two new meeting rooms (extends the lease space's use by years)":
+        "fit-out",
+    "Trade-show booth graphics, this season's campaign": "booth graphics",
+    "Temporary site hoarding for the summer works": "hoarding",
+    "Ergonomic office chair": "chair",
+    "Label printer": "label printer",
+}
+"""Each description's item as a memo names it without the purchase id or the vendor ("the
+plotter"): the reference's ``item``, so that such a sentence's figures are judged as the
+purchase's."""
+
 RULES = {"asset": "threshold", "bulk": "per_unit", "installed": "installation",
          "at_threshold": "at_threshold", "subscription": "subscription", "repair": "repair",
          "improvement": "improvement", "short_life": "useful_life", "small": "threshold"}
@@ -149,7 +174,9 @@ def generate(ctx: GeneratorContext) -> dict[str, bytes]:
     ref.sort(key=lambda r: r[0])
     cap = sum(int(r[3].replace(".", "")) for r in ref if r[2] == "capitalize")
     exp = sum(int(r[3].replace(".", "")) for r in ref if r[2] == "expense")
-    ref = [[*r, format_cents(cap), format_cents(exp), format_cents(cap + exp)] for r in ref]
+    items = {str(r[0]): ITEMS[str(r[3])] for r in rows}
+    ref = [[*r, format_cents(cap), format_cents(exp), format_cents(cap + exp), items[r[0]]]
+           for r in ref]
     capitalized = [r for r in ref if r[2] == "capitalize"]
     if not capitalized:
         raise GenerationError(f"seed {ctx.seed}: nothing to capitalize")
@@ -213,7 +240,7 @@ Dana
         "reference/capitalization.csv": csv_bytes(
             ["purchase_id", "vendor", "decision", "amount", "rule", "unit_cost",
              "shipping_installation", "unit_total", "threshold", "threshold_gap", "unit_cost_gap",
-             "total_capitalized", "total_expensed", "total"], ref),
+             "total_capitalized", "total_expensed", "total", "item"], ref),
         "reference/totals.csv": csv_bytes(["capitalized", "expensed"],
                                           [[format_cents(cap), format_cents(exp)]]),
     }

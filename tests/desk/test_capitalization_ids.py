@@ -1,5 +1,5 @@
 """capitalization-memo: a memo naming a wrong purchase id, giving one purchase another's
-cost, or stating a purchase's decision under its vendor's name only.
+cost, or stating a purchase's decision under its vendor's name only, or naming it by its item alone.
 
 ``each-purchase-its-vendor-cost-and-decision`` wanted one sentence per purchase (its id,
 vendor, cost and decision word) and, with ``figures``, every money figure of a sentence
@@ -18,11 +18,11 @@ otherwise is not its sentence: the per-purchase checks look for the id) and read
 other sentence naming a purchase as stating its facts. Now: ``figures.ids`` reads purchase
 ids as PO-026052, PO 26052, P.O. #026052 or purchase order 26052 (by number): each must be
 one of May's purchases, and each clause of a sentence naming several states its own
-purchase's figures; and the vendor names a purchase for the decision words too. Left
-open (an xfail below): a sentence naming neither id nor vendor ("The plotter adds
-$11,438.35 to fixed assets.") is no purchase's sentence (PO-026052's own is still wanted)
-and its figures are not judged: a memo may state a figure from outside the review there,
-and the reference has no description column to tie "the plotter" to PO-026052.
+purchase's figures; and the vendor names a purchase for the decision words too.  A
+sentence naming a purchase by its item alone ("The plotter adds $11,438.35 to fixed
+assets.") was no purchase's sentence and its figures went unjudged; the reference's
+``item`` (the generator's name for each description) now ties it to its purchase. A
+sentence naming no purchase at all may still state a figure from outside the review.
 
 Graded through the real path (the solution's attempt folder from ``erpsim desk validate``,
 its final workspace edited, ``grade_folder``). Natural memos stay accepted: ids by number,
@@ -123,20 +123,40 @@ def test_a_decision_under_the_vendors_name_is_the_purchases(solved: tuple[Path, 
     assert graded(solved, VENDOR_ONLY[name]) == {EACH}
 
 
-@pytest.mark.xfail(strict=True, reason="left open: a sentence naming no purchase (neither "
-                   "id nor vendor) is no purchase's sentence and its figures are not judged")
 @pytest.mark.parametrize("extra", [
     "The plotter adds $11,438.35 to fixed assets.",
     "The docking stations cost $2,023.15 each.",
+    # the item and another purchase's cost
+    "The chair is expensed at $11,843.35.",
 ])
-def test_a_figure_in_a_sentence_naming_no_purchase(solved: tuple[Path, Path],
-                                                   extra: str) -> None:
-    """The prompt asks each purchase's sentence for its id (so this is not the plotter's
-    sentence: PO-026052's is still wanted and checked), and a memo may state a figure from
-    outside the review in a sentence naming no purchase (fixed assets of $310,000.00 in
-    tests/desk/test_contradictions2.py), so ``figures.everywhere`` is not set; tying "the
-    plotter" to PO-026052 would need the description in the generated reference."""
+def test_a_figure_in_a_sentence_naming_the_purchase_by_its_item(solved: tuple[Path, Path],
+                                                                extra: str) -> None:
+    """A sentence naming a purchase by its item ("the plotter": the reference's ``item``,
+    from the generator's description) and neither id nor vendor is read as stating that
+    purchase's facts, as the prompt says of any sentence naming a purchase: its figures
+    must be the purchase's (accepted before: such a sentence was no purchase's)."""
     assert graded(solved, extra) == {EACH}
+
+
+@pytest.mark.parametrize("extra", [
+    "The plotter is the largest asset, at $11,843.35.",
+    "The docking stations cost $2,032.15 each, below the $5,000.00 threshold.",
+    # a figure from outside the review in a sentence naming no purchase: free
+    "Fixed assets stood at $310,000.00 before May.",
+])
+def test_a_sentence_naming_the_item_with_its_own_figures_is_accepted(
+        solved: tuple[Path, Path], extra: str) -> None:
+    assert graded(solved, extra) == set()
+
+
+def test_every_description_has_its_item() -> None:
+    """The generator names an item for each description it can draw (else a generation
+    would fail with a KeyError)."""
+    from desk.generators.capitalization_memo import ITEMS, KINDS
+
+    drawn = {d for _, descs, _ in KINDS.values() for d in descs}
+    assert drawn == set(ITEMS)
+    assert all(item.casefold() in d.casefold() for d, item in ITEMS.items())
 
 
 # --- already refused before: an id's own sentence crossed with another's ------------------
