@@ -195,6 +195,14 @@ def decoded(realm: str, type_: str, version: int, payload: str | bytes,
     return found
 
 
+def forget_decoded() -> None:
+    """Empty :func:`decoded`'s store: when a run is over its payloads will not come again
+    (the next run's log is another), and a process running one after another would
+    otherwise carry up to :data:`DECODED_KEEP` of them, each walked by every full
+    collection."""
+    _DECODED.clear()
+
+
 @dataclass(frozen=True, slots=True)
 class VerifyReport:
     """The result of recomputing the hash chain."""

@@ -8,9 +8,10 @@ cycles (its world, engine, books and store refer to one another) waited for a fu
 collection that the engine's freezing of the heap at every turn kept from ever coming.
 Every attempt's world, engine, books and store (with its database connections) stayed
 in memory: about 70 MB a fiscal-year attempt, some 20 GB over the hard tier's mutants of
-three seeds. Each check runs in a fresh interpreter, so that nothing another test holds
-is counted, and counts the objects still tracked, freed or not, when ``run_attempt`` has
-returned (no collection of its own).
+three seeds. The payloads the attempt decoded (``erp.store.decoded``) are let go too: the
+next attempt's log is another. Each check runs in a fresh interpreter, so that nothing
+another test holds is counted, and counts the objects still tracked, freed or not, when
+``run_attempt`` has returned (no collection of its own).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ import pytest
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-KINDS = ("World", "Engine", "Ledger", "EventStore", "Books", "Projections")
+KINDS = ("World", "Engine", "Ledger", "EventStore", "Books", "Projections",
+         "decoded payloads")
 
 PROBE = textwrap.dedent("""
     import gc, json, sys
@@ -53,8 +55,9 @@ PROBE = textwrap.dedent("""
             run_attempt(load_scenario(find_scenario(name)), 0, agent, out / str(n))
     # no gc.collect() here: what the attempt left for the collector's own schedule counts
     kinds = (World, Engine, Ledger, EventStore, Books, Projections)
-    print(json.dumps({k.__name__: sum(isinstance(o, k) for o in gc.get_objects())
-                      for k in kinds}))
+    import erp.store
+    print(json.dumps({**{k.__name__: sum(isinstance(o, k) for o in gc.get_objects())
+                         for k in kinds}, "decoded payloads": len(erp.store._DECODED)}))
 """)
 
 
