@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import calendar
 import contextlib
+import functools
 import hashlib
 import re
 import shutil
@@ -1040,11 +1041,30 @@ def _aimed(m: Mutation, hints: list[str]) -> int:
     return int(on_file)
 
 
+def _mutant_job(args: tuple[str, str | None, int, Recording, AttemptResult, Mutation, str]
+                ) -> MutantOutcome:
+    """:func:`_run_mutant` in a worker process: the scenario loaded there (once a process)."""
+    path, tier, seed, recording, ref, m, work = args
+    return _run_mutant(_load_kept(path, tier), seed, recording, ref, m, Path(work))
+
+
+@functools.lru_cache(maxsize=4)
+def _load_kept(path: str, tier: str | None) -> LoadedScenario:
+    """:func:`_load_any`, kept for the mutants a worker process runs one after another (the
+    sequential path runs them all on one loaded scenario too)."""
+    return _load_any(path, tier)
+
+
 def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None, *,
                      per_operator: int = 6,
                      on_done: Callable[[MutantOutcome], None] | None = None,
-                     rules: list[Witness] | None = None) -> MutantReport:
+                     rules: list[Witness] | None = None,
+                     parallel: int = 1) -> MutantReport:
     """Record the reference agent, check an unmutated replay reproduces it, run the mutants.
+
+    ``parallel``: the drawn mutants run that many at once in worker processes (each an
+    attempt of its own); the outcomes, and ``on_done``'s calls, come in the drawn order
+    whatever finishes first, so the report is the same as with one.
 
     A desk task's reference is its solution (an external agent): its commands are rebuilt
     from the log. Raises :class:`ValidationAborted` when the reference is not accepted or
@@ -1081,8 +1101,11 @@ def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None
         mutations = sample_mutations(recording, per_operator=per_operator, seed=seed,
                                      turns=turns, opt_in=opt_in)
         outcomes = []
-        for m in mutations:
-            outcome = _run_mutant(loaded, seed, recording, ref, m, root / "mutants")
+        jobs = [(str(loaded.path), loaded.scenario.tier, seed, recording, ref, m,
+                 str(root / "mutants")) for m in mutations]
+        for outcome in (_map(_mutant_job, jobs, parallel) if parallel > 1 else
+                        (_run_mutant(loaded, seed, recording, ref, m, root / "mutants")
+                         for m in mutations)):
             outcomes.append(outcome)
             if on_done is not None:
                 on_done(outcome)

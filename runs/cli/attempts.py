@@ -496,7 +496,8 @@ def _require_attempt_date(attempt: Path, summary: dict[str, Any], as_of: date) -
 @click.option("--per-operator", type=click.IntRange(1, 1000), default=6, show_default=True,
               help="Mutants drawn per mutation operator.")
 @click.option("--parallel", type=click.IntRange(1, 64), default=2, show_default=True,
-              help="Attempts run at once (--seeds).")
+              help="Attempts run at once (--seeds; with --mutants or --policy, the drawn "
+                   "mutants of each seed, reported in the drawn order).")
 @click.option("--work", type=OUT_DIR, default=None,
               help="Keep the attempts in this folder (default: a temporary one, removed).")
 @click.option("--tier", type=click.Choice(TIERS), default=None,
@@ -544,7 +545,7 @@ def validate(scenario: str, seeds_text: str | None, mutants: bool, policy: bool,
         if mutants or policy:
             outcomes, reasons = _validate_mutants(con, loaded, seeds or [seed],
                                                   root / "mutants", per_operator, show=mutants,
-                                                  policy=policy)
+                                                  policy=policy, parallel=parallel)
         if mutants:  # a counted mutant that no check caught fails the validation
             ok = not any(not o.equivalent and not o.caught for o in outcomes)
         if policy:
@@ -604,7 +605,7 @@ def _validate_seeds(con: Any, loaded: Any, seeds: list[int], work: Path,
 
 
 def _validate_mutants(con: Any, loaded: Any, seeds: list[int], work: Path, per_operator: int,
-                      *, show: bool = True, policy: bool = False
+                      *, show: bool = True, policy: bool = False, parallel: int = 1
                       ) -> tuple[list[Any], dict[str, str]]:
     from rich.table import Table
 
@@ -631,7 +632,7 @@ def _validate_mutants(con: Any, loaded: Any, seeds: list[int], work: Path, per_o
     for s in seeds:
         try:
             report = validate_mutants(loaded, s, work / f"seed-{s}", per_operator=per_operator,
-                                      on_done=tick, rules=rules)
+                                      on_done=tick, rules=rules, parallel=parallel)
         except RunsError as e:  # ValidationAborted: the reference measures nothing
             fail(e)
         outcomes += report.outcomes
