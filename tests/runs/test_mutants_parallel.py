@@ -9,11 +9,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from runs.cli import main
 from runs.validate import validate_mutants
 from scenarios.loader import find_scenario, load_scenario
+
+pytestmark = pytest.mark.slow
 
 
 def test_parallel_mutants_give_the_report_of_one_process(tmp_path: Path) -> None:
