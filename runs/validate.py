@@ -1100,15 +1100,21 @@ def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None
         opt_in = opted_in(loaded)
         mutations = sample_mutations(recording, per_operator=per_operator, seed=seed,
                                      turns=turns, opt_in=opt_in)
-        outcomes = []
-        jobs = [(str(loaded.path), loaded.scenario.tier, seed, recording, ref, m,
-                 str(root / "mutants")) for m in mutations]
-        for outcome in (_map(_mutant_job, jobs, parallel) if parallel > 1 else
-                        (_run_mutant(loaded, seed, recording, ref, m, root / "mutants")
-                         for m in mutations)):
+        outcomes: list[MutantOutcome] = []
+
+        def keep(outcome: MutantOutcome) -> None:
             outcomes.append(outcome)
             if on_done is not None:
                 on_done(outcome)
+
+        if parallel > 1:  # worker processes load the scenario themselves
+            jobs = [(str(loaded.path), loaded.scenario.tier, seed, recording, ref, m,
+                     str(root / "mutants")) for m in mutations]
+            for outcome in _map(_mutant_job, jobs, parallel):
+                keep(outcome)
+        else:
+            for m in mutations:
+                keep(_run_mutant(loaded, seed, recording, ref, m, root / "mutants"))
         cands = _candidates(recording, turns, opt_in)
         done = set(mutations)
         for n, rule in enumerate(rules or []):
@@ -1120,10 +1126,7 @@ def validate_mutants(loaded: LoadedScenario, seed: int, work: Path | None = None
                 if _witnessed(outcomes, rule):
                     break
                 done.add(m)
-                outcome = _run_mutant(loaded, seed, recording, ref, m, root / "mutants")
-                outcomes.append(outcome)
-                if on_done is not None:
-                    on_done(outcome)
+                keep(_run_mutant(loaded, seed, recording, ref, m, root / "mutants"))
         return MutantReport(ref, outcomes, sum(len(v) for v in cands.values()),
                             {op: len(v) for op, v in cands.items()},
                             output_candidates(turns)[1])
