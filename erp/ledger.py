@@ -25,8 +25,8 @@ from erp.books import Books
 from erp.commands import Command
 from erp.errors import CommandRejected
 from erp.handlers import Context, handle
-from erp.projections import Projections, load
-from erp.schema import PROJECTION_TABLES
+from erp.projections import Projections
+from erp.rebuild import rebuild_tables
 from erp.store import (
     GENESIS,
     LOCK_WAIT_S,
@@ -81,6 +81,8 @@ class RebuildStats:
 
     events: int
     seconds: float
+    workers: int = 1
+    """How many processes folded the log."""
 
 
 class Ledger:
@@ -255,34 +257,26 @@ class Ledger:
 
     # --- rebuilding and verifying -------------------------------------------------
 
-    def rebuild(self) -> RebuildStats:
-        """Recreate every read table from the log, in one transaction."""
+    def rebuild(self, *, workers: int | None = None) -> RebuildStats:
+        """Recreate every read table from the log, in one transaction.
+
+        ``workers``: 1 folds in this process; 2 (an SQLite file only; elsewhere one)
+        folds the GL lines and subledger movements in a forked second process meanwhile
+        (``erp.rebuild``); ``None`` chooses two for a log of at least
+        ``PARALLEL_MIN_EVENTS`` events when two CPUs are free to use and this process runs
+        no other thread. The tables come out the same either way.
+        """
         import time
 
         started = time.perf_counter()
-        projections = Projections()
-        n = 0
-        conn = self._conn
-        gc_was = gc.isenabled()
-        gc.disable()  # a long fold allocates many objects that live on; the GC only slows it
         try:
-            with self.store.write_transaction(conn), self.store.engine.connect() as reader:
-                self.store.clear_tables(conn, [t.name for t in PROJECTION_TABLES])
-                for page in self.store.scan_pages(reader, realm="erp"):
-                    projections.fold(page)
-                    n += len(page)
-                    load(conn, self.store, projections.take_rows())
-                # Documents and statement lines change many times: write each once, as it ended.
-                load(conn, self.store, projections.take_states())
+            done = rebuild_tables(self.store, self._conn, workers=workers)
         except BaseException:
             self._reload()
             raise
-        finally:
-            if gc_was:
-                gc.enable()
         # The books' working state does not depend on the read tables: keep it.
-        self.projections = projections
-        return RebuildStats(n, time.perf_counter() - started)
+        self.projections = done.projections
+        return RebuildStats(done.events, time.perf_counter() - started, done.workers)
 
     def verify(self) -> VerifyReport:
         """Recompute the log's hash chain (see ``EventStore.verify``)."""

@@ -781,23 +781,39 @@ class BankStatement(Projector):
 class Projections:
     """All projectors of the books, applied and flushed together."""
 
-    def __init__(self) -> None:
+    PARTS = ("gl", "subledgers", "documents", "statement")
+    """The projectors' attribute names, in the order they handle an event."""
+
+    def __init__(self, *, only: Sequence[str] | None = None) -> None:
         self.gl = GeneralLedger()
         self.subledgers = Subledgers()
         self.documents = DocumentStates()
         self.statement = BankStatement()
         self._all: tuple[Projector, ...] = (self.gl, self.subledgers, self.documents,
                                             self.statement)
-        handlers = [p.handlers() for p in self._all]
+        self._days: dict[date, str] = {}
+        """entry_date -> its ISO string: a log holds few dates and many events."""
+        self.route(only)
+
+    def route(self, only: Sequence[str] | None = None) -> None:
+        """Have only the projectors named in ``only`` (of :attr:`PARTS`) read the events
+        applied or folded from now on, or every projector (``None``, as a new one does).
+
+        A rebuild in two processes folds the GL lines and subledger movements in one and
+        the documents and statement lines in the other; an event none of the chosen
+        projectors reads is not even decoded by ``fold``.
+        """
+        if only is not None and (unknown := set(only) - set(self.PARTS)):
+            raise ValueError(f"projectors {sorted(unknown)}: expected some of {self.PARTS}")
+        chosen = self._all if only is None else tuple(
+            getattr(self, name) for name in self.PARTS if name in only)
+        handlers = [p.handlers() for p in chosen]
         # Per event class: whether it has an entry_date (then that is the day its
         # handlers get), and its handlers in projector order.
         self._dispatch: dict[type[ev.Event], tuple[bool, tuple[Handler, ...]]] = {
             cls: ("entry_date" in cls.model_fields, tuple(h[cls] for h in handlers if cls in h))
             for cls in ev.EVENT_CLASSES.values()
         }
-
-        self._days: dict[date, str] = {}
-        """entry_date -> its ISO string: a log holds few dates and many events."""
         # Per stored type, for ``fold``: its current schema_version, decoder, whether it
         # is dated and its handlers, found with one look-up per event.
         self._by_type: dict[str, tuple[int, Callable[[str | bytes], ev.Event], bool,
@@ -836,6 +852,8 @@ class Projections:
                 dated, handlers = self._dispatch[type(e)]
             elif entry is not None and entry[0] == version:
                 _, decode, dated, handlers = entry
+                if not handlers:  # no projector chosen reads this type: nothing to decode
+                    continue
                 e = decode(payload)
             else:  # an older shape to upcast, or a type unknown here: decode_event says which
                 e = ev.decode_event(type_, version, payload)

@@ -54,6 +54,57 @@ def _load_statements(table: str, columns: str) -> tuple[str, str]:
     return head + group, head + ",".join([group] * LOAD_ROWS)
 
 
+def load_sqlite_rows(db: sqlite3.Connection, table: str, columns: str,
+                     rows: Sequence[Sequence[Any]]) -> None:
+    """Append rows to an SQLite table on a ``sqlite3`` connection, in its open
+    transaction: ``LOAD_ROWS`` rows a statement, the rest one a statement (see
+    ``EventStore.load_rows``)."""
+    if not rows:
+        return
+    one, many = _load_statements(table, columns)
+    n = LOAD_ROWS
+    whole = len(rows) - len(rows) % n
+    cur = db.cursor()
+    try:
+        if whole:
+            cur.executemany(many, (tuple(chain.from_iterable(rows[i:i + n]))
+                                   for i in range(0, whole, n)))
+        if whole < len(rows):
+            cur.executemany(one, rows[whole:])
+    finally:
+        cur.close()
+
+
+def scan_sql(*, realm: bool, upto: bool, page: int) -> str:
+    """The query of one page of ``EventStore.scan_pages`` (``?`` placeholders: the last
+    position read, then the realm and the last position wanted when they are asked for)."""
+    where = "position > ?" + (" AND realm = ?" if realm else "") + (
+        " AND position <= ?" if upto else "")
+    return ("SELECT position, type, schema_version, business_date, payload FROM events "
+            f"WHERE {where} ORDER BY position LIMIT {int(page)}")
+
+
+def scan_cursor_pages(cur: Any, sql: Callable[[str], str], *, after: int = 0,
+                      realm: str | None = None, upto: int | None = None, page: int = 20_000,
+                      ) -> Iterator[Sequence[tuple[int, str, int, str, str]]]:
+    """``EventStore.scan_pages`` on a driver cursor (closed at the end); ``sql`` adapts
+    the ``?`` placeholders to the driver."""
+    q = sql(scan_sql(realm=realm is not None, upto=upto is not None, page=page))
+    extra = tuple(x for x in (realm, upto) if x is not None)
+    try:
+        last = after
+        while True:
+            cur.execute(q, (last, *extra))
+            rows = cur.fetchall()
+            if rows:
+                yield rows
+            if len(rows) < page:
+                return
+            last = rows[-1][0]
+    finally:
+        cur.close()
+
+
 def chain_hash(prev_hash: str, position: int, stream: str, version: int, type_: str,
                schema_version: int, realm: str, business_date: str, sim_time: float | None,
                actor: str, role: str, command: str, causation_id: str | None,
@@ -506,20 +557,9 @@ class EventStore:
             return
         if not rows:
             return
-        one, many = _load_statements(table, columns)
-        n = LOAD_ROWS
-        whole = len(rows) - len(rows) % n
         # The driver's own cursor (sqlite3's; it takes any iterable of rows): SQLAlchemy's
         # execute adds its own work per call.
-        cur: Any = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-        try:
-            if whole:
-                cur.executemany(many, (tuple(chain.from_iterable(rows[i:i + n]))
-                                       for i in range(0, whole, n)))
-            if whole < len(rows):
-                cur.executemany(one, rows[whole:])
-        finally:
-            cur.close()
+        load_sqlite_rows(conn.connection.driver_connection, table, columns, rows)  # type: ignore[arg-type]
 
     @contextmanager
     def write_transaction(self, conn: Connection | None = None) -> Iterator[Connection]:
@@ -708,25 +748,13 @@ class EventStore:
                 cur.close()
 
     def scan_pages(self, conn: Connection, *, after: int = 0, realm: str | None = None,
-                   page: int = 20_000) -> Iterator[Sequence[tuple[int, str, int, str, str]]]:
+                   upto: int | None = None, page: int = 20_000,
+                   ) -> Iterator[Sequence[tuple[int, str, int, str, str]]]:
         """Fast full read for folds, a page at a time: ``(position, type, schema_version,
-        business_date, payload)`` rows in position order, on the caller's connection."""
-        where = "position > ?" + (" AND realm = ?" if realm else "")
-        q = self.sql("SELECT position, type, schema_version, business_date, payload FROM events "
-                     f"WHERE {where} ORDER BY position LIMIT {int(page)}")
-        cur = conn.connection.cursor()
-        try:
-            last = after
-            while True:
-                cur.execute(q, (last, realm) if realm else (last,))
-                rows = cur.fetchall()
-                if rows:
-                    yield rows
-                if len(rows) < page:
-                    return
-                last = rows[-1][0]
-        finally:
-            cur.close()
+        business_date, payload)`` rows in position order, on the caller's connection
+        (``upto``: the last position to read, the head when ``None``)."""
+        yield from scan_cursor_pages(conn.connection.cursor(), self.sql, after=after,
+                                     realm=realm, upto=upto, page=page)
 
     def count(self) -> int:
         """How many events the log holds."""

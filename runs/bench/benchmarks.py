@@ -7,7 +7,9 @@ Figures (one per line, ``name: value``):
   applications, bills, approvals, payments, statement lines and matches, journal
   entries and reversals) pushed through the full command path on SQLite, one
   transaction per business day;
-- ``rebuild_events_per_s``: every read table rebuilt from that log;
+- ``rebuild_events_per_s``: every read table rebuilt from that log, as ``Ledger.rebuild``
+  chooses to (``rebuild_processes``: two on a machine with two CPUs to use, see
+  ``erp.rebuild``), and ``rebuild_one_process_events_per_s``: the same in one process;
 - ``raw_insert_events_per_s``: the same event rows inserted with plain ``sqlite3``
   ``executemany`` into a table with the same unique ``(stream, version)`` index,
   one transaction per day, same pragmas;
@@ -55,13 +57,17 @@ class LedgerBench:
     rebuild_events_per_s: float
     raw_insert_events_per_s: float
     single_command_txn_per_s: float
+    rebuild_processes: int = 1
+    rebuild_one_process_events_per_s: float = 0.0
 
     def lines(self) -> list[str]:
-        """The six figures as ``name: value`` lines."""
+        """The eight figures as ``name: value`` lines."""
         raw = self.raw_insert_events_per_s
         return [
             f"command_path_events_per_s: {self.command_path_events_per_s:.0f}",
             f"rebuild_events_per_s: {self.rebuild_events_per_s:.0f}",
+            f"rebuild_processes: {self.rebuild_processes}",
+            f"rebuild_one_process_events_per_s: {self.rebuild_one_process_events_per_s:.0f}",
             f"raw_insert_events_per_s: {self.raw_insert_events_per_s:.0f}",
             f"command_path_vs_raw: {self.command_path_events_per_s / raw:.3f}",
             f"rebuild_vs_raw: {self.rebuild_events_per_s / raw:.3f}",
@@ -138,6 +144,8 @@ def run_ledger_bench(*, events: int = 200_000, single: int = 20_000, seed: int =
         progress("rebuild")
         stats = ledger.rebuild()
         rebuild_rate = stats.events / stats.seconds
+        progress("rebuild in one process")
+        one = ledger.rebuild(workers=1)
         with ledger.store.engine.connect() as conn:
             rows = [tuple(r) for r in conn.exec_driver_sql(
                 f"SELECT {', '.join(EVENT_COLUMNS)} FROM events ORDER BY position")]
@@ -165,7 +173,8 @@ def run_ledger_bench(*, events: int = 200_000, single: int = 20_000, seed: int =
             ledger.execute(s.command, actor=s.actor, role=s.role, business_date=s.business_date)
         single_rate = len(timed) / (time.perf_counter() - started)
         ledger.close()
-    return LedgerBench(n_events, command_rate, rebuild_rate, raw_rate, single_rate)
+    return LedgerBench(n_events, command_rate, rebuild_rate, raw_rate, single_rate,
+                       stats.workers, one.events / one.seconds)
 
 
 def scale_population(loaded: LoadedScenario, customers: int, vendors: int) -> LoadedScenario:

@@ -45,7 +45,12 @@ def bench() -> None:
 def bench_ledger(events: int, single: int, seed: int, repeat: int) -> None:
     """The books' command path, rebuild and single-command transactions against raw sqlite3.
 
-    With --repeat N, each figure is the median of N runs (each run's go to stderr)."""
+    Prints command_path_events_per_s, rebuild_events_per_s (the rebuild as the books
+    choose it: in two processes on an SQLite log of 20,000 events or more when two CPUs
+    are free to use), rebuild_processes, rebuild_one_process_events_per_s,
+    raw_insert_events_per_s, command_path_vs_raw, rebuild_vs_raw and
+    single_command_txn_per_s. With --repeat N, each figure is the median of N runs (each
+    run's go to stderr)."""
     from runs.bench.benchmarks import run_ledger_bench
 
     runs = []

@@ -139,14 +139,14 @@ def test_a_file_that_is_not_a_store_is_a_clear_error(tmp_path: Path) -> None:
     assert "is not an erpsim store" in result.output
 
 
-def test_bench_ledger_prints_the_six_figures() -> None:
+def test_bench_ledger_prints_the_eight_figures() -> None:
     result = CliRunner().invoke(main, ["bench", "ledger", "--events", "3000", "--single", "200"])
     assert result.exit_code == 0, result.output
     names = [line.split(":")[0] for line in result.stdout.splitlines()
              if not line.startswith("#")]
-    assert names == ["command_path_events_per_s", "rebuild_events_per_s",
-                     "raw_insert_events_per_s", "command_path_vs_raw", "rebuild_vs_raw",
-                     "single_command_txn_per_s"]
+    assert names == ["command_path_events_per_s", "rebuild_events_per_s", "rebuild_processes",
+                     "rebuild_one_process_events_per_s", "raw_insert_events_per_s",
+                     "command_path_vs_raw", "rebuild_vs_raw", "single_command_txn_per_s"]
     for line in result.stdout.splitlines():
         if not line.startswith("#"):
             assert float(line.split(": ")[1]) > 0

@@ -1,0 +1,140 @@
+"""The rebuild in two processes (``erp.rebuild``): the same tables as in one, books that go
+on working, and failures that leave the tables as they were."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from erp import queries as q
+from erp.errors import StoreError
+from erp.ledger import Ledger
+from erp.projections import Projections
+from erp.rebuild import PARALLEL_MIN_EVENTS, choose_workers
+from erp.verification import verify_books
+from runs.bench.workload import generate_workload
+
+SEED = 5
+
+
+def _books(path: Path, days: int = 40) -> tuple[Ledger, list]:  # type: ignore[type-arg]
+    """Books with ``days`` of the generated business, and the batches of the days after."""
+    ledger = Ledger.open(path, create=True)
+    batches = list(generate_workload(SEED, days=days + 20))
+    for b in batches[:days]:
+        ledger.execute_batch(b.submissions)
+    return ledger, batches[days:]
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if ".rebuild-" in p.name)
+
+
+def test_two_processes_write_what_one_does(tmp_path: Path) -> None:
+    ledger, later = _books(tmp_path / "books.db")
+    live = q.table_snapshot(ledger.store)
+    stats = ledger.rebuild(workers=2)
+    assert stats.workers == 2
+    assert stats.events == len(list(ledger.store.read(realm="erp")))
+    assert q.table_snapshot(ledger.store) == live
+    assert verify_books(ledger.store).ok
+    assert _leftovers(tmp_path) == []
+    # The books go on from the state the rebuild left: documents settled later (receipts
+    # applied to earlier invoices, statement lines matched) come out as a fresh fold has them.
+    for b in later:
+        ledger.execute_batch(b.submissions)
+    grown = q.table_snapshot(ledger.store)
+    assert len(grown["doc_history"]) > len(live["doc_history"])
+    assert ledger.rebuild(workers=1).workers == 1
+    assert q.table_snapshot(ledger.store) == grown
+    ledger.close()
+
+
+def test_a_failed_second_process_leaves_the_tables_as_they_were(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ledger, later = _books(tmp_path / "books.db", days=15)
+    live = q.table_snapshot(ledger.store)
+
+    def broken(path: str, side: str, head: int) -> int:
+        raise RuntimeError("disk full (simulated)")
+
+    monkeypatch.setattr("erp.rebuild._fold_into", broken)
+    with pytest.raises(StoreError, match=r"second process failed: RuntimeError: disk full "
+                                         r"\(simulated\).*nothing was rebuilt"):
+        ledger.rebuild(workers=2)
+    assert q.table_snapshot(ledger.store) == live
+    assert _leftovers(tmp_path) == []
+    # Still the books: they write, and a rebuild in one process agrees with them.
+    ledger.execute_batch(later[0].submissions)
+    grown = q.table_snapshot(ledger.store)
+    ledger.rebuild(workers=1)
+    assert q.table_snapshot(ledger.store) == grown
+    ledger.close()
+
+
+def test_a_second_process_that_dies_is_named_by_its_exit_code(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ledger, _ = _books(tmp_path / "books.db", days=10)
+    live = q.table_snapshot(ledger.store)
+
+    def dies(path: str, side: str, head: int) -> int:
+        os._exit(3)
+
+    monkeypatch.setattr("erp.rebuild._fold_into", dies)
+    with pytest.raises(StoreError, match=r"second process ended \(exit code 3\)"):
+        ledger.rebuild(workers=2)
+    assert q.table_snapshot(ledger.store) == live
+    assert _leftovers(tmp_path) == []
+    ledger.close()
+
+
+def test_processes_that_read_different_logs_rebuild_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import erp.rebuild
+
+    ledger, _ = _books(tmp_path / "books.db", days=10)
+    live = q.table_snapshot(ledger.store)
+    real = erp.rebuild._fold_into
+    monkeypatch.setattr("erp.rebuild._fold_into",
+                        lambda path, side, head: real(path, side, head - 1))
+    with pytest.raises(StoreError, match=r"second process read \d+ events of the log and "
+                                         r"this one \d+; nothing was rebuilt"):
+        ledger.rebuild(workers=2)
+    assert q.table_snapshot(ledger.store) == live
+    ledger.close()
+
+
+def test_how_many_processes(ledger: Ledger) -> None:
+    sqlite = ledger.store.dialect == "sqlite"
+    assert choose_workers(ledger.store, 2, 0) == (2 if sqlite else 1)
+    assert choose_workers(ledger.store, 1, 10**6) == 1
+    assert choose_workers(ledger.store, None, PARALLEL_MIN_EVENTS - 1) == 1
+    for bad in (0, 3):
+        with pytest.raises(ValueError, match=f"workers {bad}: expected 1, 2 or None"):
+            choose_workers(ledger.store, bad, 10**6)
+    # Another thread running: a forked child would get none of its locks' owners.
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert choose_workers(ledger.store, None, 10**6) == 1
+    finally:
+        release.set()
+        other.join()
+
+
+def test_projectors_are_chosen_by_name() -> None:
+    with pytest.raises(ValueError, match=r"projectors \['ledger'\]: expected some of"):
+        Projections(only=("gl", "ledger"))
+
+
+def test_events_no_chosen_projector_reads_are_not_decoded() -> None:
+    """A statement line's events only: the GL and subledgers read none of them, so even a
+    payload that would not decode costs nothing (and a projector that reads them fails)."""
+    row = (1, "statement_line_imported", 1, "2026-01-05", "{not json")
+    Projections(only=("gl", "subledgers")).fold([row])
+    with pytest.raises(ValueError):
+        Projections(only=("statement",)).fold([row])
