@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from erp import commands as c
 from erp import queries as q
 from erp.errors import StoreError
 from erp.ledger import Ledger
@@ -16,6 +17,8 @@ from erp.projections import Projections
 from erp.rebuild import PARALLEL_MIN_EVENTS, choose_workers
 from erp.verification import verify_books
 from runs.bench.workload import generate_workload
+from tests.erp.helpers import BANK, CLERK, CONTROLLER, DAY, set_up_company
+from tests.erp.test_queries import SYSTEM_FEED, apply, invoice, receive
 
 SEED = 5
 
@@ -50,6 +53,45 @@ def test_two_processes_write_what_one_does(tmp_path: Path) -> None:
     assert len(grown["doc_history"]) > len(live["doc_history"])
     assert ledger.rebuild(workers=1).workers == 1
     assert q.table_snapshot(ledger.store) == grown
+    ledger.close()
+
+
+def test_documents_and_statement_lines_go_on_from_a_two_process_rebuild(
+        tmp_path: Path) -> None:
+    """What the books keep of documents and statement lines after the rebuild (the
+    statement lines read back from their rows, a bill's approval) is what later commands
+    change: a line matched, unmatched and matched again, an approved bill paid, a receipt
+    applied, all to documents from before the rebuild."""
+    ledger = Ledger.open(tmp_path / "books.db", create=True)
+    set_up_company(ledger)
+    invoice(ledger, "INV-1", "500.00")
+    receive(ledger, "R-1", "500.00")
+    ledger.execute(c.EnterBill(bill_id="BILL-1", vendor_id="V1", vendor_invoice_number="A-1",
+                               entry_date=DAY, lines=(c.BillLineIn(description="Rent",
+                                                                   amount="900.00"),)), **CLERK)
+    ledger.execute(c.ApproveBill(bill_id="BILL-1"), **CONTROLLER)
+    ledger.execute(c.ImportStatementLines(bank_account_id=BANK, lines=(
+        c.StatementLineIn(line_id="SL-1", entry_date=DAY, amount="500.00", reference="INV-1"),
+        c.StatementLineIn(line_id="SL-2", entry_date=DAY, amount="-900.00",
+                          description="RENT"),
+    )), **SYSTEM_FEED)
+    assert ledger.rebuild(workers=2).workers == 2
+    apply(ledger, "R-1", "INV-1", "500.00")
+    ledger.execute(c.MatchStatementLine(line_id="SL-1", targets=(
+        c.MatchRef(kind="receipt", doc_id="R-1"),)), **CLERK)
+    ledger.execute(c.UnmatchStatementLine(line_id="SL-1"), **CLERK)
+    ledger.execute(c.MatchStatementLine(line_id="SL-1", targets=(
+        c.MatchRef(kind="receipt", doc_id="R-1"),)), **CLERK)
+    ledger.execute(c.PayVendor(payment_id="PAY-1", vendor_id="V1", bank_account_id=BANK,
+                               entry_date=DAY, applications=(c.BillPayment(
+                                   bill_id="BILL-1", amount="400.00"),)), **CLERK)
+    live = q.table_snapshot(ledger.store)
+    assert [(x["line_id"], x["status"]) for x in q.statement_lines(ledger.store)] == [
+        ("SL-1", "matched"), ("SL-2", "unmatched")]
+    assert q.document(ledger.store, "bill", "BILL-1")["status"] == "partially_paid"  # type: ignore[index]
+    ledger.rebuild(workers=1)
+    assert q.table_snapshot(ledger.store) == live
+    assert verify_books(ledger.store).ok
     ledger.close()
 
 
