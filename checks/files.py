@@ -525,6 +525,18 @@ class TextRefSentences(_TextSpec):
     ``{column}`` stands for that column's value as stated (``{name}``, ``{invoice_id}``),
     must match none of the row's vetoes (the other ``words``, the other sign, ``none``):
     "Contractors increased ..." and, in a summary, "contractors fell" fails."""
+    aside: list[Regex] = Field(default_factory=list)
+    """Other subjects a sentence may name beside the row's (opt-in): ``{column}`` stands
+    for that column's value on every row of ``ref`` (the other rows), or a fixed regex
+    (a total, the lines of another reference). A sentence is cut into clauses (at ``;``,
+    ``,``, and, but, while, although...). A clause naming an aside subject, with the
+    clauses after it that name nothing else, is about that subject: its words (directions,
+    ``none``) neither state nor contradict this row ("The total came in under budget,
+    although Managed services ran over" states the total's under and Managed services'
+    over). With ``about``, the row is judged by its own clauses (the clause naming it and
+    those after it naming nothing else) when they hold a direction word, and by the whole
+    sentence when they hold none ("Data migration came in under budget, as did Managed
+    services" still says Managed services came in under)."""
     change: Column | None = None
     """The column of the change a direction states (``variance``, ``change``): in every
     sentence matching ``about``, a figure a direction word (any value's ``words`` regex or
@@ -557,6 +569,11 @@ class TextRefSentences(_TextSpec):
                    if n not in self.columns]
         if unknown:
             raise ValueError(f"about: {{column}} must name one of columns; not there: "
+                             f"{', '.join(unknown)}")
+        unknown = [n for rx in self.aside for n in _PLACEHOLDER.findall(rx)
+                   if n not in self.columns]
+        if unknown:
+            raise ValueError(f"aside: {{column}} must name one of columns; not there: "
                              f"{', '.join(unknown)}")
         if self.figures is not None:
             known = [*self.columns, *self.figures.columns]
@@ -1537,6 +1554,73 @@ def _each_states(groups: Sequence[tuple[int, set[int]]], stated: Sequence[int]
 
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 
+#: Where a sentence's clauses part, for ``aside``: ``_CLAUSE_BREAK``'s places and the
+#: conjunctions that start a clause about something else.
+_SUBJECT_BREAK = re.compile(_CLAUSE_BREAK.pattern + r"|\b(?:although|though|despite|whilst)\b",
+                            re.IGNORECASE)
+
+
+def _aside_of(aside: Sequence[str], row: Sequence[str], rows: Sequence[Sequence[str]],
+              idx: Mapping[str, int], percent: Sequence[str]) -> list[str]:
+    """The aside subjects' regexes for ``row``: a fixed regex as it is, one with
+    ``{column}`` once for every other row of the reference (its values as stated)."""
+    out: list[str] = []
+    for rx in aside:
+        if not _PLACEHOLDER.search(rx):
+            out.append(rx)
+            continue
+        mine = _about_row(rx, row, idx, percent)
+        out += dict.fromkeys(x for x in (_about_row(rx, r, idx, percent) for r in rows)
+                             if x != mine)
+    return out
+
+
+def _judged_text(sentence: str, mine: Sequence[str], others: Sequence[str],
+                 directions: Sequence[str], *, named: bool) -> str:
+    """The part of ``sentence`` that states a row's facts, for ``aside`` (see
+    :class:`TextRefSentences`): ``mine``, the regexes naming the row (its ``about``; a
+    total's ``all``); ``others``, the aside subjects'.
+
+    Each clause is the row's (it names the row, or follows one of the row's naming no
+    other subject), another's (it names an aside subject and not the row, or follows
+    such a clause naming nothing), or neither (before any subject is named). A row
+    ``named`` by ``about`` is judged by its own clauses when they hold a direction word,
+    else by the whole sentence; any other row (a total) by every clause that is not
+    another's.
+    """
+    mine_at = [m.span() for rx in mine for m in re.finditer(rx, sentence, _RE_FLAGS)]
+    other_at = [m.start() for rx in others for m in re.finditer(rx, sentence, _RE_FLAGS)
+                if not any(a <= m.start() < b for a, b in mine_at)]
+    if not other_at:
+        return sentence
+    cuts = [0, *(m.start() for m in _SUBJECT_BREAK.finditer(sentence)), len(sentence)]
+    clauses = [sentence[a:b] for a, b in itertools.pairwise(cuts)]
+    states: list[str] = []
+    state = ""
+    for a, b in itertools.pairwise(cuts):
+        if any(a <= at < b for at, _ in mine_at):
+            state = "mine"
+        elif any(a <= at < b for at in other_at):
+            state = "other"
+        states.append(state)
+    if not named:
+        return " ".join(c for c, st in zip(clauses, states, strict=True) if st != "other")
+    own = [i for i, st in enumerate(states) if st == "mine"]
+
+    def directed(i: int) -> bool:
+        return any(re.search(rx, clauses[i], _RE_FLAGS) for rx in directions)
+
+    if any(directed(i) for i in own):
+        return " ".join(clauses[i] for i in own)
+    # No direction of its own: a list sharing the next clause's ("Managed services and
+    # Training session ran over"); with none after it, the whole sentence ("..., as did
+    # Managed services").
+    after = next((j for j in range(own[-1] + 1, len(clauses)) if directed(j)), None) \
+        if own else None
+    if after is None:
+        return sentence
+    return " ".join([*(clauses[i] for i in own), *clauses[own[-1] + 1:after + 1]])
+
 
 def _respectively(sentence: str, named: Sequence[tuple[int, set[int]]],
                   stated: Sequence[int]) -> list[tuple[int, set[int]]] | None:
@@ -1655,14 +1739,20 @@ def text_ref_sentences(spec: TextRefSentences, ctx: CheckContext) -> CheckResult
         need += spec.all
         label = " / ".join(row[idx[c]].strip() for c in spec.columns)
         about = [_about_row(rx, row, idx, spec.percent) for rx in spec.about]
-        against = _contradicting(cut, about, veto)
+        judged = cut
+        if spec.aside:
+            others = _aside_of(spec.aside, row, ref.rows, idx, spec.percent)
+            judged = [_judged_text(x, about or spec.all, others, directions,
+                                   named=bool(about)) for x in cut]
+        against = _contradicting(judged, about, veto)
         if not against and spec.change is not None:
-            against = _other_change(cut, about, directions, row[idx[spec.change]],
+            against = _other_change(judged, about, directions, row[idx[spec.change]],
                                     row)
         if against:
             contradicted.append(f"{label} (by {_clip(against, 80)!r})")
-        elif not any(all(re.search(p, x, _RE_FLAGS) for p in need)
-                     and not any(re.search(p, x, _RE_FLAGS) for p in veto) for x in cut):
+        elif not any(all(re.search(p, x if about else j, _RE_FLAGS) for p in need)
+                     and not any(re.search(p, j, _RE_FLAGS) for p in veto)
+                     for x, j in zip(cut, judged, strict=True)):
             missing.append(label)
     n = len(chosen)
     stray = ([] if spec.figures is None else

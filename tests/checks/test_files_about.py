@@ -102,3 +102,56 @@ def test_sentence_matches_about_accepts_other_sentences(ctx: CheckContext) -> No
     memo += "\nThe CFO's email asked us to expense PO-1; we did not.\n"
     assert not run(ctx, memo, {**SENTENCE, "about": ["PO-1"]}).passed
     assert run(ctx, memo, {**SENTENCE, "about": ["PO-1", r"^(?!.*\bemail\b)"]}).passed
+
+
+# --- aside: a clause on another subject is that subject's -----------------------------
+
+ASIDE = {**REF, "about": ["{name}"], "aside": ["{name}", r"\bnet income\b"]}
+NET = {"type": "text_ref_sentences", "path": "out/memo.md", "ref": "net.csv",
+       "columns": ["change"], "all": ["net income"],
+       "words": {"direction": {"decreased": "decreas|fell", "increased": "increas|rose"}},
+       "none": [r"\bnot\b"], "aside": [r"\b(?:service revenue|contractors)\b"]}
+
+
+def test_ref_sentences_aside_names_only_columns() -> None:
+    got = spec_problems({**ASIDE, "aside": ["{account}"]})
+    assert any("aside: {column} must name one of columns; not there: account" in m
+               for m in got.values()), got
+
+
+@pytest.mark.parametrize(("extra", "passed"), [
+    # another line's clause, net income's clause: theirs
+    ("Contractors rose by 2,030.96, while Service revenue fell.", True),
+    ("Net income fell, although Contractors rose.", True),
+    # a list sharing its verb: each line's clause reaches the verb
+    ("Service revenue and Contractors both fell.", False),
+    # elliptical: no direction in the line's clause, the sentence's is the line's
+    ("Service revenue fell, as did Contractors.", False),
+    # a second clause naming nothing else is still the line's
+    ("Contractors rose in May, but fell for the quarter.", False),
+    # a negation in the line's own clause
+    ("Contractors did not rise, while net income fell.", False),
+])
+def test_ref_sentences_aside_judges_each_clause_by_its_subject(
+        ctx: CheckContext, extra: str, passed: bool) -> None:
+    put(ctx.reference, "var.csv", VARIANCES)
+    assert run(ctx, MEMO + "\n" + extra + "\n", ASIDE).passed is passed
+    # without aside, the sentence is one subject's whole: the summary lines are refused
+    if passed:
+        assert not run(ctx, MEMO + "\n" + extra + "\n", {**ASIDE, "aside": []}).passed
+
+
+@pytest.mark.parametrize(("sentence", "passed"), [
+    ("Net income fell by 87,805.81, although Contractors rose.", True),
+    ("Net income fell by 87,805.81, after Contractors and Service revenue rose.", True),
+    ("Net income rose by 87,805.81, although Contractors fell.", False),
+    ("Net income did not fall by 87,805.81, although Contractors rose.", False),
+    # no direction of its own: what a line did is not net income's
+    ("Net income moved by 87,805.81, although Contractors fell.", False),
+])
+def test_ref_sentences_aside_for_a_total(ctx: CheckContext, sentence: str,
+                                         passed: bool) -> None:
+    """A row without ``about`` (a total named by ``all``): every clause but the aside
+    subjects' states it."""
+    put(ctx.reference, "net.csv", "change,direction\n87805.81,decreased\n")
+    assert run(ctx, sentence + "\n", NET).passed is passed

@@ -100,16 +100,20 @@ def test_a_consistent_sentence_is_accepted(solved: dict[str, Solved], task: str,
     assert graded(solved[task], task, sentence) == []
 
 
-def test_two_lines_facts_in_one_sentence_are_refused_as_the_prompt_says(
+def test_two_lines_facts_in_one_sentence_are_read_clause_by_clause(
         solved: dict[str, Solved]) -> None:
-    """A sentence naming a line beside another line's other direction reads as a
-    contradiction; the prompt asks for each line's facts in its own sentence."""
+    """The prompt asks for each line's facts in its own sentence; a summary naming lines
+    that went different ways is read clause by clause (``aside``): right as written, it
+    passes, and a clause giving a line the wrong direction is refused (it was refused
+    whole before, right or wrong)."""
     from desk.tasks import load_task
 
     prompt = " ".join(load_task("pl-variance-memo").loaded.prompt_template.split())
     assert "Keep each line's facts in its own sentence" in prompt
-    sentence = "Net income fell as service revenue fell while contractors rose."
-    assert graded(solved["pl-variance-memo"], "pl-variance-memo", sentence) == [
+    right = "Net income fell as service revenue fell while contractors rose."
+    assert graded(solved["pl-variance-memo"], "pl-variance-memo", right) == []
+    wrong = "Net income fell as service revenue rose while contractors rose."
+    assert graded(solved["pl-variance-memo"], "pl-variance-memo", wrong) == [
         "explains-each-line-the-rule-explains"]
 
 

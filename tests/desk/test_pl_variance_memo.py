@@ -114,3 +114,53 @@ def test_percent_spelled_out_passes(solved: Solved) -> None:
     assert solved.failed_with_text(MEMO, {"22.1%": "22.1 percent"}) == []
     assert solved.failed_with_text(MEMO, {"22.1%": "22.2 percent"}) == [
         "explains-each-line-the-rule-explains"]
+
+
+NET = "Net income for May was $273,697.94; it decreased by $87,805.81 from April."
+CONTRACTORS = "- Contractors increased by $2,030.96 (19.4% of April's amount)."
+
+
+@pytest.mark.parametrize("edit", [
+    {NET: NET[:-1] + ", although Contractors and Card processing fees increased."},
+    {NET: NET[:-1] + ", while costs rose."},
+    {CONTRACTORS: CONTRACTORS[:-1] + ", while net income decreased."},
+    {CONTRACTORS: CONTRACTORS[:-1] + ", whereas Service revenue fell."},
+])
+def test_a_clause_on_another_subject_is_its_own(solved: Solved, edit: dict[str, str]) -> None:
+    """Net income's sentence may say a line went the other way, and a line's net income:
+    each clause is its subject's (the false refusals of the summary sentences)."""
+    assert solved.failed_with_text(MEMO, edit) == []
+
+
+@pytest.mark.parametrize(("edit", "check"), [
+    # "as did": Service revenue's clause says no direction, the sentence's is its
+    ({CONTRACTORS: CONTRACTORS[:-1] + ", as did Service revenue."},
+     "explains-each-line-the-rule-explains"),
+    ({NET: NET.replace("decreased", "increased")[:-1] + ", although Service revenue fell."},
+     "net-income-sentence"),
+    ({CONTRACTORS: CONTRACTORS.replace("increased", "decreased")[:-1]
+      + ", although net income decreased too."}, "explains-each-line-the-rule-explains"),
+])
+def test_a_clause_on_its_own_subject_is_still_judged(solved: Solved, edit: dict[str, str],
+                                                     check: str) -> None:
+    """What a subject's clauses say of it is judged: an elliptical clause, the other
+    direction in its own clause."""
+    assert check in solved.failed_with_text(MEMO, edit)
+
+
+def test_the_net_income_aside_names_every_profit_and_loss_account() -> None:
+    """Net income's check names the lines it sets aside in a regex of the task: every
+    revenue and expense account of the charts must match it."""
+    import re
+
+    import yaml
+
+    from erp.charts import CHARTS
+
+    task = yaml.safe_load((Path(__file__).parents[2] / "desk" / "tasks" / "pl-variance-memo"
+                           / "task.yaml").read_text())
+    (net,) = [c for c in task["checks"] if c.get("name") == "net-income-sentence"]
+    (aside,) = net["aside"]
+    names = {row[1] for chart in CHARTS.values() for row in chart
+             if row[2] in ("revenue", "expense")}
+    assert names and all(re.fullmatch(aside, n, re.IGNORECASE) for n in names)

@@ -178,3 +178,67 @@ def test_a_total_row_fails(solved: Solved) -> None:
             "Training session,70600.00,79804.97,9204.97,13.0,yes\n"
             "Total,579200.00,575434.38,-3765.62,-0.7,no\n"})
     assert "variance-one-row-per-line" in failed
+
+
+TOTAL = ("In total, May revenue was 575,434.38 against a total budget of 579,200.00, "
+         "3,765.62 below budget.")
+MANAGED = ("Managed services came in over budget by 10,532.06: 68,832.06 invoiced against a "
+           "budget of 58,300.00.")
+DATA = ("Data migration came in under budget by 19,469.85: 68,930.15 invoiced against a "
+        "budget of 88,400.00.")
+
+
+@pytest.mark.parametrize("edit", [
+    # the total's sentence names lines going the other way
+    {TOTAL: TOTAL[:-1] + ", although Managed services and Training session ran over."},
+    {TOTAL: TOTAL[:-1] + ", after the Managed services overrun."},
+    {TOTAL: "Despite Managed services running over, in total May revenue was 575,434.38 "
+            "against a total budget of 579,200.00, 3,765.62 below budget."},
+    # a line's sentence names the total, or another line, going the other way
+    {MANAGED: MANAGED[:-1] + ", while the total came in under budget."},
+    {MANAGED: MANAGED[:-1] + ", whereas Data migration fell short."},
+])
+def test_a_clause_on_another_subject_is_its_own(solved: Solved, edit: dict[str, str]) -> None:
+    """A sentence on the total may say a line went the other way, and a line's the total:
+    each clause is its subject's (the false refusals of the summary sentences)."""
+    assert solved.failed_with_text("out/commentary.txt", edit) == []
+
+
+@pytest.mark.parametrize(("edit", "check"), [
+    # "as did": the line's clause says no direction, the sentence's is the line's
+    ({DATA: DATA[:-1] + ", as did Managed services."}, "commentary-each-flagged-line"),
+    # the total the other way beside a line's clause
+    ({TOTAL: TOTAL.replace("below budget", "above budget")[:-1]
+      + ", although Data migration fell short."}, "commentary-totals"),
+    # the line the other way beside the total's clause
+    ({MANAGED: MANAGED.replace("over budget", "under budget")[:-1]
+      + ", although the total came in over."}, "commentary-each-flagged-line"),
+    # a second clause on the same line (naming nothing else) saying the other way
+    ({MANAGED: MANAGED[:-1] + ", but under budget for the quarter."},
+     "commentary-each-flagged-line"),
+    # a negation in the total's own clause
+    ({TOTAL: "In total, May revenue was not 575,434.38 against a total budget of 579,200.00, "
+             "3,765.62 below budget, although Managed services ran over."},
+     "commentary-totals"),
+])
+def test_a_clause_on_its_own_subject_is_still_judged(solved: Solved, edit: dict[str, str],
+                                                     check: str) -> None:
+    """What the clauses of a subject say of it is judged: an elliptical clause, the other
+    direction in its own clause, a second clause naming nothing else, a negation."""
+    assert check in solved.failed_with_text("out/commentary.txt", edit)
+
+
+def test_the_totals_aside_names_every_service_line() -> None:
+    """The totals' check names the lines it sets aside in a regex of the task: every
+    service the generator can draw must match it."""
+    import re
+
+    import yaml
+
+    from counterparties.customers import SERVICES
+
+    task = yaml.safe_load((Path(__file__).parents[2] / "desk" / "tasks" / TASK
+                           / "task.yaml").read_text())
+    (totals,) = [c for c in task["checks"] if c.get("name") == "commentary-totals"]
+    (aside,) = totals["aside"]
+    assert all(re.search(aside, s, re.IGNORECASE) for s in SERVICES)
