@@ -1588,7 +1588,9 @@ def _judged_text(sentence: str, mine: Sequence[str], others: Sequence[str],
     else by the whole sentence; any other row (a total) by every clause that is not
     another's.
     """
-    mine_at = [m.span() for rx in mine for m in re.finditer(rx, sentence, _RE_FLAGS)]
+    # where the row is named (a lookahead of ``about`` names nothing: "^(?!.*email)")
+    mine_at = [m.span() for rx in mine for m in re.finditer(rx, sentence, _RE_FLAGS)
+               if m.end() > m.start()]
     other_at = [m.start() for rx in others for m in re.finditer(rx, sentence, _RE_FLAGS)
                 if not any(a <= m.start() < b for a, b in mine_at)]
     if not other_at:

@@ -155,3 +155,12 @@ def test_ref_sentences_aside_for_a_total(ctx: CheckContext, sentence: str,
     subjects' states it."""
     put(ctx.reference, "net.csv", "change,direction\n87805.81,decreased\n")
     assert run(ctx, sentence + "\n", NET).passed is passed
+
+
+def test_ref_sentences_aside_a_lookahead_of_about_names_no_clause(ctx: CheckContext) -> None:
+    """An ``about`` lookahead ("not a sentence on the email") matches at the sentence's
+    start without naming the row there: the clause the row's name is in is still its."""
+    put(ctx.reference, "var.csv", VARIANCES)
+    spec = {**ASIDE, "about": ["{name}", r"^(?!.*\bemail\b)"]}
+    assert run(ctx, MEMO + "\nService revenue fell, while Contractors rose.\n", spec).passed
+    assert not run(ctx, MEMO + "\nService revenue fell, as did Contractors.\n", spec).passed
