@@ -94,6 +94,63 @@ def verify(store: str, expect_head: str | None, chain_only: bool, schema: str | 
         click.echo(f"ok: {log.events} events{tables}, head {log.head_hash}")
 
 
+@ledger.command()
+@click.argument("store")
+@click.option("--parallel", type=click.IntRange(1, 2), default=None,
+              help="Processes that fold the log: 1, or 2 (an SQLite file: a forked second "
+                   "process folds the GL lines, subledger movements and statement lines "
+                   "meanwhile). Default: 2 for a log of 20,000 events or more when two CPUs "
+                   "are free, else 1.")
+@click.option("--expect-head", metavar="HASH", default=None,
+              help="Rebuild only if the log ends at this head hash (an attempt folder: the "
+                   "final_hash its summary.json records, unless given).")
+@_schema_opt
+def rebuild(store: str, parallel: int | None, expect_head: str | None,
+            schema: str | None) -> None:
+    """Write every read table (GL lines, subledgers, documents and their history,
+    statement lines) again from the log, in one transaction; then verify them.
+
+    The repair for read tables that `erpsim ledger verify` finds differing from the log:
+    they are folded from the log, so nothing the log holds is lost. The log's hash chain
+    is recomputed first, and a log that does not verify (or, with --expect-head or an
+    attempt folder's summary.json, does not end at the head given) is not rebuilt from:
+    exit 1, the tables as they were. Exit 0 when the rebuilt tables match the log, 2
+    when STORE is not a store (or another writer holds it past the lock wait).
+    """
+    import time
+
+    from erp.rebuild import rebuild_tables
+    from erp.verification import verify_books
+
+    with errors():
+        s, summary = open_store(store, schema)
+        try:
+            whose = "expected"
+            if summary is not None and expect_head is None and summary.get("final_hash"):
+                expect_head, whose = str(summary["final_hash"]), "but its summary.json records"
+            log = s.verify()
+            if log.message:
+                fail(f"{store}: {log.message}; the read tables were not rebuilt (a log that "
+                     "does not verify is no source to rebuild from)", code=EXIT_FAILED)
+            if expect_head is not None and log.head_hash != expect_head:
+                fail(f"{store}: the head after {log.events} events is {log.head_hash}, "
+                     f"{whose} {expect_head}; the read tables were not rebuilt",
+                     code=EXIT_FAILED)
+            started = time.perf_counter()
+            with s.engine.connect() as conn:
+                done = rebuild_tables(s, conn, workers=parallel)
+            took = time.perf_counter() - started
+            books = verify_books(s, log)
+        finally:
+            s.close()
+        if books.message:
+            fail(f"{store}: rebuilt, but {books.message}", code=EXIT_FAILED)
+        processes = "one process" if done.workers == 1 else f"{done.workers} processes"
+        click.echo(f"ok: {len(books.tables)} read tables rebuilt from {done.events} events of "
+                   f"the books in {took:.2f} s ({processes}); they match the log, head "
+                   f"{log.head_hash}")
+
+
 @ledger.command("trial-balance")
 @click.argument("store")
 @click.option("--as-of", type=DATE, default=None, help="Only entries dated on or before DATE.")

@@ -12,14 +12,6 @@ from click.testing import CliRunner
 from runs.cli import main
 
 
-@pytest.fixture(scope="module")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("demo") / "books.db"
-    result = CliRunner().invoke(main, ["demo", "--out", str(out), "--days", "8"])
-    assert result.exit_code == 0, result.output
-    return out
-
-
 def _copy(src: Path, dst: Path) -> Path:
     with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
         a.backup(b)
