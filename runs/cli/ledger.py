@@ -83,6 +83,10 @@ def verify(store: str, expect_head: str | None, chain_only: bool, schema: str | 
                 books = verify_books(s)
                 log, problem = books.log, books.message
                 tables = f", {len(books.tables)} read tables and the audit trail match the log"
+                if problem and books.difference_count and books.file_problem is None \
+                        and log.ok:
+                    problem += (f" (the log verifies: `erpsim ledger rebuild {store}` writes "
+                                "the read tables again from it)")
         finally:
             s.close()
         if problem:

@@ -38,6 +38,8 @@ def test_rebuild_repairs_what_verify_finds(demo_store: Path, tmp_path: Path, par
     edited = _gl_amount(store, position)
     found = CliRunner().invoke(main, ["ledger", "verify", str(store)])
     assert found.exit_code == 1 and "gl_lines" in found.output
+    assert f"(the log verifies: `erpsim ledger rebuild {store}` writes the read tables again " \
+           "from it)" in " ".join(found.output.split())
     result = CliRunner().invoke(main, ["ledger", "rebuild", str(store), "--parallel", parallel])
     assert result.exit_code == 0, result.output
     assert result.output.startswith("ok: 5 read tables rebuilt from ")
@@ -53,6 +55,8 @@ def test_a_log_that_does_not_verify_is_not_rebuilt_from(demo_store: Path,
     position = _edit_a_gl_line(store)
     edited = _gl_amount(store, position)
     _tamper(store, 5)
+    found = CliRunner().invoke(main, ["ledger", "verify", str(store)])
+    assert found.exit_code == 1 and "ledger rebuild" not in found.output  # no repair offered
     result = CliRunner().invoke(main, ["ledger", "rebuild", str(store)])
     assert result.exit_code == 1
     assert "the read tables were not rebuilt (a log that does not verify" in result.output
