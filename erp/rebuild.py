@@ -73,17 +73,25 @@ def choose_workers(store: EventStore, requested: int | None, head: int) -> int:
     events, this process may use two CPUs and it runs no other thread (a forked child
     gets only the forking thread, and a lock another thread held stays locked in it).
 
-    Two on a PostgreSQL store is one: its rebuild loads with ``COPY`` in one session.
+    Two on a PostgreSQL store is one (its rebuild loads with ``COPY`` in one session),
+    and so is two where processes cannot be forked.
     """
     if requested is not None and requested not in (1, 2):
         raise ValueError(f"workers {requested!r}: expected 1, 2 or None (chosen)")
-    if store.dialect != "sqlite" or _sqlite_path(store) is None:
+    if (store.dialect != "sqlite" or _sqlite_path(store) is None
+            or "fork" not in mp.get_all_start_methods()):
         return 1
     if requested is not None:
         return requested
     if head < PARALLEL_MIN_EVENTS or threading.active_count() > 1:
         return 1
-    return 2 if len(os.sched_getaffinity(0)) >= 2 else 1
+    return 2 if _usable_cpus() >= 2 else 1
+
+
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the system has one)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def rebuild_tables(store: EventStore, conn: Connection, *, workers: int | None) -> Rebuilt:

@@ -180,3 +180,19 @@ def test_events_no_chosen_projector_reads_are_not_decoded() -> None:
     Projections(only=("gl", "subledgers")).fold([row])
     with pytest.raises(ValueError):
         Projections(only=("statement",)).fold([row])
+
+
+def test_one_cpu_or_no_fork_is_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    import erp.rebuild
+
+    ledger = Ledger.open(tmp_path / "books.db", create=True)
+    assert choose_workers(ledger.store, None, 10**6) == (2 if erp.rebuild._usable_cpus() >= 2
+                                                          else 1)
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # not every system has it
+    assert erp.rebuild._usable_cpus() == (os.cpu_count() or 1)
+    monkeypatch.setattr(erp.rebuild, "_usable_cpus", lambda: 1)
+    assert choose_workers(ledger.store, None, 10**6) == 1
+    monkeypatch.setattr(erp.rebuild.mp, "get_all_start_methods", lambda: ["spawn"])
+    assert choose_workers(ledger.store, 2, 10**6) == 1
+    ledger.close()
