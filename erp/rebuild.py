@@ -74,12 +74,14 @@ def choose_workers(store: EventStore, requested: int | None, head: int) -> int:
     gets only the forking thread, and a lock another thread held stays locked in it).
 
     Two on a PostgreSQL store is one (its rebuild loads with ``COPY`` in one session),
-    and so is two where processes cannot be forked.
+    and so is two where processes cannot be forked or this one may start none (a
+    multiprocessing pool's worker).
     """
     if requested is not None and requested not in (1, 2):
         raise ValueError(f"workers {requested!r}: expected 1, 2 or None (chosen)")
     if (store.dialect != "sqlite" or _sqlite_path(store) is None
-            or "fork" not in mp.get_all_start_methods()):
+            or "fork" not in mp.get_all_start_methods()
+            or mp.current_process().daemon):  # a pool's worker may start no process
         return 1
     if requested is not None:
         return requested

@@ -196,3 +196,22 @@ def test_one_cpu_or_no_fork_is_one_process(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(erp.rebuild.mp, "get_all_start_methods", lambda: ["spawn"])
     assert choose_workers(ledger.store, 2, 10**6) == 1
     ledger.close()
+
+
+def _rebuild_in(path: str) -> tuple[int, bool]:
+    """In a pool's worker: rebuild asking for two processes; how many it used and whether
+    the tables verify."""
+    with Ledger.open(path) as ledger:
+        stats = ledger.rebuild(workers=2)
+        return stats.workers, verify_books(ledger.store).ok
+
+
+def test_a_pool_worker_rebuilds_in_its_own_process(tmp_path: Path) -> None:
+    """A multiprocessing pool's worker is a daemon, which may start no process: asked for
+    two, it rebuilds in one (and does not fail)."""
+    import multiprocessing
+
+    ledger, _ = _books(tmp_path / "books.db", days=5)
+    ledger.close()
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply(_rebuild_in, (str(tmp_path / "books.db"),)) == (1, True)
