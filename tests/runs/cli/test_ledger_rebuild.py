@@ -91,3 +91,25 @@ def test_not_a_store(tmp_path: Path) -> None:
     missing = CliRunner().invoke(main, ["ledger", "rebuild", str(tmp_path / "none.db")])
     assert missing.exit_code == 2
     assert "the file does not exist" in missing.output
+
+
+def test_rebuild_on_either_backend(store_target: tuple[str, str | None]) -> None:
+    """A store of either backend: an edited GL line is written again (PostgreSQL in one
+    process: its rebuild loads with COPY in one session)."""
+    from erp.ledger import Ledger
+    from runs.bench.workload import generate_workload
+
+    target, schema = store_target
+    with Ledger.open(target, schema=schema, create=True) as ledger:
+        for b in generate_workload(2, days=6):
+            ledger.execute_batch(b.submissions)
+        with ledger.store.engine.begin() as conn:
+            conn.exec_driver_sql("UPDATE gl_lines SET amount = amount + 1 WHERE position = "
+                                 "(SELECT MIN(position) FROM gl_lines) AND seq = 0")
+    where = [target] + (["--schema", schema] if schema else [])
+    assert CliRunner().invoke(main, ["ledger", "verify", *where]).exit_code == 1
+    result = CliRunner().invoke(main, ["ledger", "rebuild", *where, "--parallel", "2"])
+    assert result.exit_code == 0, result.output
+    processes = "2 processes" if schema is None else "one process"
+    assert f"({processes}); they match the log" in result.output
+    assert CliRunner().invoke(main, ["ledger", "verify", *where]).exit_code == 0
