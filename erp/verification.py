@@ -18,11 +18,12 @@ computed from.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import operator
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,6 +132,20 @@ def verify_books(store: EventStore, log: VerifyReport | None = None) -> BooksRep
     problem = store.check_file()
     if problem is not None:
         return BooksReport(log, file_problem=problem, seconds=time.perf_counter() - started)
+    gc_was = gc.isenabled()
+    # The fold and the comparison allocate millions of objects that live to the end: the
+    # cyclic collector would walk them again and again for nothing (4.7 s of 12.5 s for a
+    # log of 200,000 events).
+    gc.disable()
+    try:
+        return _verify_tables(store, log, started)
+    finally:
+        if gc_was:
+            gc.enable()
+
+
+def _verify_tables(store: EventStore, log: VerifyReport, started: float) -> BooksReport:
+    """The read tables and the audit view against a fold of the verified log."""
     try:
         expected = _fold(store, log.events)
         digests: list[TableDigest] = []
@@ -248,8 +263,7 @@ def _compare(store: EventStore, conn: sa.Connection, table: sa.Table,
     summary = TableDigest(table.name, len(expected), digest.hexdigest())
     found: list[tuple[Any, str, str]] = []
     pop = expected.pop
-    for raw in conn.exec_driver_sql(f"SELECT {', '.join(columns)} FROM {table.name}"):
-        row = tuple(raw)
+    for row in _stored_rows(conn, f"SELECT {', '.join(columns)} FROM {table.name}"):
         k = key_of(row)
         want = pop(k, None)
         if want is None:
@@ -265,6 +279,17 @@ def _compare(store: EventStore, conn: sa.Connection, table: sa.Table,
                              problem, detail)
              for row, problem, detail in found[:MAX_DIFFERENCES]]
     return summary, diffs, len(found)
+
+
+def _stored_rows(conn: sa.Connection, sql: str, page: int = 20_000
+                 ) -> Iterator[tuple[Any, ...]]:
+    """A table's rows as tuples, read from the driver's cursor a page at a time
+    (SQLAlchemy's own row-by-row iteration cost more than the comparison itself: 841,000
+    rows, 1.5 s of a 200,000-event verification)."""
+    cursor = conn.exec_driver_sql(sql).cursor
+    while rows := cursor.fetchmany(page):
+        for row in rows:
+            yield row if type(row) is tuple else tuple(row)
 
 
 def _compare_audit(conn: sa.Connection) -> TableDifference | None:

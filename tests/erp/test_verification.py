@@ -231,3 +231,21 @@ def test_a_damaged_first_page_is_damage_and_a_foreign_file_is_not_a_store(
             "is damaged)")) as e:
         EventStore.open(header_broken)
     assert not isinstance(e.value, IntegrityError)
+
+
+def test_the_collector_is_as_the_caller_had_it(books: Ledger) -> None:
+    """verify_books pauses the cyclic collector while it folds and compares, and leaves it
+    as it found it: on, off, and on again after a difference is found."""
+    import gc
+
+    assert gc.isenabled()
+    assert verify_books(books.store).ok and gc.isenabled()
+    gc.disable()
+    try:
+        assert verify_books(books.store).ok and not gc.isenabled()
+    finally:
+        gc.enable()
+    _exec(books.store, "UPDATE gl_lines SET amount = amount + 1 WHERE seq = 0 AND position = "
+                       "(SELECT MIN(position) FROM gl_lines)")
+    report = verify_books(books.store)
+    assert not report.ok and "gl_lines" in report.message and gc.isenabled()
