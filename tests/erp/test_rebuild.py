@@ -187,6 +187,7 @@ def test_one_cpu_or_no_fork_is_one_process(tmp_path: Path, monkeypatch: pytest.M
     import erp.rebuild
 
     ledger = Ledger.open(tmp_path / "books.db", create=True)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # xdist's worker runs threads
     assert choose_workers(ledger.store, None, 10**6) == (2 if erp.rebuild._usable_cpus() >= 2
                                                           else 1)
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # not every system has it
