@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 import click
 
@@ -46,6 +47,15 @@ def _known_types(ctx: click.Context, param: click.Parameter,
     return value
 
 
+def _expected_head(summary: dict[str, Any] | None, given: str | None
+                   ) -> tuple[str | None, str]:
+    """The head the log must end at (``--expect-head``, else an attempt folder's recorded
+    ``final_hash``, else none) and how a mismatch names it."""
+    if summary is not None and given is None and summary.get("final_hash"):
+        return str(summary["final_hash"]), "but its summary.json records"
+    return given, "expected"
+
+
 @ledger.command()
 @click.argument("store")
 @click.option("--expect-head", metavar="HASH", default=None,
@@ -70,10 +80,7 @@ def verify(store: str, expect_head: str | None, chain_only: bool, schema: str | 
 
     with errors():
         s, summary = open_store(store, schema)
-        whose = "expected"
-        if summary is not None and expect_head is None and summary.get("final_hash"):
-            expect_head = str(summary["final_hash"])
-            whose = "but its summary.json records"
+        expect_head, whose = _expected_head(summary, expect_head)
         try:
             if chain_only:
                 log = s.verify()
@@ -129,9 +136,7 @@ def rebuild(store: str, parallel: int | None, expect_head: str | None,
     with errors():
         s, summary = open_store(store, schema)
         try:
-            whose = "expected"
-            if summary is not None and expect_head is None and summary.get("final_hash"):
-                expect_head, whose = str(summary["final_hash"]), "but its summary.json records"
+            expect_head, whose = _expected_head(summary, expect_head)
             log = s.verify()
             if log.message:
                 fail(f"{store}: {log.message}; the read tables were not rebuilt (a log that "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -95,20 +96,30 @@ def test_documents_and_statement_lines_go_on_from_a_two_process_rebuild(
     ledger.close()
 
 
-def test_a_failed_second_process_leaves_the_tables_as_they_were(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    ledger, later = _books(tmp_path / "books.db", days=15)
+def _fails_and_leaves_the_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, days: int,
+                                 fold_into: Callable[[str, str, int], int],
+                                 match: str) -> tuple[Ledger, list]:  # type: ignore[type-arg]
+    """Books of ``days`` days whose two-process rebuild, its child folding with
+    ``fold_into``, raises ``StoreError`` matching ``match``: the tables as they were, no
+    side file left. The books and the batches of the days after."""
+    ledger, later = _books(tmp_path / "books.db", days=days)
     live = q.table_snapshot(ledger.store)
-
-    def broken(path: str, side: str, head: int) -> int:
-        raise RuntimeError("disk full (simulated)")
-
-    monkeypatch.setattr("erp.rebuild._fold_into", broken)
-    with pytest.raises(StoreError, match=r"second process failed: RuntimeError: disk full "
-                                         r"\(simulated\).*nothing was rebuilt"):
+    monkeypatch.setattr("erp.rebuild._fold_into", fold_into)
+    with pytest.raises(StoreError, match=match):
         ledger.rebuild(workers=2)
     assert q.table_snapshot(ledger.store) == live
     assert _leftovers(tmp_path) == []
+    return ledger, later
+
+
+def test_a_failed_second_process_leaves_the_tables_as_they_were(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(path: str, side: str, head: int) -> int:
+        raise RuntimeError("disk full (simulated)")
+
+    ledger, later = _fails_and_leaves_the_tables(
+        tmp_path, monkeypatch, 15, broken,
+        r"second process failed: RuntimeError: disk full \(simulated\).*nothing was rebuilt")
     # Still the books: they write, and a rebuild in one process agrees with them.
     ledger.execute_batch(later[0].submissions)
     grown = q.table_snapshot(ledger.store)
@@ -119,17 +130,11 @@ def test_a_failed_second_process_leaves_the_tables_as_they_were(
 
 def test_a_second_process_that_dies_is_named_by_its_exit_code(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    ledger, _ = _books(tmp_path / "books.db", days=10)
-    live = q.table_snapshot(ledger.store)
-
     def dies(path: str, side: str, head: int) -> int:
         os._exit(3)
 
-    monkeypatch.setattr("erp.rebuild._fold_into", dies)
-    with pytest.raises(StoreError, match=r"second process ended \(exit code 3\)"):
-        ledger.rebuild(workers=2)
-    assert q.table_snapshot(ledger.store) == live
-    assert _leftovers(tmp_path) == []
+    ledger, _ = _fails_and_leaves_the_tables(tmp_path, monkeypatch, 10, dies,
+                                             r"second process ended \(exit code 3\)")
     ledger.close()
 
 
@@ -137,15 +142,10 @@ def test_processes_that_read_different_logs_rebuild_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import erp.rebuild
 
-    ledger, _ = _books(tmp_path / "books.db", days=10)
-    live = q.table_snapshot(ledger.store)
     real = erp.rebuild._fold_into
-    monkeypatch.setattr("erp.rebuild._fold_into",
-                        lambda path, side, head: real(path, side, head - 1))
-    with pytest.raises(StoreError, match=r"second process read \d+ events of the log and "
-                                         r"this one \d+; nothing was rebuilt"):
-        ledger.rebuild(workers=2)
-    assert q.table_snapshot(ledger.store) == live
+    ledger, _ = _fails_and_leaves_the_tables(
+        tmp_path, monkeypatch, 10, lambda path, side, head: real(path, side, head - 1),
+        r"second process read \d+ events of the log and this one \d+; nothing was rebuilt")
     ledger.close()
 
 
