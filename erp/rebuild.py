@@ -87,10 +87,10 @@ def choose_workers(store: EventStore, requested: int | None, head: int) -> int:
         return requested
     if head < PARALLEL_MIN_EVENTS or threading.active_count() > 1:
         return 1
-    return 2 if _usable_cpus() >= 2 else 1
+    return 2 if usable_cpus() >= 2 else 1
 
 
-def _usable_cpus() -> int:
+def usable_cpus() -> int:
     """The CPUs this process may run on (its affinity where the system has one)."""
     affinity = getattr(os, "sched_getaffinity", None)
     return len(affinity(0)) if affinity is not None else os.cpu_count() or 1

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from checks.context import Folds
-from checks.verdict import evaluate, write_verdict
+from checks.verdict import write_verdict
 from counterparties.specs import InjectionFailed
 from erp import queries as q
 from erp.api.wire import status_for
@@ -50,6 +50,7 @@ from erp.errors import CommandRejected
 from erp.ledger import Ledger
 from erp.money import format_cents
 from erp.store import StoredEvent
+from runs.daily import ChecksBeside, DailyChecks, DailySummary, choose_beside
 from runs.errors import AttemptAborted, AttemptError, InfrastructureError
 from runs.execution.turn import stop_left_running
 from runs.files import write_text_atomic
@@ -58,12 +59,9 @@ from runs.grading import (
     VERDICT_FILE,
     EnvironmentFailed,
     StoreWatch,
-    context_for,
-    daily_specs,
     describe_store,
     environment_fault,
     grade,
-    grader_error_fault,
     running_holder,
 )
 from scenarios.agents import Agent, built_in_agent
@@ -310,7 +308,8 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
                 record: Recording | None = None, store_url: str | None = None,
                 schema: str | None = None,
                 on_turn: Callable[[dict[str, Any]], None] | None = None,
-                stop_on_error: bool = True) -> AttemptResult:
+                stop_on_error: bool = True,
+                checks_beside: bool | None = None) -> AttemptResult:
     """Run a scenario with a seed and an agent; write the attempt folder and its verdict.
 
     ``agent_name`` names a built-in agent, unless ``agent`` is given (then the name only
@@ -340,6 +339,12 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
     is then deleted first, after the processes its agent left running are killed
     (:func:`~runs.execution.turn.stop_left_running`); an attempt still running there is
     never replaced.
+
+    ``checks_beside``: evaluate the per-date and final checks in a second process beside
+    the run (True), in this one (False), or choose (None: beside when this process runs
+    alone and may use two CPUs, see :func:`runs.daily.choose_beside`). The verdict and
+    every result are the same either way; ``summary.json`` records which under
+    ``checks_process``.
     """
     if out.exists() and any(out.iterdir()):
         holder = running_holder(out)
@@ -361,7 +366,8 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
         with collector_for_attempt():
             return _run_attempt(loaded, seed, agent_name, out, on_day=on_day, agent=agent,
                                 record=record, store_url=store_url, schema=schema,
-                                on_turn=on_turn, stop_on_error=stop_on_error)
+                                on_turn=on_turn, stop_on_error=stop_on_error,
+                                checks_beside=checks_beside)
     finally:
         running.release()
 
@@ -401,11 +407,11 @@ def _run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, 
                  on_day: Callable[[date, int], None] | None, agent: Agent | None,
                  record: Recording | None, store_url: str | None, schema: str | None,
                  on_turn: Callable[[dict[str, Any]], None] | None,
-                 stop_on_error: bool) -> AttemptResult:
+                 stop_on_error: bool, checks_beside: bool | None) -> AttemptResult:
     try:
         return _run_in(loaded, seed, agent_name, out, on_day=on_day, agent=agent,
                        record=record, store_url=store_url, schema=schema, on_turn=on_turn,
-                       stop_on_error=stop_on_error)
+                       stop_on_error=stop_on_error, checks_beside=checks_beside)
     except (AttemptAborted, AttemptError):
         raise
     except Exception as e:
@@ -434,7 +440,7 @@ def _run_in(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *,
             on_day: Callable[[date, int], None] | None, agent: Agent | None,
             record: Recording | None, store_url: str | None, schema: str | None,
             on_turn: Callable[[dict[str, Any]], None] | None,
-            stop_on_error: bool) -> AttemptResult:
+            stop_on_error: bool, checks_beside: bool | None) -> AttemptResult:
     started = time.perf_counter()
     instance: Instance = build_instance(loaded.scenario, seed)
     if store_url is None:
@@ -446,10 +452,11 @@ def _run_in(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *,
             raise AttemptError(f"the store {ledger.store.label} already holds "
                                f"{ledger.position} events; an attempt starts on empty books")
     watch = StoreWatch(ledger.store)
+    daily: _DailyControl | None = None
     try:
         engine = Engine(instance.calendar, ledger, instance.streams)
         instance.start(engine)
-        daily = _DailyControl(loaded, engine)
+        daily = _DailyControl(loaded, engine, out, checks_beside)  # forks before any thread
         if agent is None:
             agent = make_agent(agent_name, loaded, engine)
         start = getattr(agent, "start", None)
@@ -480,14 +487,20 @@ def _run_in(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *,
         summary = _summary(loaded, instance, engine, ledger, agent_name, turns,
                            ran - started)
         graded: dict[str, float] = {}
+        if daily.beside is not None:  # its checks begin while the books are verified here
+            daily.beside.final(summary)
         verdict = grade(out, loaded, ledger.store, summary=summary,
                         folds=daily.folds if daily.specs else None, during_run=True,
-                        timing=graded)
-        phases = _phases(set_up - started, ran - set_up, turns, daily, graded)
+                        timing=graded, elsewhere=daily.beside)
+        per_date = daily.summary()
+        phases = _phases(set_up - started, ran - set_up, turns, per_date, daily.beside,
+                         graded)
         fault = watch.take()  # a per-date or final check's grader error, say
         if fault is not None:
             raise EnvironmentFailed(fault)
     finally:
+        if daily is not None:
+            daily.close()
         watch.close()
         ledger.close()
     write_verdict(verdict, out / VERDICT_FILE)
@@ -499,18 +512,19 @@ def _run_in(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *,
             for r in verdict.results if "gap_share" in r.metrics}
     if gaps:  # a check graded the run against a certified optimum (payment-run)
         summary["optimality_gap"] = gaps
-    summary["daily_checks"] = daily.report()
-    summary["daily_timing"] = daily.timing()
-    summary["daily_by_month"] = daily.monthly()
+    summary["daily_checks"] = per_date.report
+    summary["daily_timing"] = per_date.timing
+    summary["daily_by_month"] = per_date.monthly
     summary["phases_s"] = phases
+    summary["checks_process"] = "beside" if daily.beside is not None else "attempt"
     if store_url is not None:
         summary["store"] = describe_store(ledger.store)
     write_text_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
     return AttemptResult(out, summary)
 
 
-def _phases(set_up: float, days: float, turns: list[dict[str, Any]], daily: _DailyControl,
-            graded: dict[str, float]) -> dict[str, float]:
+def _phases(set_up: float, days: float, turns: list[dict[str, Any]], per_date: DailySummary,
+            beside: ChecksBeside | None, graded: dict[str, float]) -> dict[str, float]:
     """Where an attempt's wall time went, in seconds (``summary.json`` ``phases_s``): the
     set-up (the instance drawn, the books opened, the counterparties and the agent
     started), the simulation between the agent's turns (the world and the company's
@@ -518,113 +532,77 @@ def _phases(set_up: float, days: float, turns: list[dict[str, Any]], daily: _Dai
     time (``agent``: its process, or a built-in agent's work) and the harness's around
     it (``turn_harness``: workspace, inbox, prompt, outputs snapshot and hashes), the
     per-date checks, and the grading's two parts: the books' verification and the final
-    checks (none when the books did not verify)."""
+    checks (none when the books did not verify).
+
+    With the checks beside the run (``summary.json`` ``checks_process``: ``beside``),
+    ``per_date_checks`` and ``final_checks`` are the second process's seconds, spent
+    while this one simulated, ran turns and verified the books, and ``waited_for_checks``
+    the seconds this one waited for it: before a turn, and for the final verdict."""
     turns_s = sum(float(t.get("turn_wall_s", 0.0)) for t in turns)
     agent_s = sum(float(t.get("duration_s", 0.0)) for t in turns)
-    checks_s = sum(wall for _, wall, _ in daily.seconds)
-    return {k: round(v, 4) for k, v in {
-        "set_up": set_up, "simulation": days - turns_s - checks_s, "agent": agent_s,
-        "turn_harness": turns_s - agent_s, "per_date_checks": checks_s,
+    in_run = per_date.seconds if beside is None else 0.0
+    phases = {
+        "set_up": set_up, "simulation": days - turns_s - in_run, "agent": agent_s,
+        "turn_harness": turns_s - agent_s, "per_date_checks": per_date.seconds,
         "verification": graded.get("verification", 0.0),
-        "final_checks": graded.get("checks", 0.0)}.items()}
+        "final_checks": graded.get("checks", 0.0)}
+    if beside is not None:
+        phases["simulation"] -= beside.waited_before_turns
+        phases["waited_for_checks"] = beside.waited
+    return {k: round(v, 4) for k, v in phases.items()}
 
 
 class _DailyControl:
-    """The checks a scenario asks for at every business date's end, and their first failures.
+    """The checks a scenario asks for at every business date's end (``runs.daily``): in
+    this process, or beside it in a second one (:func:`runs.daily.choose_beside`).
 
     A check that raises is recorded as failing that date, with the error as its detail.
     """
 
-    def __init__(self, loaded: LoadedScenario, engine: Engine) -> None:
+    def __init__(self, loaded: LoadedScenario, engine: Engine, out: Path,
+                 beside: bool | None = None) -> None:
         self.loaded = loaded
         self.engine = engine
-        self.specs = daily_specs(loaded)
-        self.first: dict[str, tuple[date, str]] = {}
-        self.failed_days: Counter[str] = Counter()
-        self.days = 0
+        self.checks = DailyChecks(loaded)
+        self.specs = self.checks.specs
         self.workspace: Path | None = None
         """The latest turn's workspace (its files, for checks that read them)."""
-        self.folds = Folds()
-        """The folds of the log kept from one date to the next (advanced, not refolded)."""
-        self.seconds: list[tuple[date, float, float]] = []
-        """Each date's evaluation time: wall seconds and the evaluating thread's CPU seconds
-        (the cost of the checks alone, whatever else the machine is doing)."""
-        self.by_month: dict[str, dict[str, Any]] = {}
-        """Per month: the per-date check results counted (``monthly``)."""
+        self.beside: ChecksBeside | None = None
+        """The second process evaluating the checks, when they run beside the attempt."""
+        store = engine.ledger.store
+        if choose_beside(store, loaded, beside):
+            self.beside = ChecksBeside(loaded, store, out)
         if self.specs:
             engine.daily(Phase.DAY_END, self.at_day_end)
 
+    @property
+    def folds(self) -> Folds:
+        """The folds per-date control kept (in this process)."""
+        return self.checks.folds
+
     def at_day_end(self, day: date) -> None:
         """Evaluate the per-date checks as of this date's end."""
-        started, started_cpu = time.perf_counter(), time.thread_time()
         self.engine.world.flush()
         ledger = self.engine.ledger
-        ctx = context_for(ledger.store, self.loaded, workspace=self.workspace, as_of=day,
-                          position=ledger.position, folds=self.folds)
-        self.days += 1
-        # the per-date verdict keeps no output hashes: hash only out/, not the inbox
-        verdict = evaluate([s for _, s in self.specs], ctx,
-                           outputs_root=self.workspace / "out" if self.workspace else None)
-        fault = grader_error_fault(verdict)
-        if fault is not None:  # the environment failed, not the books: not a date's result
-            raise EnvironmentFailed(f"a per-date check could not read the books on {day}: "
-                                    f"{fault}")
-        self.seconds.append((day, time.perf_counter() - started,
-                             time.thread_time() - started_cpu))
-        broken = [(r.name, r.detail) for r in verdict.results if not r.passed]
-        broken += [(g.check, g.error) for g in verdict.grader_errors]
-        for name, detail in broken:
-            self.failed_days[name] += 1
-            self.first.setdefault(name, (day, detail))
-        self.note_month(day, {name for name, _ in broken})
+        if self.beside is not None:
+            self.beside.date(day, ledger.position, self.workspace)
+        else:
+            self.checks.evaluate(ledger.store, day, ledger.position, self.workspace)
 
-    def report(self) -> dict[str, Any]:
-        """Per check: the first date it failed (or None), how many dates it failed."""
-        names = [s.label(i) for i, s in self.specs]
-        out: dict[str, Any] = {}
-        for name in names:
-            hits = [k for k in self.first if k == name or k.startswith(name + "/")]
-            first = min((self.first[k] for k in hits), default=None, key=lambda x: x[0])
-            out[name] = {"first_failed": first[0].isoformat() if first else None,
-                         "detail": first[1] if first else "",
-                         "failed_dates": max((self.failed_days[k] for k in hits), default=0),
-                         "dates_checked": self.days}
-        return out
+    def before_turn(self) -> None:
+        """Wait for the dates handed to the second process before a turn changes the
+        folders their checks may read."""
+        if self.beside is not None:
+            self.beside.sync()
 
-    # --- the per-month accuracy curve (summary.json daily_by_month) -------------------
+    def summary(self) -> DailySummary:
+        """What per-date control found."""
+        return self.beside.summary() if self.beside is not None else self.checks.summary()
 
-    def note_month(self, day: date, broken: set[str]) -> None:
-        """Count this date's per-date checks, passed or failed, in its month."""
-        month = self.by_month.setdefault(day.strftime("%Y-%m"),
-                                         {"dates": 0, "checks": 0, "passed": 0, "failed": {}})
-        month["dates"] += 1
-        for i, spec in self.specs:
-            name = spec.label(i)
-            month["checks"] += 1
-            if any(b == name or b.startswith(name + "/") for b in broken):
-                month["failed"][name] = month["failed"].get(name, 0) + 1
-            else:
-                month["passed"] += 1
-
-    def monthly(self) -> dict[str, Any]:
-        """Per month: its dates, the per-date check results (checks x dates), how many
-        passed, their share (``accuracy``) and each failing check's count of dates."""
-        return {m: {**v, "accuracy": round(v["passed"] / v["checks"], 4) if v["checks"]
-                    else None} for m, v in sorted(self.by_month.items())}
-
-    def timing(self) -> dict[str, Any]:
-        """What per-date control cost: dates, folds started afresh, and by month its dates
-        and the mean ms per date, wall and CPU (the evaluating thread's)."""
-        months: dict[str, list[tuple[float, float]]] = {}
-        for day, wall, cpu in self.seconds:
-            months.setdefault(day.strftime("%Y-%m"), []).append((wall, cpu))
-        by_month = sorted(months.items())
-        return {"dates": len(self.seconds), "fresh_folds": self.folds.fresh,
-                "ms_per_date_by_month": {m: round(1000 * sum(w for w, _ in v) / len(v), 3)
-                                         for m, v in by_month},
-                "cpu_ms_per_date_by_month": {m: round(1000 * sum(c for _, c in v) / len(v), 3)
-                                             for m, v in by_month},
-                "dates_by_month": {m: len(v) for m, v in by_month}}
+    def close(self) -> None:
+        """End the second process, if any."""
+        if self.beside is not None:
+            self.beside.close()
 
 
 def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent: Agent,
@@ -646,6 +624,8 @@ def _run_days(loaded: LoadedScenario, instance: Instance, engine: Engine, agent:
         engine.run_to_turn(day)
         if day in turn_dates and not ended:
             n = len(turns) + 1
+            if daily is not None:
+                daily.before_turn()
             now = engine.time_of(day, Phase.TURN)
             new = engine.world.documents_between(delivered_to, now)
             delivered_to = now

@@ -29,7 +29,7 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from checks.context import CheckContext, Folds
 from checks.registry import CheckResult, CheckSpec, definitions_hash
@@ -427,10 +427,22 @@ BOOKS_CHECK = "books-verified"
 """The one result of an attempt whose own run left books that do not verify."""
 
 
+class FinalChecks(Protocol):
+    """The final evaluation made elsewhere (another process), begun before the books'
+    verification: its verdict, and the seconds it took there."""
+
+    final_seconds: float
+
+    def verdict(self) -> Verdict:
+        """The verdict (waits for it)."""
+        ...
+
+
 def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
           summary: dict[str, Any], expect_head: str | None = None,
           folds: Folds | None = None, during_run: bool = False,
-          timing: dict[str, float] | None = None) -> Verdict:
+          timing: dict[str, float] | None = None,
+          elsewhere: FinalChecks | None = None) -> Verdict:
     """Verify the attempt's books (:func:`verify_attempt_books`), then evaluate the
     scenario's checks on its store and final workspace (``folds``: per-date control's,
     folded on to the log's head rather than afresh; the verdict is the same).
@@ -441,7 +453,11 @@ def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
     result, ``books-verified``, naming what does not check out; no other check reads
     books that cannot be trusted. ``timing``, when given, receives the seconds each part
     took: ``verification`` and ``checks``. A check that raised because the environment
-    failed (:func:`grader_error_fault`) raises :class:`EnvironmentFailed`: no verdict."""
+    failed (:func:`grader_error_fault`) raises :class:`EnvironmentFailed`: no verdict.
+
+    ``elsewhere``: the checks were handed to another process before the verification
+    began (the attempt's checks beside its run, ``runs.daily``); its verdict is taken
+    once the books verified, and dropped when they do not."""
     ws = final_workspace(out)
     started = time.perf_counter()
     try:
@@ -452,19 +468,34 @@ def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
         if timing is not None:
             timing.update(verification=time.perf_counter() - started, checks=0.0)
         return _books_refused(loaded, summary, e, ws)
+    verified = time.perf_counter()
+    if elsewhere is None:
+        verdict = evaluate_final(out, loaded, store, summary=summary, folds=folds)
+        checks_s = time.perf_counter() - verified
+    else:
+        verdict = elsewhere.verdict()
+        checks_s = elsewhere.final_seconds
+    verdict.books = books.to_json()
+    if timing is not None:
+        timing.update(verification=verified - started, checks=checks_s)
+    return verdict
+
+
+def evaluate_final(out: Path, loaded: LoadedScenario, store: EventStore, *,
+                   summary: dict[str, Any], folds: Folds | None = None) -> Verdict:
+    """The scenario's checks on the attempt's store and final workspace, without verifying
+    the books (:func:`grade` does, first): ``folds`` as there. ``EnvironmentFailed`` when a
+    check could not read the books."""
+    ws = final_workspace(out)
     actors = tuple(f"agent:turn-{t['turn']}" for t in summary.get("turns", []))
     roles = {f"agent:turn-{t['turn']}": t["role"] for t in summary.get("turns", [])
              if t.get("role", "clerk") != "clerk"}
     ctx = context_for(store, loaded, workspace=ws, agent_actors=actors, turn_roles=roles,
                       folds=folds, turn_workspaces=turn_workspaces(out, summary))
-    verified = time.perf_counter()
     verdict = evaluate(final_specs(loaded), ctx, outputs_root=ws / "out" if ws else None)
     fault = grader_error_fault(verdict)
     if fault is not None:
         raise EnvironmentFailed(f"a check could not read the books: {fault}")
-    verdict.books = books.to_json()
-    if timing is not None:
-        timing.update(verification=verified - started, checks=time.perf_counter() - verified)
     return verdict
 
 

@@ -339,7 +339,8 @@ def spans_one_month(loaded: LoadedScenario, months: int) -> bool:
 
 def run_engine_bench(*, scenario: str = "month-end-close", customers: int | None = None,
                      vendors: int | None = None, agent: str = "oracle", seed: int = 1,
-                     months: int = 1, workdir: Path | None = None) -> EngineBench:
+                     months: int = 1, workdir: Path | None = None,
+                     checks_beside: bool | None = None) -> EngineBench:
     """Run a library scenario at a large population (over ``months`` monthly closes, see
     :func:`monthly_closes`); time engine, counterparties, books and checks together.
 
@@ -347,7 +348,8 @@ def run_engine_bench(*, scenario: str = "month-end-close", customers: int | None
     month (:func:`spans_one_month`); over more months, the bench's or the scenario's own
     (fiscal-year's year), the scenario's own population (the library's default company):
     the oracle re-reads its growing statement lines and documents every turn, so a year
-    at 2,000 customers (600,000 events) runs for several minutes."""
+    at 2,000 customers (600,000 events) runs for several minutes. ``checks_beside``: as
+    :func:`runs.attempt.run_attempt`'s."""
     from runs.attempt import run_attempt
     from scenarios.loader import find_scenario, load_scenario
 
@@ -362,7 +364,8 @@ def run_engine_bench(*, scenario: str = "month-end-close", customers: int | None
         big = monthly_closes(big, months)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         started = time.perf_counter()
-        result = run_attempt(big, seed, agent, Path(tmp) / "attempt")
+        result = run_attempt(big, seed, agent, Path(tmp) / "attempt",
+                             checks_beside=checks_beside)
         wall = time.perf_counter() - started
     timing = result.summary.get("daily_timing", {})
     return EngineBench(int(result.summary["events"]["total"]), wall, customers, vendors,

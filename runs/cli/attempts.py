@@ -171,14 +171,18 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
                                      agent=agent, on_turn=turn_done,
                                      on_day=lambda _day, _n: interruption.check())
             else:
+                # Redrawn at each date, not by a thread of its own: an attempt run alone
+                # checks beside itself in a forked process (runs.daily), never with a thread.
                 with Progress(TextColumn("{task.description}"), BarColumn(),
-                              MofNCompleteColumn(), console=con, transient=True) as bar:
+                              MofNCompleteColumn(), console=con, transient=True,
+                              auto_refresh=False) as bar:
                     bar_task = bar.add_task(f"{loaded.scenario.id} seed {seed}", total=days)
 
                     def tick(day: date, n: int) -> None:
                         interruption.check()
                         bar.update(bar_task, completed=n,
-                                   description=f"{loaded.scenario.id} {day.isoformat()}")
+                                   description=f"{loaded.scenario.id} {day.isoformat()}",
+                                   refresh=True)
 
                     result = run_attempt(loaded, seed, agent_name, out, on_day=tick,
                                          replace=replace, agent=agent, on_turn=turn_done)

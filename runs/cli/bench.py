@@ -82,9 +82,15 @@ def bench_ledger(events: int, single: int, seed: int, repeat: int) -> None:
                    "the controller's closing turn on the next month's first business day); "
                    "the checks that name the month's end (statement date, last day, period) "
                    "judge the last month's, and every month's period is to be closed.")
+@click.option("--checks-process", type=click.Choice(["auto", "beside", "attempt"]),
+              default="auto", show_default=True,
+              help="Where the per-date and final checks run: in a second process beside "
+                   "the attempt's (beside), in the attempt's own (attempt), or chosen as "
+                   "an attempt chooses (auto: beside when the process runs alone and may "
+                   "use two CPUs).")
 @REPEAT
 def bench_engine(scenario: str, customers: int | None, vendors: int | None, agent_name: str,
-                 seed: int, months: int, repeat: int) -> None:
+                 seed: int, months: int, checks_process: str, repeat: int) -> None:
     """Events of both realms per second: engine, counterparties, books and checks together.
 
     Prints engine_events_per_s, engine_wall_s and, with per-date checks, the mean time
@@ -93,8 +99,10 @@ def bench_engine(scenario: str, customers: int | None, vendors: int | None, agen
     time and as the checking thread's CPU time (per_date_check_cpu_ms_*); then the
     seconds of each phase of the attempt: phase_set_up_s, phase_simulation_s,
     phase_agent_s, phase_turn_harness_s, phase_per_date_checks_s, phase_verification_s,
-    phase_final_checks_s. With --repeat N, each figure is the median of N runs (each
-    run's go to stderr).
+    phase_final_checks_s (with the checks beside the attempt, the second process's seconds
+    for those two, spent while the attempt ran, and phase_waited_for_checks_s, the
+    seconds the attempt waited for them). With --repeat N, each figure is the median of N
+    runs (each run's go to stderr).
     """
     from runs.bench.benchmarks import run_engine_bench
 
@@ -102,7 +110,9 @@ def bench_engine(scenario: str, customers: int | None, vendors: int | None, agen
     for n in range(repeat):
         with errors():
             result = run_engine_bench(scenario=scenario, customers=customers, vendors=vendors,
-                                      agent=agent_name, seed=seed, months=months)
+                                      agent=agent_name, seed=seed, months=months,
+                                      checks_beside={"auto": None, "beside": True,
+                                                     "attempt": False}[checks_process])
         run = f" (run {n + 1} of {repeat})" if repeat > 1 else ""
         click.echo(result.heading(scenario, agent_name) + run, err=True)
         runs.append(result.lines())

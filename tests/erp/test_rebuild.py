@@ -188,11 +188,11 @@ def test_one_cpu_or_no_fork_is_one_process(tmp_path: Path, monkeypatch: pytest.M
 
     ledger = Ledger.open(tmp_path / "books.db", create=True)
     monkeypatch.setattr(threading, "active_count", lambda: 1)  # xdist's worker runs threads
-    assert choose_workers(ledger.store, None, 10**6) == (2 if erp.rebuild._usable_cpus() >= 2
+    assert choose_workers(ledger.store, None, 10**6) == (2 if erp.rebuild.usable_cpus() >= 2
                                                           else 1)
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # not every system has it
-    assert erp.rebuild._usable_cpus() == (os.cpu_count() or 1)
-    monkeypatch.setattr(erp.rebuild, "_usable_cpus", lambda: 1)
+    assert erp.rebuild.usable_cpus() == (os.cpu_count() or 1)
+    monkeypatch.setattr(erp.rebuild, "usable_cpus", lambda: 1)
     assert choose_workers(ledger.store, None, 10**6) == 1
     monkeypatch.setattr(erp.rebuild.mp, "get_all_start_methods", lambda: ["spawn"])
     assert choose_workers(ledger.store, 2, 10**6) == 1

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
+
 from runs.bench.benchmarks import EngineBench, monthly_closes, spans_one_month
 from scenarios.loader import find_scenario, load_scenario
 
@@ -42,14 +44,16 @@ def test_one_month_keeps_the_scenario_checks() -> None:
     assert monthly_closes(loaded, 1).checks == loaded.checks
 
 
-def test_a_bench_over_months_runs_the_scenarios_own_population() -> None:
+@pytest.mark.parametrize("beside", [False, True])
+def test_a_bench_over_months_runs_the_scenarios_own_population(beside: bool) -> None:
     """``bench engine --months 2`` without a population runs the library's company (60
     customers, 15 vendors) through both closes and prints the per-date figures of the
-    first and the last month worked through."""
+    first and the last month worked through, then the phases: with the checks beside the
+    run, also the seconds it waited for them."""
     from runs.bench.benchmarks import ENGINE_BENCH_POPULATION, run_engine_bench
 
     assert ENGINE_BENCH_POPULATION == (2000, 200)  # one month: a large company's
-    result = run_engine_bench(months=2)
+    result = run_engine_bench(months=2, checks_beside=beside)
     own = load_scenario(find_scenario("month-end-close")).scenario.population
     assert (result.customers, result.vendors) == (own.customers.count, own.vendors.count)
     assert result.accepted and result.events > 0 and sorted(result.per_date_ms) == [
@@ -60,10 +64,15 @@ def test_a_bench_over_months_runs_the_scenarios_own_population() -> None:
                      "per_date_check_cpu_ms_first_month", "per_date_check_cpu_ms_last_month",
                      "per_date_check_cpu_last_vs_first", "phase_set_up_s", "phase_simulation_s",
                      "phase_agent_s", "phase_turn_harness_s", "phase_per_date_checks_s",
-                     "phase_verification_s", "phase_final_checks_s"]
-    # the phases are each a share of the run's wall time: none negative, together not more
-    assert all(v > 0 for v in result.phases.values())
-    assert 0.5 * result.wall_s < sum(result.phases.values()) <= result.wall_s
+                     "phase_verification_s", "phase_final_checks_s"] + (
+                         ["phase_waited_for_checks_s"] if beside else [])
+    # the phases of the run's own process are each a share of its wall time: none
+    # negative, together not more (beside, the checks' seconds were spent meanwhile)
+    assert all(v >= 0 for v in result.phases.values())
+    assert all(v > 0 for k, v in result.phases.items() if k != "waited_for_checks")
+    own_phases = {k: v for k, v in result.phases.items()
+                  if not beside or k not in ("per_date_checks", "final_checks")}
+    assert 0.5 * result.wall_s < sum(own_phases.values()) <= result.wall_s
     assert sorted(result.per_date_cpu_ms) == sorted(result.per_date_ms)
     assert all(v > 0 for v in result.per_date_cpu_ms.values())
     # June 1 and July 1 are closing turns inside the run and after it: July holds one date

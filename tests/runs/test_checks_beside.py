@@ -1,0 +1,224 @@
+"""The attempt's checks beside its run (``runs.daily``): the same results as in its own
+process, on every library scenario and on PostgreSQL; the choice; its failures."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import multiprocessing as mp
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import sqlalchemy as sa
+
+import runs.daily
+from erp.store import EventStore
+from runs.attempt import run_attempt
+from runs.daily import BesideFailed, DailyChecks, choose_beside
+from runs.errors import InfrastructureError
+from runs.grading import running_holder
+from scenarios.loader import LoadedScenario, find_scenario, load_scenario
+from tests.conftest import PG_URL, drop_pg_schema, pg_schema, require_postgres
+
+LIBRARY = sorted(p.name for p in (Path(__file__).parents[2] / "scenarios" / "library").iterdir()
+                 if (p / "scenario.yaml").is_file())
+
+
+def _loaded(name: str) -> LoadedScenario:
+    return load_scenario(find_scenario(name))
+
+
+def _results(out: Path, summary: dict[str, Any]) -> dict[str, Any]:
+    """What must not depend on where the checks ran."""
+    verdict = json.loads((out / "verdict.json").read_text(encoding="utf-8"))
+    return {"verdict": verdict, "daily_checks": summary["daily_checks"],
+            "daily_by_month": summary["daily_by_month"],
+            "dates": summary["daily_timing"]["dates"], "final_hash": summary["final_hash"]}
+
+
+@pytest.mark.parametrize("name", LIBRARY)
+def test_every_library_scenario_grades_the_same_beside_as_in_the_attempt(
+        name: str, tmp_path: Path) -> None:
+    """The reference's and the null agent's attempts (failing per-date checks on many
+    dates), seed 0: verdict, per-date results by check and by month, the log."""
+    loaded = _loaded(name)
+    for agent in ("reference", "null"):
+        got = {}
+        for beside in (False, True):
+            out = tmp_path / f"{agent}-{beside}"
+            result = run_attempt(loaded, 0, agent, out, checks_beside=beside)
+            assert result.summary["checks_process"] == ("beside" if beside else "attempt")
+            assert ("waited_for_checks" in result.summary["phases_s"]) is beside
+            got[beside] = _results(out, result.summary)
+        assert got[True] == got[False], (name, agent)
+    assert LIBRARY and "fiscal-year" in LIBRARY
+
+
+@pytest.mark.postgres
+def test_beside_on_postgresql_grades_as_on_sqlite(tmp_path: Path) -> None:
+    require_postgres()
+    loaded = _loaded("month-end-close")
+    schema = pg_schema("beside")
+    try:
+        pg = run_attempt(loaded, 1, "null", tmp_path / "pg", store_url=PG_URL, schema=schema,
+                         checks_beside=True)
+        assert pg.summary["checks_process"] == "beside"
+        lite = run_attempt(loaded, 1, "null", tmp_path / "lite", checks_beside=False)
+        assert _results(tmp_path / "pg", pg.summary) == _results(tmp_path / "lite",
+                                                                 lite.summary)
+    finally:
+        drop_pg_schema(schema)
+
+
+# --- the choice -------------------------------------------------------------------------
+
+
+def test_the_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = _loaded("cash-application")
+    store = EventStore.open(tmp_path / "b.db", create=True)
+    memory = EventStore.open(tmp_path / "m.db", create=True)
+    memory.engine = sa.create_engine("sqlite://")  # an in-memory database
+    try:
+        assert choose_beside(store, loaded, True)
+        assert not choose_beside(store, loaded, False)
+        assert not choose_beside(memory, loaded, True)  # no second connection sees it
+        monkeypatch.setattr(runs.daily, "usable_cpus", lambda: 2)
+        assert choose_beside(store, loaded, None) is (threading.active_count() == 1)
+        monkeypatch.setattr(runs.daily, "usable_cpus", lambda: 1)
+        assert not choose_beside(store, loaded, None)  # one CPU: no gain
+        assert choose_beside(store, loaded, True)
+        monkeypatch.setattr(runs.daily, "usable_cpus", lambda: 2)
+        stop = threading.Event()
+        other = threading.Thread(target=stop.wait)
+        other.start()
+        try:  # another thread: its locks would stay locked in the child
+            assert not choose_beside(store, loaded, None)
+        finally:
+            stop.set()
+            other.join()
+        monkeypatch.setattr(runs.daily.mp, "get_all_start_methods", lambda: ["spawn"])
+        assert not choose_beside(store, loaded, True)
+    finally:
+        store.close()
+        memory.close()
+
+
+def _in_pool_worker(path: str) -> bool:
+    loaded = _loaded("cash-application")
+    store = EventStore.open(path)
+    try:
+        return choose_beside(store, loaded, True)
+    finally:
+        store.close()
+
+
+def test_a_pool_worker_checks_in_its_own_process(tmp_path: Path) -> None:
+    """A multiprocessing pool's worker may start no process: never beside there."""
+    EventStore.open(tmp_path / "b.db", create=True).close()
+    with mp.get_context("fork").Pool(1) as pool:
+        assert pool.apply(_in_pool_worker, (str(tmp_path / "b.db"),)) is False
+
+
+# --- its failures -------------------------------------------------------------------------
+
+
+def _disk_full() -> sa.exc.OperationalError:
+    return sa.exc.OperationalError("SELECT ...", None,
+                                   sqlite3.OperationalError("disk I/O error"))
+
+
+def _fails_on_second_date(error: BaseException, monkeypatch: pytest.MonkeyPatch) -> None:
+    original = DailyChecks.evaluate
+    calls: list[object] = []
+
+    def evaluate(self: DailyChecks, *args: Any) -> None:
+        calls.append(args)  # the second process's copy of the list
+        if len(calls) == 2:
+            raise error
+        original(self, *args)
+
+    monkeypatch.setattr(DailyChecks, "evaluate", evaluate)
+
+
+def test_an_environment_fault_beside_is_an_infrastructure_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fails_on_second_date(_disk_full(), monkeypatch)
+    out = tmp_path / "a"
+    with pytest.raises(InfrastructureError, match="disk I/O error"):
+        run_attempt(_loaded("month-end-close"), 0, "reference", out, checks_beside=True)
+    assert "disk I/O error" in (out / "error.txt").read_text(encoding="utf-8")
+    assert not (out / "verdict.json").exists() and not (out / "summary.json").exists()
+
+
+def test_a_bug_beside_names_itself_and_where(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    _fails_on_second_date(KeyError("no-such-account"), monkeypatch)
+    with pytest.raises(BesideFailed, match=r"checks process failed: KeyError: "
+                                           r"'no-such-account' \(at test_checks_beside.py:"):
+        run_attempt(_loaded("month-end-close"), 0, "reference", tmp_path / "a",
+                    checks_beside=True)
+
+
+def test_the_checks_process_killed_is_an_infrastructure_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    original = DailyChecks.evaluate
+
+    def evaluate(self: DailyChecks, *args: Any) -> None:
+        if self.days == 3:
+            os.kill(os.getpid(), signal.SIGKILL)  # in the second process
+        original(self, *args)
+
+    monkeypatch.setattr(DailyChecks, "evaluate", evaluate)
+    out = tmp_path / "a"
+    with pytest.raises(InfrastructureError, match=r"checks process was killed \(signal 9\)"):
+        run_attempt(_loaded("month-end-close"), 0, "reference", out, checks_beside=True)
+    assert not (out / "verdict.json").exists()
+
+
+def test_no_checks_process_is_left_running(tmp_path: Path) -> None:
+    before = {c.pid for c in mp.active_children()}
+    run_attempt(_loaded("cash-application"), 0, "reference", tmp_path / "a",
+                checks_beside=True)
+    assert {c.pid for c in mp.active_children()} <= before
+
+
+def test_an_attempt_killed_leaves_no_checks_process_and_its_folder_free(
+        tmp_path: Path) -> None:
+    """``erpsim run`` run alone checks beside itself; killed outright in a turn, its
+    checks process dies with it and lets go of the folder's lock at once."""
+    out, pid_file = tmp_path / "a", tmp_path / "agent.pid"
+    script = Path(__file__).parents[2] / "runs" / "adapters" / "script"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from runs.cli import main; main()", "run",
+         str(find_scenario("cash-application")), "--out", str(out), "--quiet",
+         "--agent-cmd", str(script),
+         "--agent-env", f"ERPSIM_SCRIPT=echo $$ > {pid_file}; exec sleep 60"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.is_file() and pid_file.read_text().strip()):
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the first turn never started"
+            time.sleep(0.02)
+        runner = psutil.Process(proc.pid)
+        beside = [c for c in runner.children() if c.cmdline() == runner.cmdline()]
+        assert len(beside) == 1, runner.children()  # its checks process, forked
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        beside[0].wait(timeout=10)  # killed with it (or ended on its pipe's end)
+        assert running_holder(out) is None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        with contextlib.suppress(ValueError, OSError):  # the agent's own session
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
