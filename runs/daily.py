@@ -15,8 +15,9 @@ the attempt waits (:meth:`ChecksBeside.sync`) for the dates sent so far before a
 changes any folder. The results, verdict included, are those the attempt's own process
 computes (a test runs every library scenario both ways).
 
-Beside is chosen (:func:`choose_beside`) when the store is an SQLite file or PostgreSQL
-(a second connection sees what the first committed), the process may use two CPUs,
+Beside is chosen (:func:`choose_beside`) for a scenario of more than one date (a desk
+task's one date gains less than the fork costs) when the store is an SQLite file or
+PostgreSQL (a second connection sees what the first committed), the process may use two CPUs,
 processes can be forked, this process is no pool's worker (which may start none), and it
 runs no other thread (a forked child gets only the forking thread; a lock another thread
 held would stay locked in it).
@@ -48,6 +49,7 @@ from runs.grading import (
     RUNNING_FILE,
     EnvironmentFailed,
     StoreWatch,
+    calendar_facts,
     context_for,
     daily_specs,
     environment_fault,
@@ -188,6 +190,9 @@ def choose_beside(store: EventStore, loaded: LoadedScenario,
         return False
     if requested:
         return True
+    start, end, _ = calendar_facts(loaded)
+    if start == end:  # a desk task: one date, whose checks cost less than the fork (~12 ms)
+        return False
     return threading.active_count() == 1 and usable_cpus() >= 2
 
 

@@ -21,6 +21,7 @@ import pytest
 import sqlalchemy as sa
 
 import runs.daily
+from desk.tasks import load_task
 from erp.store import EventStore
 from runs.attempt import run_attempt
 from runs.daily import BesideFailed, DailyChecks, choose_beside
@@ -61,6 +62,18 @@ def test_every_library_scenario_grades_the_same_beside_as_in_the_attempt(
             got[beside] = _results(out, result.summary)
         assert got[True] == got[False], (name, agent)
     assert LIBRARY and "fiscal-year" in LIBRARY
+
+
+def test_a_desk_task_grades_the_same_beside(tmp_path: Path) -> None:
+    task = load_task("ar-aging-workbook")
+    got = {}
+    for beside in (False, True):
+        out = tmp_path / str(beside)
+        result = run_attempt(task.loaded, task.seed, "null", out, checks_beside=beside)
+        got[beside] = _results(out, result.summary)
+    assert got[True] == got[False]
+    assert got[True]["verdict"]["results"]  # graded, and rejected
+    assert not all(r["passed"] for r in got[True]["verdict"]["results"])
 
 
 @pytest.mark.postgres
@@ -105,6 +118,8 @@ def test_the_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         finally:
             stop.set()
             other.join()
+        desk = load_task("ar-aging-workbook").loaded  # one date: never chosen, may be asked
+        assert not choose_beside(store, desk, None) and choose_beside(store, desk, True)
         monkeypatch.setattr(runs.daily.mp, "get_all_start_methods", lambda: ["spawn"])
         assert not choose_beside(store, loaded, True)
     finally:
