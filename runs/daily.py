@@ -335,6 +335,9 @@ def _serve(conn: Pipe, attempts_end: Pipe, attempt: int, loaded: LoadedScenario,
     inherited, is closed here, so that its death is this one's end of input; and on
     Linux its death kills this one at once)."""
     attempts_end.close()
+    # Ctrl-C reaches the whole process group: the attempt decides what an interruption
+    # does (and this process ends with it), never this one by failing on its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with(attempt)
     _let_go_of(out / RUNNING_FILE)
     store: EventStore | None = None

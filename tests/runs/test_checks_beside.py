@@ -206,11 +206,9 @@ def test_no_checks_process_is_left_running(tmp_path: Path) -> None:
     assert {c.pid for c in mp.active_children()} <= before
 
 
-def test_an_attempt_killed_leaves_no_checks_process_and_its_folder_free(
-        tmp_path: Path) -> None:
-    """``erpsim run`` run alone checks beside itself; killed outright in a turn, its
-    checks process dies with it and lets go of the folder's lock at once."""
-    out, pid_file = tmp_path / "a", tmp_path / "agent.pid"
+def _run_in_a_turn(out: Path, pid_file: Path) -> subprocess.Popen[bytes]:
+    """``erpsim run`` of cash-application, run alone (so it checks beside itself), its
+    agent in a turn of a minute when this returns."""
     script = Path(__file__).parents[2] / "runs" / "adapters" / "script"
     proc = subprocess.Popen(
         [sys.executable, "-c", "from runs.cli import main; main()", "run",
@@ -218,12 +216,29 @@ def test_an_attempt_killed_leaves_no_checks_process_and_its_folder_free(
          "--agent-cmd", str(script),
          "--agent-env", f"ERPSIM_SCRIPT=echo $$ > {pid_file}; exec sleep 60"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not (pid_file.is_file() and pid_file.read_text().strip()):
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert time.monotonic() < deadline, "the first turn never started"
+        time.sleep(0.02)
+    return proc
+
+
+def _stop(proc: subprocess.Popen[bytes], pid_file: Path) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    with contextlib.suppress(ValueError, OSError):  # the agent's own session
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def test_an_attempt_killed_leaves_no_checks_process_and_its_folder_free(
+        tmp_path: Path) -> None:
+    """Killed outright in a turn, the attempt's checks process dies with it and lets go
+    of the folder's lock at once."""
+    out, pid_file = tmp_path / "a", tmp_path / "agent.pid"
+    proc = _run_in_a_turn(out, pid_file)
     try:
-        deadline = time.monotonic() + 60
-        while not (pid_file.is_file() and pid_file.read_text().strip()):
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline, "the first turn never started"
-            time.sleep(0.02)
         runner = psutil.Process(proc.pid)
         beside = [c for c in runner.children() if c.cmdline() == runner.cmdline()]
         assert len(beside) == 1, runner.children()  # its checks process, forked
@@ -232,8 +247,20 @@ def test_an_attempt_killed_leaves_no_checks_process_and_its_folder_free(
         beside[0].wait(timeout=10)  # killed with it (or ended on its pipe's end)
         assert running_holder(out) is None
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        with contextlib.suppress(ValueError, OSError):  # the agent's own session
-            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        _stop(proc, pid_file)
+
+
+def test_ctrl_c_to_the_process_group_is_the_attempts_interruption(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C reaches every process of the group: the checks process leaves
+    the interruption to the attempt (exit 130, interrupted), never fails on it first."""
+    out, pid_file = tmp_path / "a", tmp_path / "agent.pid"
+    proc = _run_in_a_turn(out, pid_file)
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=30)
+        stderr = proc.stderr.read().decode() if proc.stderr else ""
+    finally:
+        _stop(proc, pid_file)
+    assert code == 130, stderr
+    assert "interrupted: the attempt in" in stderr and "checks process" not in stderr
+    assert running_holder(out) is None
