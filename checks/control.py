@@ -297,6 +297,22 @@ class BooksMatchWorld(ControlSpec):
         return self
 
 
+def final_lookbacks(specs: Iterable[CheckSpec]) -> set[date]:
+    """The earlier dates the final evaluation of ``specs`` reconciles the books as of, at
+    the log's head: a bank reconciliation's statement date, a comparison of the parties'
+    balances on a date of its own (not ``at_turns``: each turn's end is a look back to
+    another position). Per-date control beside the run prepares these folds between dates
+    (:meth:`checks.context.Folds.prepare`)."""
+    out: set[date] = set()
+    for spec in specs:
+        if isinstance(spec, BankReconciles) and spec.statement_as_of is not None:
+            out.add(spec.statement_as_of)
+        elif (isinstance(spec, BooksMatchWorld) and spec.as_of is not None
+              and not spec.at_turns):
+            out.add(spec.as_of)
+    return out
+
+
 def _party_items(rows: Iterable[AccountRow], parties: str) -> list[tuple[Item, int]]:
     """Items of the party accounts with the sign they take in a party's balance."""
     out: list[tuple[Item, int]] = []
@@ -508,4 +524,4 @@ def trial_balance_zero(spec: TrialBalanceZero, ctx: CheckContext) -> CheckResult
 
 __all__ = ["MAX_TOLERANCE", "BankReconciles", "BooksMatchWorld", "ControlSpec", "ControlTies",
            "TrialBalanceZero", "ZeroBalance", "bank_reconciles", "books_match_world",
-           "check_control_ties", "trial_balance_zero", "zero_balance"]
+           "check_control_ties", "final_lookbacks", "trial_balance_zero", "zero_balance"]

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from checks.context import Folds
+from checks.control import final_lookbacks
 from checks.verdict import Verdict, evaluate
 from erp.rebuild import usable_cpus
 from erp.store import EventStore
@@ -346,6 +347,8 @@ def _serve(conn: Pipe, attempts_end: Pipe, attempt: int, loaded: LoadedScenario,
         store = EventStore.open(where[0], schema=where[1])
         watch = StoreWatch(store)
         checks = DailyChecks(loaded)
+        if checks.specs:  # the final look backs, folded in the time between dates
+            checks.folds.prepare(final_lookbacks(loaded.checks))
         while True:
             try:
                 message = conn.recv()
@@ -357,6 +360,8 @@ def _serve(conn: Pipe, attempts_end: Pipe, attempt: int, loaded: LoadedScenario,
                 gc.freeze()  # what lives on (the folds) is out of the collector's way
                 _raise_fault(watch)
                 conn.send(("done",))
+                if not conn.poll():  # nothing waiting: this process's time is its own
+                    checks.folds.advance_prepared(store, day, position)
             elif message[0] == "summary":
                 conn.send(("summary", checks.summary()))
             else:

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checks.context import Folds, LogReads
+from checks.control import final_lookbacks
 from checks.policy import ReconciliationTies, reconciling_items
 from checks.reconcile import BooksView, _books, fold_books, reconcile, reconciliation
 from checks.verdict import evaluate
@@ -357,3 +358,59 @@ def test_look_backs_in_date_order_fold_on_from_one_another() -> None:
     kinds = len(ctx.turn_ends._folds)
     assert kinds >= 3  # the world, the books, the postings
     assert ctx.turn_ends.fresh <= 2 * kinds < len(days) * kinds
+
+
+def check_prepared_look_backs(backend: str, data: st.DataObject) -> None:
+    """Per-date control with the final look backs prepared between dates (the checks
+    beside the run; some dates too busy to prepare anything): each look back is the fold
+    a fresh one as of its date at the log's head is, and the final evaluation gives what
+    folds from scratch give."""
+    a = attempt(backend, "month-end-close", data.draw(st.integers(0, 9), label="seed"), 6, 3)
+    lookbacks = final_lookbacks(a.loaded.checks)
+    assert lookbacks  # the statement date, the weekly comparisons of balances
+    folds = Folds()
+    folds.prepare(lookbacks)
+    busy = data.draw(st.lists(st.booleans(), min_size=len(a.ends), max_size=len(a.ends)),
+                     label="busy")
+    for (day, end), skip in zip(a.ends, busy, strict=True):
+        ctx = context_for(a.store, a.loaded, workspace=None, as_of=day, position=end,
+                          folds=folds)
+        evaluate([s for _, s in daily_specs(a.loaded)], ctx)
+        if not skip:
+            folds.advance_prepared(a.store, day, end)
+    head = a.store.head()[0]
+    live = context_for(a.store, a.loaded, workspace=None, folds=folds)
+    for day in sorted(lookbacks):
+        _same_books(_books(live, day), fold_books(a.store, as_of=day))
+        _same_world(world_view(live, day), fold_world(a.store, as_of=day, position=head))
+    assert folds.prepared_used > 0 or all(busy)
+    check_final_equality(a, folds)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_prepared_look_backs_equal_fresh_folds_sqlite(data: st.DataObject) -> None:
+    check_prepared_look_backs("sqlite", data)
+
+
+@pytest.mark.postgres
+@settings(SETTINGS, max_examples=2)
+@given(data=st.data())
+def test_prepared_look_backs_equal_fresh_folds_postgres(data: st.DataObject) -> None:
+    require_postgres()
+    check_prepared_look_backs("postgres", data)
+
+
+def test_a_look_back_not_prepared_is_folded_afresh() -> None:
+    """A date not prepared folds afresh as before; a prepared one is taken, advanced."""
+    a = attempt("sqlite", "month-end-close", 5, 6, 3)
+    folds = per_date_control(a)
+    folds.prepare([a.ends[2][0]])
+    live = context_for(a.store, a.loaded, workspace=None, folds=folds)
+    fresh = folds.fresh
+    _books(live, a.ends[3][0])  # not prepared
+    assert folds.fresh == fresh + 1 and folds.prepared_used == 0
+    day, end = a.ends[-1]
+    folds.advance_prepared(a.store, day, end)
+    _books(live, a.ends[2][0])
+    assert folds.prepared_used == 1 and folds.fresh == fresh + 1
