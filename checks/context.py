@@ -207,23 +207,30 @@ class Folds:
     def prepare(self, dates: Iterable[date]) -> None:
         """Look backs a later evaluation will ask for (folds as of each of ``dates`` at a
         later position: the final evaluation's reconciliation as of a statement date):
-        :meth:`advance_prepared` folds each as soon as its date has come, and goes on
-        with it, so that the look back folds only what the log gained since. Worth it
+        :meth:`advance_prepared` folds each from the first date on, as the log grows, so
+        that the look back folds only what the log gained since. Worth it
         where the folding is done in time that would be idle (the checks beside the run,
         between dates); a prepared fold is the fold a fresh one would be."""
         self._lookbacks = tuple(sorted(set(dates)))
 
-    def advance_prepared(self, store: EventStore, today: date, position: int) -> None:
-        """Advance the prepared look backs (:meth:`prepare`) whose date is ``today`` or
-        earlier, each dated fold kind the evaluations asked for, to ``position``."""
+    def advance_prepared(self, store: EventStore, position: int, *,
+                         stop: Callable[[], bool] | None = None, step: int = 4000) -> bool:
+        """Advance the prepared look backs (:meth:`prepare`), each dated fold kind the
+        evaluations asked for, to ``position``, at most ``step`` log positions at a time;
+        before each step, ``stop()`` may say to leave the rest for later (work waiting).
+        True when every one reached ``position``. A look back to a date still to come is
+        folded already: its date holds, and what comes after it waits (is deferred), as
+        in a fold made later."""
         for key, make in self._makers.items():
             for day in self._lookbacks:
-                if day > today:
-                    break
                 fold = self._prepared.get((key, day))
                 if fold is None or not fold.resumable(day, position):
                     fold = self._prepared[(key, day)] = make(day)  # reads its own rows
-                fold.advance(store, day, position)
+                while fold.position < position:
+                    if stop is not None and stop():
+                        return False
+                    fold.advance(store, day, min(position, fold.position + step))
+        return True
 
     def carry(self, key: Hashable, dated: Hashable, position: int) -> None:
         """Before the first undated fold under ``key`` (the final evaluation after per-date

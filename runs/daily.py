@@ -360,8 +360,8 @@ def _serve(conn: Pipe, attempts_end: Pipe, attempt: int, loaded: LoadedScenario,
                 gc.freeze()  # what lives on (the folds) is out of the collector's way
                 _raise_fault(watch)
                 conn.send(("done",))
-                if not conn.poll():  # nothing waiting: this process's time is its own
-                    checks.folds.advance_prepared(store, day, position)
+                # in the time until the next date comes (a step at a time)
+                checks.folds.advance_prepared(store, position, stop=conn.poll)
             elif message[0] == "summary":
                 conn.send(("summary", checks.summary()))
             else:
