@@ -211,6 +211,10 @@ class BankReconciles(ControlSpec):
     account: str | None = Field(default=None, min_length=1, max_length=32)
     statement_as_of: date | None = None
 
+    def lookbacks(self) -> frozenset[date]:
+        """The statement date (the reconciliation as of it, at the log's head)."""
+        return frozenset(d for d in (self.statement_as_of,) if d is not None)
+
 
 @check_type(BankReconciles)
 def bank_reconciles(spec: BankReconciles, ctx: CheckContext) -> CheckResult:
@@ -287,6 +291,10 @@ class BooksMatchWorld(ControlSpec):
     scenario's end), folding the log forward once: work a turn left to a later turn (a
     receipt applied a turn late) fails at the turn that left it. Not with ``as_of``."""
 
+    def lookbacks(self) -> frozenset[date]:
+        """Its own date (not ``at_turns``: each turn's end is another position)."""
+        return frozenset(d for d in (self.as_of,) if d is not None and not self.at_turns)
+
     @model_validator(mode="after")
     def _one_date_rule(self) -> BooksMatchWorld:
         if self.at_turns and self.as_of is not None:
@@ -295,22 +303,6 @@ class BooksMatchWorld(ControlSpec):
             raise ValueError("at_turns judges every turn's date once, at the end: "
                              "not daily")
         return self
-
-
-def final_lookbacks(specs: Iterable[CheckSpec]) -> set[date]:
-    """The earlier dates the final evaluation of ``specs`` reconciles the books as of, at
-    the log's head: a bank reconciliation's statement date, a comparison of the parties'
-    balances on a date of its own (not ``at_turns``: each turn's end is a look back to
-    another position). Per-date control beside the run prepares these folds between dates
-    (:meth:`checks.context.Folds.prepare`)."""
-    out: set[date] = set()
-    for spec in specs:
-        if isinstance(spec, BankReconciles) and spec.statement_as_of is not None:
-            out.add(spec.statement_as_of)
-        elif (isinstance(spec, BooksMatchWorld) and spec.as_of is not None
-              and not spec.at_turns):
-            out.add(spec.as_of)
-    return out
 
 
 def _party_items(rows: Iterable[AccountRow], parties: str) -> list[tuple[Item, int]]:
@@ -524,4 +516,4 @@ def trial_balance_zero(spec: TrialBalanceZero, ctx: CheckContext) -> CheckResult
 
 __all__ = ["MAX_TOLERANCE", "BankReconciles", "BooksMatchWorld", "ControlSpec", "ControlTies",
            "TrialBalanceZero", "ZeroBalance", "bank_reconciles", "books_match_world",
-           "check_control_ties", "final_lookbacks", "trial_balance_zero", "zero_balance"]
+           "check_control_ties", "trial_balance_zero", "zero_balance"]

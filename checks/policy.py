@@ -1174,6 +1174,10 @@ class ReconciliationTies(FileCheckSpec):
     def _one_file(cls, v: str) -> str:
         return file_path(v)
 
+    def lookbacks(self) -> frozenset[date]:
+        """Its date: the bank's records as of it at the log's head (the statement)."""
+        return frozenset({self.as_of})
+
 
 STATEMENT_NAMES = ("statement balance", "bank statement balance", "balance per bank",
                    "balance per statement", "balance per the bank", "bank balance")

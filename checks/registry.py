@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import PurePosixPath
@@ -68,6 +68,19 @@ class CheckSpec(BaseModel):
     def label(self, index: int) -> str:
         """The check's name: its own, or ``TYPE#INDEX`` (1-based) when it has none."""
         return self.name or f"{self.type}#{index + 1}"
+
+    def lookbacks(self) -> frozenset[date]:
+        """The earlier dates this check, evaluated at the end, folds the books or the
+        world's records as of at the log's head (a statement date, say): per-date control
+        beside the run folds them ahead (``checks.context.Folds.prepare``). None by
+        default."""
+        return frozenset()
+
+
+def final_lookbacks(specs: Iterable[CheckSpec]) -> frozenset[date]:
+    """Every date the final evaluation of ``specs`` looks back to
+    (:meth:`CheckSpec.lookbacks`)."""
+    return frozenset().union(*(spec.lookbacks() for spec in specs))
 
 
 def workspace_path(value: str) -> str:

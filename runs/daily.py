@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from checks.context import Folds
-from checks.control import final_lookbacks
+from checks.registry import final_lookbacks
 from checks.verdict import Verdict, evaluate
 from erp.rebuild import usable_cpus
 from erp.store import EventStore

@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from checks.context import Folds, LogReads
-from checks.control import final_lookbacks
 from checks.policy import ReconciliationTies, reconciling_items
 from checks.reconcile import BooksView, _books, fold_books, reconcile, reconciliation
+from checks.registry import final_lookbacks
 from checks.verdict import evaluate
 from checks.world import WorldView, fold_world, world_view
 from erp.store import EventStore
