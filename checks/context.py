@@ -174,7 +174,7 @@ class Folds:
         self.reads = LogReads()
         """Reads from the start of the log shared by the folds started afresh."""
         self._makers: dict[Hashable, Callable[[date | None], Any]] = {}
-        self._lookbacks: tuple[date, ...] = ()
+        self._lookbacks: tuple[tuple[date, str], ...] = ()
         self._prepared: dict[tuple[Hashable, date], Any] = {}
         self.prepared_used = 0
         """How many look backs were answered by a prepared fold (:meth:`prepare`)."""
@@ -204,14 +204,15 @@ class Folds:
         fold.advance(store, as_of, position)
         return fold
 
-    def prepare(self, dates: Iterable[date]) -> None:
-        """Look backs a later evaluation will ask for (folds as of each of ``dates`` at a
-        later position: the final evaluation's reconciliation as of a statement date):
+    def prepare(self, lookbacks: Iterable[tuple[date, str]]) -> None:
+        """Look backs a later evaluation will ask for, each a date and the name of the fold
+        kept for it (the first part of its key: ``checks.world``), as of that date at a
+        later position (the final evaluation's reconciliation as of a statement date):
         :meth:`advance_prepared` folds each from the first date on, as the log grows, so
         that the look back folds only what the log gained since. Worth it
         where the folding is done in time that would be idle (the checks beside the run,
         between dates); a prepared fold is the fold a fresh one would be."""
-        self._lookbacks = tuple(sorted(set(dates)))
+        self._lookbacks = tuple(sorted(set(lookbacks)))
 
     def advance_prepared(self, store: EventStore, position: int, *,
                          stop: Callable[[], bool] | None = None, step: int = 4000) -> bool:
@@ -222,7 +223,10 @@ class Folds:
         folded already: its date holds, and what comes after it waits (is deferred), as
         in a fold made later."""
         for key, make in self._makers.items():
-            for day in self._lookbacks:
+            name = key[0] if isinstance(key, tuple) else key
+            for day, wanted in self._lookbacks:
+                if wanted != name:
+                    continue
                 fold = self._prepared.get((key, day))
                 if fold is None or not fold.resumable(day, position):
                     fold = self._prepared[(key, day)] = make(day)  # reads its own rows

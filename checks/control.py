@@ -37,7 +37,7 @@ from checks.reconcile import (
     postings_as_of,
     reconciliation,
 )
-from checks.registry import CheckResult, CheckSpec, check_type
+from checks.registry import CheckResult, CheckSpec, Lookback, check_type, reconciled_on
 from checks.state import turn_contexts
 from erp import queries as q
 from erp.errors import MoneyError
@@ -211,9 +211,9 @@ class BankReconciles(ControlSpec):
     account: str | None = Field(default=None, min_length=1, max_length=32)
     statement_as_of: date | None = None
 
-    def lookbacks(self) -> frozenset[date]:
+    def lookbacks(self) -> frozenset[Lookback]:
         """The statement date (the reconciliation as of it, at the log's head)."""
-        return frozenset(d for d in (self.statement_as_of,) if d is not None)
+        return reconciled_on(self.statement_as_of)
 
 
 @check_type(BankReconciles)
@@ -291,9 +291,9 @@ class BooksMatchWorld(ControlSpec):
     scenario's end), folding the log forward once: work a turn left to a later turn (a
     receipt applied a turn late) fails at the turn that left it. Not with ``as_of``."""
 
-    def lookbacks(self) -> frozenset[date]:
+    def lookbacks(self) -> frozenset[Lookback]:
         """Its own date (not ``at_turns``: each turn's end is another position)."""
-        return frozenset(d for d in (self.as_of,) if d is not None and not self.at_turns)
+        return reconciled_on(None if self.at_turns else self.as_of)
 
     @model_validator(mode="after")
     def _one_date_rule(self) -> BooksMatchWorld:

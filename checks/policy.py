@@ -39,7 +39,7 @@ from checks.context import CheckContext
 from checks.errors import Unusable
 from checks.files import Table, agent_csv, file_path, plain_typography
 from checks.reconcile import reconciliation
-from checks.registry import CheckResult, CheckSpec, FileCheckSpec, check_type
+from checks.registry import CheckResult, CheckSpec, FileCheckSpec, Lookback, check_type
 from checks.state import (
     bill_not_as_invoiced,
     end_of_turn,
@@ -1174,9 +1174,9 @@ class ReconciliationTies(FileCheckSpec):
     def _one_file(cls, v: str) -> str:
         return file_path(v)
 
-    def lookbacks(self) -> frozenset[date]:
+    def lookbacks(self) -> frozenset[Lookback]:
         """Its date: the bank's records as of it at the log's head (the statement)."""
-        return frozenset({self.as_of})
+        return frozenset({(self.as_of, "checks.world")})
 
 
 STATEMENT_NAMES = ("statement balance", "bank statement balance", "balance per bank",

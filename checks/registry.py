@@ -69,17 +69,29 @@ class CheckSpec(BaseModel):
         """The check's name: its own, or ``TYPE#INDEX`` (1-based) when it has none."""
         return self.name or f"{self.type}#{index + 1}"
 
-    def lookbacks(self) -> frozenset[date]:
+    def lookbacks(self) -> frozenset[Lookback]:
         """The earlier dates this check, evaluated at the end, folds the books or the
-        world's records as of at the log's head (a statement date, say): per-date control
-        beside the run folds them ahead (``checks.context.Folds.prepare``). None by
-        default."""
+        world's records as of at the log's head (a statement date, say), each with the
+        fold it reads (:data:`FOLDS`): per-date control beside the run folds them ahead
+        (``checks.context.Folds.prepare``). None by default."""
         return frozenset()
 
 
-def final_lookbacks(specs: Iterable[CheckSpec]) -> frozenset[date]:
-    """Every date the final evaluation of ``specs`` looks back to
-    (:meth:`CheckSpec.lookbacks`)."""
+Lookback = tuple[date, str]
+"""A look back: its date and the fold it reads (one of :data:`FOLDS`)."""
+
+FOLDS = ("checks.books", "checks.postings", "checks.world")
+"""The folds a look back may read, by the names the folds are kept under (``Folds``): the
+books, the GL and subledger rows, the world's records; a reconciliation reads all three."""
+
+
+def reconciled_on(day: date | None) -> frozenset[Lookback]:
+    """The look backs of a reconciliation as of ``day`` (every fold; none without a day)."""
+    return frozenset((day, name) for name in FOLDS) if day is not None else frozenset()
+
+
+def final_lookbacks(specs: Iterable[CheckSpec]) -> frozenset[Lookback]:
+    """Every look back the final evaluation of ``specs`` makes (:meth:`CheckSpec.lookbacks`)."""
     return frozenset().union(*(spec.lookbacks() for spec in specs))
 
 

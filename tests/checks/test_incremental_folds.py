@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from checks.context import Folds, LogReads
 from checks.policy import ReconciliationTies, reconciling_items
 from checks.reconcile import BooksView, _books, fold_books, reconcile, reconciliation
-from checks.registry import final_lookbacks
+from checks.registry import final_lookbacks, reconciled_on
 from checks.verdict import evaluate
 from checks.world import WorldView, fold_world, world_view
 from erp.store import EventStore
@@ -390,7 +390,7 @@ def check_prepared_look_backs(backend: str, data: st.DataObject) -> None:
         assert done or steps is not None
     head = a.store.head()[0]
     live = context_for(a.store, a.loaded, workspace=None, folds=folds)
-    for day in sorted(lookbacks):
+    for day in sorted({d for d, _ in lookbacks}):
         _same_books(_books(live, day), fold_books(a.store, as_of=day))
         _same_world(world_view(live, day), fold_world(a.store, as_of=day, position=head))
     assert folds.prepared_used > 0  # made at the first date, whatever time it had
@@ -412,14 +412,19 @@ def test_prepared_look_backs_equal_fresh_folds_postgres(data: st.DataObject) -> 
 
 
 def test_a_look_back_not_prepared_is_folded_afresh() -> None:
-    """A date not prepared folds afresh as before; a prepared one is taken, advanced."""
+    """A date or a fold not prepared folds afresh as before; a prepared one is taken,
+    advanced."""
     a = attempt("sqlite", "month-end-close", 5, 6, 3)
     folds = per_date_control(a)
-    folds.prepare([a.ends[2][0]])
+    day, other = a.ends[2][0], a.ends[4][0]
+    folds.prepare(reconciled_on(day) | {(other, "checks.world")})
     live = context_for(a.store, a.loaded, workspace=None, folds=folds)
     fresh = folds.fresh
     _books(live, a.ends[3][0])  # not prepared
     assert folds.fresh == fresh + 1 and folds.prepared_used == 0
     folds.advance_prepared(a.store, a.ends[-1][1])
-    _books(live, a.ends[2][0])
+    _books(live, day)
     assert folds.prepared_used == 1 and folds.fresh == fresh + 1
+    _books(live, other)  # only its world's records were prepared
+    world_view(live, other)
+    assert folds.prepared_used == 2 and folds.fresh == fresh + 2
