@@ -222,3 +222,28 @@ def test_definitions_hash_changes_with_any_field(index: int, change: dict[str, A
 def test_definitions_hash_depends_on_order() -> None:
     assert (definitions_hash(parse_checks(SPECS))
             != definitions_hash(parse_checks(list(reversed(SPECS)))))
+
+
+def test_the_final_look_backs_are_the_specs_own() -> None:
+    """A reconciliation's date reads all three folds; a reconciliation file's only the
+    world's records; a comparison at every turn, a check without a date and one with no
+    look back add none."""
+    from datetime import date
+
+    from checks.registry import FOLDS, final_lookbacks, reconciled_on
+
+    may8, may29 = date(2026, 5, 8), date(2026, 5, 29)
+    assert reconciled_on(may8) == {(may8, "checks.books"), (may8, "checks.postings"),
+                                   (may8, "checks.world")}
+    assert reconciled_on(None) == frozenset()
+    assert set(FOLDS) == {"checks.books", "checks.postings", "checks.world"}
+    specs = parse_checks([
+        {"type": "bank_reconciles", "statement_as_of": "2026-05-29"},
+        {"type": "bank_reconciles"},
+        {"type": "books_match_world", "parties": "customers", "as_of": "2026-05-08"},
+        {"type": "books_match_world", "parties": "vendors", "at_turns": True},
+        {"type": "reconciliation_ties", "path": "out/r.csv", "as_of": "2026-05-29"},
+        {"type": "trial_balance_zero"}])
+    assert final_lookbacks(specs) == reconciled_on(may29) | reconciled_on(may8)
+    assert final_lookbacks(specs[4:]) == {(may29, "checks.world")}
+    assert final_lookbacks([]) == frozenset()
