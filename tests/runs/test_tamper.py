@@ -252,11 +252,13 @@ class _TamperingAgent:
                     conn.exec_driver_sql(sql)
 
 
+@pytest.mark.parametrize("beside", [False, True])
 def test_books_changed_during_the_run_reject_the_attempt(backend: str, scenario: Path,
-                                                         tmp_path: Path,
+                                                         tmp_path: Path, beside: bool,
                                                          request: pytest.FixtureRequest) -> None:
     """The attempt's own grading rejects it, with its summary and verdict written; a
-    later regrade of the folder refuses it as not graded."""
+    later regrade of the folder refuses it as not graded. With the checks beside the run,
+    their verdict is dropped the same way (they ran; the books did not verify)."""
     loaded = load_scenario(scenario)
     folder = tmp_path / "tampered"
     agent = _TamperingAgent(["UPDATE documents SET open_amount = open_amount + 1 WHERE doc_id "
@@ -267,7 +269,9 @@ def test_books_changed_during_the_run_reject_the_attempt(backend: str, scenario:
         kwargs = {"store_url": PG_URL, "schema": pg_schema(request.node.nodeid)}
         drop_pg_schema(kwargs["schema"])
     try:
-        result = run_attempt(loaded, 1, "tampering", folder, agent=agent, **kwargs)
+        result = run_attempt(loaded, 1, "tampering", folder, agent=agent,
+                             checks_beside=beside, **kwargs)
+        assert result.summary["checks_process"] == ("beside" if beside else "attempt")
         verdict = json.loads((folder / "verdict.json").read_text())
         assert result.summary["verdict"]["status"] == verdict["status"] == "rejected"
         assert verdict["failed"] == ["books-verified"]
