@@ -174,7 +174,9 @@ class Folds:
         self.reads = LogReads()
         """Reads from the start of the log shared by the folds started afresh."""
         self._makers: dict[Hashable, Callable[[date | None], Any]] = {}
-        self._lookbacks: tuple[tuple[date, str], ...] = ()
+        self._plan: dict[tuple[date, str], int | None] = {}
+        """The prepared look backs: (date, fold name) -> the position each is folded to
+        (None: as far as the log goes)."""
         self._prepared: dict[tuple[Hashable, date], Any] = {}
         self.prepared_used = 0
         """How many look backs were answered by a prepared fold (:meth:`prepare`)."""
@@ -187,7 +189,7 @@ class Folds:
         fold: F | None = self._folds.get(key)
         if fold is None or not fold.resumable(as_of, position):
             ready: F | None = (self._prepared.get((key, as_of)) if as_of is not None
-                               and not self.follow else None)
+                               else None)
             if ready is not None and ready.resumable(as_of, position):
                 ready.advance(store, as_of, position)  # a look back prepared beside the run
                 self.prepared_used += 1
@@ -204,36 +206,43 @@ class Folds:
         fold.advance(store, as_of, position)
         return fold
 
-    def prepare(self, lookbacks: Iterable[tuple[date, str]]) -> None:
+    def prepare(self, lookbacks: Iterable[tuple[date, str]], *,
+                position: int | None = None) -> None:
         """Look backs a later evaluation will ask for, each a date and the name of the fold
         kept for it (the first part of its key: ``checks.world``), as of that date at a
-        later position (the final evaluation's reconciliation as of a statement date):
-        :meth:`advance_prepared` folds each from the first date on, as the log grows, so
-        that the look back folds only what the log gained since. Worth it
-        where the folding is done in time that would be idle (the checks beside the run,
-        between dates); a prepared fold is the fold a fresh one would be."""
-        self._lookbacks = tuple(sorted(set(lookbacks)))
+        later position: the log's head (``position`` None: the final evaluation's
+        reconciliation as of a statement date) or ``position`` (the end of that date's
+        turn, in :attr:`CheckContext.turn_ends`). :meth:`advance_prepared` folds each from
+        the first date on, as the log grows, so that the look back folds only what the log
+        gained since (nothing, at a position of its own). Worth it where the folding is
+        done in time that would be idle (the checks beside the run, between dates); a
+        prepared fold is the fold a fresh one would be."""
+        for lookback in lookbacks:
+            self._plan[lookback] = position
 
     def advance_prepared(self, store: EventStore, position: int, *,
-                         stop: Callable[[], bool] | None = None, step: int = 4000) -> bool:
-        """Advance the prepared look backs (:meth:`prepare`), each dated fold kind the
-        evaluations asked for, to ``position``, at most ``step`` log positions at a time;
-        before each step, ``stop()`` may say to leave the rest for later (work waiting).
-        True when every one reached ``position``. A look back to a date still to come is
-        folded already: its date holds, and what comes after it waits (is deferred), as
-        in a fold made later."""
-        for key, make in self._makers.items():
+                         stop: Callable[[], bool] | None = None, step: int = 4000,
+                         makers: Folds | None = None) -> bool:
+        """Advance the prepared look backs (:meth:`prepare`) to ``position`` (or their own,
+        when earlier), each of the dated fold kinds the evaluations asked for (of this
+        :class:`Folds` or ``makers``), at most ``step`` log positions at a time; before
+        each step, ``stop()`` may say to leave the rest for later (work waiting). True when
+        every one reached its end. A look back to a date still to come is folded already:
+        its date holds, and what comes after it waits (is deferred), as in a fold made
+        later."""
+        for key, make in (makers or self)._makers.items():
             name = key[0] if isinstance(key, tuple) else key
-            for day, wanted in self._lookbacks:
+            for (day, wanted), end in sorted(self._plan.items()):
                 if wanted != name:
                     continue
+                goal = position if end is None else min(end, position)
                 fold = self._prepared.get((key, day))
-                if fold is None or not fold.resumable(day, position):
+                if fold is None or not fold.resumable(day, goal):
                     fold = self._prepared[(key, day)] = make(day)  # reads its own rows
-                while fold.position < position:
+                while fold.position < goal:
                     if stop is not None and stop():
                         return False
-                    fold.advance(store, day, min(position, fold.position + step))
+                    fold.advance(store, day, min(goal, fold.position + step))
         return True
 
     def carry(self, key: Hashable, dated: Hashable, position: int) -> None:

@@ -39,7 +39,14 @@ from checks.context import CheckContext
 from checks.errors import Unusable
 from checks.files import Table, agent_csv, file_path, plain_typography
 from checks.reconcile import reconciliation
-from checks.registry import CheckResult, CheckSpec, FileCheckSpec, Lookback, check_type
+from checks.registry import (
+    CheckResult,
+    CheckSpec,
+    FileCheckSpec,
+    Lookback,
+    check_type,
+    reconciled_on,
+)
 from checks.state import (
     bill_not_as_invoiced,
     end_of_turn,
@@ -1177,6 +1184,11 @@ class ReconciliationTies(FileCheckSpec):
     def lookbacks(self) -> frozenset[Lookback]:
         """Its date: the bank's records as of it at the log's head (the statement)."""
         return frozenset({(self.as_of, "checks.world")})
+
+    def turn_lookbacks(self) -> frozenset[Lookback]:
+        """With ``items_as_books``, the reconciliation as of its date when that date's
+        turn ended (:func:`reconciling_items`)."""
+        return reconciled_on(self.as_of) if self.items_as_books else frozenset()
 
 
 STATEMENT_NAMES = ("statement balance", "bank statement balance", "balance per bank",

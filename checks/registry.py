@@ -76,6 +76,12 @@ class CheckSpec(BaseModel):
         (``checks.context.Folds.prepare``). None by default."""
         return frozenset()
 
+    def turn_lookbacks(self) -> frozenset[Lookback]:
+        """Like :meth:`lookbacks`, the earlier dates this check folds as of, but each at
+        the end of that date's agent turn (``CheckContext.turn_ends``: a file judged as
+        its turn left the books). None by default."""
+        return frozenset()
+
 
 Lookback = tuple[date, str]
 """A look back: its date and the fold it reads (one of :data:`FOLDS`)."""
@@ -90,9 +96,13 @@ def reconciled_on(day: date | None) -> frozenset[Lookback]:
     return frozenset((day, name) for name in FOLDS) if day is not None else frozenset()
 
 
-def final_lookbacks(specs: Iterable[CheckSpec]) -> frozenset[Lookback]:
-    """Every look back the final evaluation of ``specs`` makes (:meth:`CheckSpec.lookbacks`)."""
-    return frozenset().union(*(spec.lookbacks() for spec in specs))
+def final_lookbacks(specs: Iterable[CheckSpec], *,
+                    turns: bool = False) -> frozenset[Lookback]:
+    """Every look back the final evaluation of ``specs`` makes at the log's head
+    (:meth:`CheckSpec.lookbacks`), or with ``turns`` at the end of a turn
+    (:meth:`CheckSpec.turn_lookbacks`)."""
+    return frozenset().union(*(spec.turn_lookbacks() if turns else spec.lookbacks()
+                               for spec in specs))
 
 
 def workspace_path(value: str) -> str:

@@ -35,6 +35,7 @@ import threading
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from multiprocessing.connection import Connection as Pipe
@@ -43,6 +44,7 @@ from typing import Any
 
 from checks.context import Folds
 from checks.registry import final_lookbacks
+from checks.state import end_of_turn
 from checks.verdict import Verdict, evaluate
 from erp.rebuild import usable_cpus
 from erp.store import EventStore
@@ -321,6 +323,43 @@ class ChecksBeside:
                                "before its verdict")
 
 
+class LookbacksAhead:
+    """The final evaluation's look backs to earlier dates, folded ahead between dates:
+    those at the log's head in per-date control's own :class:`Folds` (its fold kinds'
+    makers), and the latest at the end of a date's turn (``CheckContext.turn_ends``) in
+    folds of its own, set to its turn's end once that turn is over."""
+
+    def __init__(self, loaded: LoadedScenario, folds: Folds) -> None:
+        self.loaded = loaded
+        self.folds = folds
+        folds.prepare(final_lookbacks(loaded.checks))
+        self.turn_ends = Folds(follow=True)
+        """Handed to the final evaluation's context."""
+        # Only the latest: the final evaluation folds it from the log's start, and the
+        # earlier ones on from one another in date order (turn_ends follows); prepared
+        # apart, each would be folded from the start (twelve, for fiscal-year's files).
+        at_turns = final_lookbacks(loaded.checks, turns=True)
+        last = max((d for d, _ in at_turns), default=None)
+        self._at_turns: dict[date, set[tuple[date, str]]] = {} if last is None else {
+            last: {(d, name) for d, name in at_turns if d == last}}
+
+    def after(self, store: EventStore, day: date, position: int, *,
+              stop: Callable[[], bool] | None = None) -> bool:
+        """After ``day``'s checks at ``position``: set the turns' ends that are over, and
+        fold every look back on (:meth:`Folds.advance_prepared`, until ``stop()``)."""
+        over = [d for d in self._at_turns if d <= day]
+        if over:
+            ctx = context_for(store, self.loaded, workspace=None)
+            for d in sorted(over):
+                end = end_of_turn(ctx, d)
+                if end is not None:
+                    self.turn_ends.prepare(self._at_turns[d], position=end)
+                del self._at_turns[d]
+        # a turn's end first: its folding ends, the head's grows with the log
+        return (self.turn_ends.advance_prepared(store, position, stop=stop, makers=self.folds)
+                and self.folds.advance_prepared(store, position, stop=stop))
+
+
 def _reopen(store: EventStore) -> tuple[str, str | None]:
     """How the second process opens the store again: its target (with the password a
     PostgreSQL URL had: the child is this process's) and schema."""
@@ -347,8 +386,7 @@ def _serve(conn: Pipe, attempts_end: Pipe, attempt: int, loaded: LoadedScenario,
         store = EventStore.open(where[0], schema=where[1])
         watch = StoreWatch(store)
         checks = DailyChecks(loaded)
-        if checks.specs:  # the final look backs, folded in the time between dates
-            checks.folds.prepare(final_lookbacks(loaded.checks))
+        ahead = LookbacksAhead(loaded, checks.folds) if checks.specs else None
         while True:
             try:
                 message = conn.recv()
@@ -360,14 +398,15 @@ def _serve(conn: Pipe, attempts_end: Pipe, attempt: int, loaded: LoadedScenario,
                 gc.freeze()  # what lives on (the folds) is out of the collector's way
                 _raise_fault(watch)
                 conn.send(("done",))
-                # in the time until the next date comes (a step at a time)
-                checks.folds.advance_prepared(store, position, stop=conn.poll)
+                if ahead is not None:  # in the time until the next date comes
+                    ahead.after(store, day, position, stop=conn.poll)
             elif message[0] == "summary":
                 conn.send(("summary", checks.summary()))
             else:
                 started = time.perf_counter()
                 verdict = evaluate_final(out, loaded, store, summary=message[1],
-                                         folds=checks.folds if checks.specs else None)
+                                         folds=checks.folds if checks.specs else None,
+                                         turn_ends=ahead.turn_ends if ahead else None)
                 _raise_fault(watch)
                 conn.send(("verdict", verdict, time.perf_counter() - started,
                            checks.summary()))

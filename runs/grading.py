@@ -307,10 +307,12 @@ def context_for(store: EventStore, loaded: LoadedScenario, *,
                 turn_roles: dict[str, str] | None = None,
                 as_of: date | None = None, position: int | None = None,
                 folds: Folds | None = None,
-                turn_workspaces: dict[date, Path] | None = None) -> CheckContext:
+                turn_workspaces: dict[date, Path] | None = None,
+                turn_ends: Folds | None = None) -> CheckContext:
     """The check context of an attempt of ``loaded`` (``folds``: kept across per-date
     evaluations, see :class:`checks.context.Folds`; ``turn_workspaces``: each turn's
-    workspace by its date, see :func:`turn_workspaces`)."""
+    workspace by its date, see :func:`turn_workspaces`; ``turn_ends``: the folds of look
+    backs to turns' ends, prepared beside the run, else new ones)."""
     start, end, turn_dates = calendar_facts(loaded)
     return CheckContext(store=store, workspace=workspace, reference=loaded.reference_dir,
                         inputs=tuple(sorted(loaded.workspace_files)),
@@ -319,7 +321,8 @@ def context_for(store: EventStore, loaded: LoadedScenario, *,
                         turn_roles=dict(turn_roles or {}),
                         control_accounts=dict(loaded.scenario.company.control_accounts),
                         folds=folds, turn_dates=turn_dates,
-                        turn_workspaces=dict(turn_workspaces or {}))
+                        turn_workspaces=dict(turn_workspaces or {}),
+                        turn_ends=turn_ends if turn_ends is not None else Folds(follow=True))
 
 
 def turn_workspaces(out: Path, summary: dict[str, Any]) -> dict[date, Path]:
@@ -482,16 +485,18 @@ def grade(out: Path, loaded: LoadedScenario, store: EventStore, *,
 
 
 def evaluate_final(out: Path, loaded: LoadedScenario, store: EventStore, *,
-                   summary: dict[str, Any], folds: Folds | None = None) -> Verdict:
+                   summary: dict[str, Any], folds: Folds | None = None,
+                   turn_ends: Folds | None = None) -> Verdict:
     """The scenario's checks on the attempt's store and final workspace, without verifying
-    the books (:func:`grade` does, first): ``folds`` as there. ``EnvironmentFailed`` when a
-    check could not read the books."""
+    the books (:func:`grade` does, first): ``folds`` as there, ``turn_ends`` as
+    :func:`context_for`'s. ``EnvironmentFailed`` when a check could not read the books."""
     ws = final_workspace(out)
     actors = tuple(f"agent:turn-{t['turn']}" for t in summary.get("turns", []))
     roles = {f"agent:turn-{t['turn']}": t["role"] for t in summary.get("turns", [])
              if t.get("role", "clerk") != "clerk"}
     ctx = context_for(store, loaded, workspace=ws, agent_actors=actors, turn_roles=roles,
-                      folds=folds, turn_workspaces=turn_workspaces(out, summary))
+                      folds=folds, turn_workspaces=turn_workspaces(out, summary),
+                      turn_ends=turn_ends)
     verdict = evaluate(final_specs(loaded), ctx, outputs_root=ws / "out" if ws else None)
     fault = grader_error_fault(verdict)
     if fault is not None:

@@ -31,6 +31,7 @@ from checks.world import WorldView, fold_world, world_view
 from erp.store import EventStore
 from runs.attempt import run_attempt
 from runs.bench.benchmarks import monthly_closes, scale_population
+from runs.daily import LookbacksAhead
 from runs.grading import context_for, daily_specs
 from scenarios.loader import LoadedScenario, find_scenario, load_scenario
 from tests.conftest import PG_URL, drop_pg_schema, pg_schema, require_postgres
@@ -175,7 +176,7 @@ def _final_results(ctx: Any, loaded: LoadedScenario) -> list[tuple[str, bool, st
             + [(g.check, False, g.error, None) for g in verdict.grader_errors])
 
 
-def check_final_equality(a: Attempt, folds: Folds) -> int:
+def check_final_equality(a: Attempt, folds: Folds, turn_ends: Folds | None = None) -> int:
     """The final evaluation (no date, the whole log), folded on from the per-date folds,
     equals one folded afresh: views, reconciliation and every check's result. Returns how
     many folds the undated views started afresh."""
@@ -188,7 +189,7 @@ def check_final_equality(a: Attempt, folds: Folds) -> int:
                                                    control_accounts=live.control_accounts,
                                                    turn_dates=live.turn_dates)
     undated_fresh = folds.fresh - before
-    live = context_for(a.store, a.loaded, workspace=None, folds=folds)
+    live = context_for(a.store, a.loaded, workspace=None, folds=folds, turn_ends=turn_ends)
     assert _final_results(live, a.loaded) == _final_results(fresh, a.loaded)
     return undated_fresh
 
@@ -362,14 +363,16 @@ def test_look_backs_in_date_order_fold_on_from_one_another() -> None:
 
 def check_prepared_look_backs(backend: str, data: st.DataObject) -> None:
     """Per-date control with the final look backs prepared between dates, from the first
-    (the checks beside the run; a date's spare time ends after a few steps, or at once):
-    each look back is the fold a fresh one as of its date at the log's head is, and the
-    final evaluation gives what folds from scratch give."""
+    (the checks beside the run, ``runs.daily.LookbacksAhead``; a date's spare time ends
+    after a few steps, or at once): each look back at the log's head is the fold a fresh
+    one as of its date is, each to a turn's end gives the reconciling items a fresh
+    context gives, and the final evaluation gives what folds from scratch give."""
     a = attempt(backend, "month-end-close", data.draw(st.integers(0, 9), label="seed"), 6, 3)
     lookbacks = final_lookbacks(a.loaded.checks)
-    assert lookbacks  # the statement date, the weekly comparisons of balances
+    at_turns = final_lookbacks(a.loaded.checks, turns=True)
+    assert lookbacks and at_turns  # the statement date, the weekly comparisons, the file
     folds = Folds()
-    folds.prepare(lookbacks)
+    ahead = LookbacksAhead(a.loaded, folds)
     # each date's spare time: how many steps of 300 positions before work comes (None:
     # all it needs)
     spare = data.draw(st.lists(st.one_of(st.none(), st.integers(0, 4)), min_size=len(a.ends),
@@ -386,15 +389,22 @@ def check_prepared_look_backs(backend: str, data: st.DataObject) -> None:
             left[0] -= 1
             return left[0] < 0
 
-        done = folds.advance_prepared(a.store, end, stop=stop, step=300)
+        done = ahead.after(a.store, day, end, stop=stop)
         assert done or steps is not None
     head = a.store.head()[0]
-    live = context_for(a.store, a.loaded, workspace=None, folds=folds)
+    live = context_for(a.store, a.loaded, workspace=None, folds=folds,
+                       turn_ends=ahead.turn_ends)
     for day in sorted({d for d, _ in lookbacks}):
         _same_books(_books(live, day), fold_books(a.store, as_of=day))
         _same_world(world_view(live, day), fold_world(a.store, as_of=day, position=head))
     assert folds.prepared_used > 0  # made at the first date, whatever time it had
-    check_final_equality(a, folds)
+    for day in sorted({d for d, _ in at_turns}):
+        spec = ReconciliationTies(type="reconciliation_ties", path="out/r.csv", as_of=day)
+        fresh = context_for(a.store, a.loaded, workspace=None)
+        assert reconciling_items(live, spec) == reconciling_items(fresh, spec), day
+    if spare[-1] is None:  # the last date had all the time it needed
+        assert ahead.turn_ends.prepared_used > 0
+    check_final_equality(a, folds, ahead.turn_ends)
 
 
 @SETTINGS
@@ -428,3 +438,23 @@ def test_a_look_back_not_prepared_is_folded_afresh() -> None:
     _books(live, other)  # only its world's records were prepared
     world_view(live, other)
     assert folds.prepared_used == 2 and folds.fresh == fresh + 2
+
+
+def test_a_look_back_to_a_turns_end_is_prepared_to_that_end() -> None:
+    """month-end-close's reconciliation file, judged as the May 29 turn left the books:
+    its three folds are prepared to that turn's end once the date is over, and taken."""
+    a = attempt("sqlite", "month-end-close", 2, 6, 3)
+    folds = Folds()
+    ahead = LookbacksAhead(a.loaded, folds)
+    (day,) = {d for d, _ in final_lookbacks(a.loaded.checks, turns=True)}
+    for d, end in a.ends:
+        evaluate([s for _, s in daily_specs(a.loaded)],
+                 context_for(a.store, a.loaded, workspace=None, as_of=d, position=end,
+                             folds=folds))
+        assert ahead.after(a.store, d, end)
+    live = context_for(a.store, a.loaded, workspace=None, folds=folds,
+                       turn_ends=ahead.turn_ends)
+    spec = ReconciliationTies(type="reconciliation_ties", path="out/r.csv", as_of=day)
+    assert reconciling_items(live, spec) == reconciling_items(
+        context_for(a.store, a.loaded, workspace=None), spec)
+    assert ahead.turn_ends.prepared_used == 3 and ahead.turn_ends.fresh == 0

@@ -264,3 +264,21 @@ def test_ctrl_c_to_the_process_group_is_the_attempts_interruption(tmp_path: Path
     assert code == 130, stderr
     assert "interrupted: the attempt in" in stderr and "checks process" not in stderr
     assert running_holder(out) is None
+
+
+def test_only_the_latest_look_back_to_a_turns_end_is_prepared() -> None:
+    """fiscal-year's twelve reconciliation files: the final evaluation folds the latest from
+    the start and the others on from one another, so only the latest is prepared (each
+    prepared apart would be folded from the start)."""
+    from checks.context import Folds
+    from checks.registry import final_lookbacks
+    from runs.daily import LookbacksAhead
+
+    loaded = _loaded("fiscal-year")
+    dates = {d for d, _ in final_lookbacks(loaded.checks, turns=True)}
+    assert len(dates) >= 12
+    ahead = LookbacksAhead(loaded, Folds())
+    assert list(ahead._at_turns) == [max(dates)]
+    assert {n for _, n in ahead._at_turns[max(dates)]} == {"checks.books", "checks.postings",
+                                                           "checks.world"}
+    assert not LookbacksAhead(_loaded("cash-application"), Folds())._at_turns
