@@ -247,3 +247,9 @@ def test_the_final_look_backs_are_the_specs_own() -> None:
     assert final_lookbacks(specs) == reconciled_on(may29) | reconciled_on(may8)
     assert final_lookbacks(specs[4:]) == {(may29, "checks.world")}
     assert final_lookbacks([]) == frozenset()
+    # at the end of a turn: only a reconciliation file whose items are the books'
+    assert final_lookbacks(specs, turns=True) == frozenset()
+    [items] = parse_checks([{"type": "reconciliation_ties", "path": "out/r.csv",
+                             "as_of": "2026-05-29", "items_as_books": True}])
+    assert final_lookbacks([*specs, items], turns=True) == reconciled_on(may29)
+    assert final_lookbacks([items]) == {(may29, "checks.world")}
