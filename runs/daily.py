@@ -13,7 +13,9 @@ date's checks are those of the log as the date ended, however far the run has go
 and the workspace files a check reads are those of the turns before the date, because
 the attempt waits (:meth:`ChecksBeside.sync`) for the dates sent so far before a turn
 changes any folder. The results, verdict included, are those the attempt's own process
-computes (a test runs every library scenario both ways).
+computes (a test runs every library scenario both ways). Between dates, in its spare
+time, the second process folds ahead the look-backs to earlier dates that the final
+evaluation will make (:class:`LookbacksAhead`).
 
 Beside is chosen (:func:`choose_beside`) for a scenario of more than one date (a desk
 task's one date gains less than the fork costs) when the store is an SQLite file or
