@@ -84,6 +84,9 @@ class DailyChecks:
         (the cost of the checks alone, whatever else the machine is doing)."""
         self.by_month: dict[str, dict[str, Any]] = {}
         """Per month: the per-date check results counted (``monthly``)."""
+        self.gained: dict[str, int] = {}
+        """Per month: the log events its dates' checks took in (the business it held)."""
+        self._position = 0
 
     def evaluate(self, store: EventStore, day: date, position: int,
                  workspace: Path | None) -> None:
@@ -102,6 +105,9 @@ class DailyChecks:
                                     f"{fault}")
         self.seconds.append((day, time.perf_counter() - started,
                              time.thread_time() - started_cpu))
+        month = day.strftime("%Y-%m")
+        self.gained[month] = self.gained.get(month, 0) + max(0, position - self._position)
+        self._position = max(self._position, position)
         broken = [(r.name, r.detail) for r in verdict.results if not r.passed]
         broken += [(g.check, g.error) for g in verdict.grader_errors]
         for name, detail in broken:
@@ -144,8 +150,10 @@ class DailyChecks:
                     else None} for m, v in sorted(self.by_month.items())}
 
     def timing(self) -> dict[str, Any]:
-        """What per-date control cost: dates, folds started afresh, and by month its dates
-        and the mean ms per date, wall and CPU (the evaluating thread's)."""
+        """What per-date control cost: dates, folds started afresh, and by month its dates,
+        the mean ms per date, wall and CPU (the evaluating thread's), the log events its
+        dates took in and the CPU µs per such event (flat when a date costs what the log
+        gained, however much business the month held)."""
         months: dict[str, list[tuple[float, float]]] = {}
         for day, wall, cpu in self.seconds:
             months.setdefault(day.strftime("%Y-%m"), []).append((wall, cpu))
@@ -155,7 +163,11 @@ class DailyChecks:
                                          for m, v in by_month},
                 "cpu_ms_per_date_by_month": {m: round(1000 * sum(c for _, c in v) / len(v), 3)
                                              for m, v in by_month},
-                "dates_by_month": {m: len(v) for m, v in by_month}}
+                "dates_by_month": {m: len(v) for m, v in by_month},
+                "events_by_month": {m: self.gained.get(m, 0) for m, _ in by_month},
+                "cpu_us_per_event_by_month": {
+                    m: round(1e6 * sum(c for _, c in v) / self.gained[m], 3)
+                    for m, v in by_month if self.gained.get(m)}}
 
     def summary(self) -> DailySummary:
         """What ``summary.json`` records of per-date control."""

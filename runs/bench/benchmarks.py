@@ -282,6 +282,8 @@ class EngineBench:
     """Mean per-date check CPU time (the evaluating thread's) by month (``YYYY-MM``)."""
     phases: dict[str, float] = field(default_factory=dict)
     """Where the attempt's time went, seconds by phase (``summary.json`` ``phases_s``)."""
+    per_date_cpu_us_per_event: dict[str, float] = field(default_factory=dict)
+    """Per-date check CPU µs per log event its dates took in, by month (``YYYY-MM``)."""
 
     def worked_months(self) -> list[str]:
         """The calendar months the scenario works through, in order: every month of
@@ -318,6 +320,13 @@ class EngineBench:
             out += [f"per_date_check_cpu_ms_first_month: {cpu[0]:.1f}",
                     f"per_date_check_cpu_ms_last_month: {cpu[-1]:.1f}",
                     f"per_date_check_cpu_last_vs_first: {cpu[-1] / cpu[0]:.2f}"]
+        per_event = [self.per_date_cpu_us_per_event[m] for m in self.worked_months()
+                     if m in self.per_date_cpu_us_per_event]
+        if per_event and per_event[0] > 0:
+            out += [f"per_date_check_cpu_us_per_event_first_month: {per_event[0]:.1f}",
+                    f"per_date_check_cpu_us_per_event_last_month: {per_event[-1]:.1f}",
+                    "per_date_check_cpu_us_per_event_last_vs_first: "
+                    f"{per_event[-1] / per_event[0]:.2f}"]
         out += [f"phase_{name}_s: {seconds:.2f}" for name, seconds in self.phases.items()]
         return out
 
@@ -373,7 +382,8 @@ def run_engine_bench(*, scenario: str = "month-end-close", customers: int | None
                        bool(result.summary["verdict"]["accepted"]),
                        dict(timing.get("dates_by_month", {})),
                        dict(timing.get("cpu_ms_per_date_by_month", {})),
-                       dict(result.summary.get("phases_s", {})))
+                       dict(result.summary.get("phases_s", {})),
+                       dict(timing.get("cpu_us_per_event_by_month", {})))
 
 
 @dataclass(frozen=True)

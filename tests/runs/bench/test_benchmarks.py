@@ -62,7 +62,11 @@ def test_a_bench_over_months_runs_the_scenarios_own_population(beside: bool) -> 
     assert names == ["engine_events_per_s", "engine_wall_s", "per_date_check_ms_first_month",
                      "per_date_check_ms_last_month", "per_date_check_last_vs_first",
                      "per_date_check_cpu_ms_first_month", "per_date_check_cpu_ms_last_month",
-                     "per_date_check_cpu_last_vs_first", "phase_set_up_s", "phase_simulation_s",
+                     "per_date_check_cpu_last_vs_first",
+                     "per_date_check_cpu_us_per_event_first_month",
+                     "per_date_check_cpu_us_per_event_last_month",
+                     "per_date_check_cpu_us_per_event_last_vs_first", "phase_set_up_s",
+                     "phase_simulation_s",
                      "phase_agent_s", "phase_turn_harness_s", "phase_per_date_checks_s",
                      "phase_verification_s", "phase_final_checks_s"] + (
                          ["phase_waited_for_checks_s"] if beside else [])
@@ -73,6 +77,8 @@ def test_a_bench_over_months_runs_the_scenarios_own_population(beside: bool) -> 
     own_phases = {k: v for k, v in result.phases.items()
                   if not beside or k not in ("per_date_checks", "final_checks")}
     assert 0.5 * result.wall_s < sum(own_phases.values()) <= result.wall_s
+    assert sorted(result.per_date_cpu_us_per_event) == sorted(result.per_date_ms)
+    assert all(v > 0 for v in result.per_date_cpu_us_per_event.values())
     assert sorted(result.per_date_cpu_ms) == sorted(result.per_date_ms)
     assert all(v > 0 for v in result.per_date_cpu_ms.values())
     # June 1 and July 1 are closing turns inside the run and after it: July holds one date
