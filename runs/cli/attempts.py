@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from scenarios.loader import LoadedScenario
 
 from runs.cli.common import (
+    CHECKS_PROCESS,
     DATE,
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -34,6 +35,7 @@ from runs.cli.common import (
     SEED,
     VERDICT_EXIT,
     cannot_write,
+    checks_process_option,
     errors,
     fail,
     interruptible,
@@ -86,11 +88,12 @@ TIERS = ("easy", "medium", "hard")
 @click.option("--tier", type=click.Choice(TIERS), default=None,
               help="Difficulty tier: one the scenario declares under tiers: (size, share of "
                    "hard behaviours, document noise). Default: the scenario's own tier:.")
+@checks_process_option
 def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
         docker_image: str | None, agent_env: tuple[str, ...], turn_timeout: float | None,
         home_template: Path | None, cpus: float, memory: str,
         network: bool, network_mode: str, out: Path, replace: bool, quiet: bool,
-        tier: str | None) -> None:
+        tier: str | None, checks_process: str) -> None:
     """Run a scenario (a library name or a YAML path) with an agent; grade it.
 
     Writes the attempt folder: the store (books.db), each turn's workspace, outputs,
@@ -169,7 +172,8 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
             if quiet:
                 result = run_attempt(loaded, seed, agent_name, out, replace=replace,
                                      agent=agent, on_turn=turn_done,
-                                     on_day=lambda _day, _n: interruption.check())
+                                     on_day=lambda _day, _n: interruption.check(),
+                                     checks_beside=CHECKS_PROCESS[checks_process])
             else:
                 # Redrawn at each date, not by a thread of its own: an attempt run alone
                 # checks beside itself in a forked process (runs.daily), never with a thread.
@@ -185,7 +189,8 @@ def run(scenario: str, seed: int, agent_name: str, agent_cmd: Path | None,
                                    refresh=True)
 
                     result = run_attempt(loaded, seed, agent_name, out, on_day=tick,
-                                         replace=replace, agent=agent, on_turn=turn_done)
+                                         replace=replace, agent=agent, on_turn=turn_done,
+                                         checks_beside=CHECKS_PROCESS[checks_process])
         except AttemptAborted as e:
             fail(f"{e}\nthe attempt stopped at turn {e.turn}; nothing was graded "
                  f"(see {e.error_file})", code=EXIT_GRADER_ERROR)

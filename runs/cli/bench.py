@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from runs.cli.campaign import command_line, plan_from_options
-from runs.cli.common import SEED, errors
+from runs.cli.common import CHECKS_PROCESS, SEED, checks_process_option, errors
 
 REPEAT = click.option(
     "--repeat", type=click.IntRange(1, 99), default=1, show_default=True,
@@ -82,12 +82,7 @@ def bench_ledger(events: int, single: int, seed: int, repeat: int) -> None:
                    "the controller's closing turn on the next month's first business day); "
                    "the checks that name the month's end (statement date, last day, period) "
                    "judge the last month's, and every month's period is to be closed.")
-@click.option("--checks-process", type=click.Choice(["auto", "beside", "attempt"]),
-              default="auto", show_default=True,
-              help="Where the per-date and final checks run: in a second process beside "
-                   "the attempt's (beside), in the attempt's own (attempt), or chosen as "
-                   "an attempt chooses (auto: beside when the process runs alone and may "
-                   "use two CPUs).")
+@checks_process_option
 @REPEAT
 def bench_engine(scenario: str, customers: int | None, vendors: int | None, agent_name: str,
                  seed: int, months: int, checks_process: str, repeat: int) -> None:
@@ -96,7 +91,9 @@ def bench_engine(scenario: str, customers: int | None, vendors: int | None, agen
     Prints engine_events_per_s, engine_wall_s and, with per-date checks, the mean time
     of a date's checks in the first and the last calendar month worked through
     (per_date_check_ms_first_month, per_date_check_ms_last_month) and their ratio, in wall
-    time and as the checking thread's CPU time (per_date_check_cpu_ms_*); then the
+    time and as the checking thread's CPU time (per_date_check_cpu_ms_*), and that CPU
+    time per log event the month's dates took in (per_date_check_cpu_us_per_event_*: flat
+    when a date costs what the log gained, whatever the month's business); then the
     seconds of each phase of the attempt: phase_set_up_s, phase_simulation_s,
     phase_agent_s, phase_turn_harness_s, phase_per_date_checks_s, phase_verification_s,
     phase_final_checks_s (with the checks beside the attempt, the second process's seconds
@@ -111,8 +108,7 @@ def bench_engine(scenario: str, customers: int | None, vendors: int | None, agen
         with errors():
             result = run_engine_bench(scenario=scenario, customers=customers, vendors=vendors,
                                       agent=agent_name, seed=seed, months=months,
-                                      checks_beside={"auto": None, "beside": True,
-                                                     "attempt": False}[checks_process])
+                                      checks_beside=CHECKS_PROCESS[checks_process])
         run = f" (run {n + 1} of {repeat})" if repeat > 1 else ""
         click.echo(result.heading(scenario, agent_name) + run, err=True)
         runs.append(result.lines())

@@ -186,6 +186,17 @@ NETWORK = Matching("NAME", NETWORK_MODE, "a docker network name (expected letter
 """``--network-mode``: a docker network's name, as a systems file's ``network_mode``."""
 
 SEED = click.IntRange(min=0)
+
+CHECKS_PROCESS = {"auto": None, "beside": True, "attempt": False}
+"""``--checks-process``: its values and ``run_attempt``'s ``checks_beside`` for each."""
+
+checks_process_option = click.option(
+    "--checks-process", type=click.Choice(list(CHECKS_PROCESS)), default="auto",
+    show_default=True,
+    help="Where the per-date and final checks run: in a second process beside the "
+         "attempt's (beside), in the attempt's own (attempt), or chosen (auto: beside when "
+         "the process runs alone, may use two CPUs and the scenario has more than one "
+         "date). The results are the same; summary.json records which ran.")
 """A ``--seed`` value: a whole number, 0 or more (as ``--seeds`` ranges are), for every
 command that takes one."""
 

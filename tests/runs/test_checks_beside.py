@@ -282,3 +282,32 @@ def test_only_the_latest_look_back_to_a_turns_end_is_prepared() -> None:
     assert {n for _, n in ahead._at_turns[max(dates)]} == {"checks.books", "checks.postings",
                                                            "checks.world"}
     assert not LookbacksAhead(_loaded("cash-application"), Folds())._at_turns
+
+
+@pytest.mark.parametrize("choice", ["attempt", "beside"])
+def test_erpsim_run_checks_process(choice: str, tmp_path: Path) -> None:
+    """``erpsim run --checks-process``: the choice is the attempt's, recorded in
+    summary.json; the verdict the same."""
+    from click.testing import CliRunner
+
+    from runs.cli import main
+
+    out = tmp_path / choice
+    res = CliRunner().invoke(main, ["run", "cash-application", "--out", str(out), "--quiet",
+                                    "--checks-process", choice])
+    assert res.exit_code == 0, res.output
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["checks_process"] == choice
+    assert summary["verdict"]["status"] == "accepted"
+
+
+def test_erpsim_run_refuses_an_unknown_checks_process(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from runs.cli import main
+
+    res = CliRunner().invoke(main, ["run", "cash-application", "--out", str(tmp_path / "a"),
+                                    "--checks-process", "thread"])
+    assert res.exit_code == 2
+    assert "--checks-process" in res.output and "'thread' is not one of" in res.output
+    assert not (tmp_path / "a").exists()
