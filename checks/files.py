@@ -445,6 +445,22 @@ class TextSentenceMatches(_TextSpec):
     item's id, say) must match no ``none`` regex either, so a memo stating the fact in one
     sentence and its contradiction in another ("PO-1 was capitalized ..." and, in a
     summary, "PO-1 was expensed") fails."""
+    aside: list[Regex] = Field(default_factory=list)
+    """Other items a sentence may name beside this one (opt-in; needs ``about``): as
+    :class:`TextRefSentences`' ``aside``, a sentence is cut into clauses, and a clause
+    naming another item, with the clauses after it that name nothing else, is that item's.
+    The item is judged, for ``all`` and ``none`` alike, by its own clauses when they hold
+    one of its words (an ``all`` or ``none`` regex that is not an ``about`` one), else by
+    the whole sentence: "PO-1 ($5,000.00) was capitalized, while PO-2 was expensed" states
+    PO-1 capitalized and does not say it was expensed; "PO-1 and PO-2 were expensed" says
+    both were."""
+
+    @model_validator(mode="after")
+    def _aside_needs_about(self) -> TextSentenceMatches:
+        if self.aside and not self.about:
+            raise ValueError("aside: needs about (the regexes that name this item), to tell "
+                             "its clauses from the other items'")
+        return self
 
 
 class RefFigures(BaseModel):
@@ -1224,8 +1240,12 @@ def _contradicting(cut: Sequence[str], about: Sequence[str], veto: Sequence[str]
 @check_type(TextSentenceMatches)
 @_failing
 def text_sentence_matches(spec: TextSentenceMatches, ctx: CheckContext) -> CheckResult:
-    """Pass when one sentence matches every ``all`` regex and no ``none`` regex."""
+    """Pass when one sentence matches every ``all`` regex and no ``none`` regex (with
+    ``aside``, the item's part of it: :func:`_judged_text`)."""
     cut = sentences(agent_text(ctx, spec.path))
+    if spec.aside:
+        words = [rx for rx in (*spec.all, *spec.none) if rx not in spec.about]
+        cut = [_judged_text(x, spec.about, spec.aside, words, named=True) for x in cut]
     against = _contradicting(cut, spec.about, spec.none)
     if against:
         return _result(False, f"{spec.path}: a sentence about the item contradicts it: "

@@ -164,3 +164,45 @@ def test_ref_sentences_aside_a_lookahead_of_about_names_no_clause(ctx: CheckCont
     spec = {**ASIDE, "about": ["{name}", r"^(?!.*\bemail\b)"]}
     assert run(ctx, MEMO + "\nService revenue fell, while Contractors rose.\n", spec).passed
     assert not run(ctx, MEMO + "\nService revenue fell, as did Contractors.\n", spec).passed
+
+
+# --- aside on text_sentence_matches: another item's clause is that item's ------------------
+
+ITEM = {**SENTENCE, "about": ["PO-1", r"^(?!.*\bemail\b)"], "aside": ["PO-2", "PO-3"]}
+OWN = "PO-1 is capitalized at $5,000.00 under rule 1.\n\n"
+
+
+@pytest.mark.parametrize(("summary", "passed"), [
+    # another item's clause, with its own decision: that item's
+    ("PO-1 was capitalized, while PO-2 was expensed.", True),
+    ("PO-2 and PO-3 were expensed, but PO-1 was capitalized.", True),
+    ("PO-3 was expensed; PO-1 was capitalized as the policy requires.", True),
+    # PO-1 given the other decision beside another item's clause
+    ("PO-1 was expensed, while PO-2 was capitalized.", False),
+    # a list sharing its verb says it of each
+    ("PO-1 and PO-2 were expensed.", False),
+    # elliptical: no word of PO-1's own, the sentence's is PO-1's
+    ("PO-2 was expensed, as was PO-1.", False),
+    # a second clause naming nothing else is still PO-1's
+    ("PO-1 was capitalized, but not in full.", False),
+])
+def test_sentence_matches_aside_judges_each_clause_by_its_item(
+        ctx: CheckContext, summary: str, passed: bool) -> None:
+    r = run(ctx, OWN + summary + "\n", ITEM)
+    assert r.passed is passed, r.detail
+    # without aside, every sentence naming PO-1 is PO-1's: any other decision in it refuses
+    if "expensed" in summary:
+        assert not run(ctx, OWN + summary + "\n", {**ITEM, "aside": []}).passed
+
+
+def test_sentence_matches_aside_the_items_own_sentence_is_its_part(ctx: CheckContext) -> None:
+    """The one sentence that states the item may name another: its part must hold all."""
+    assert run(ctx, "PO-1 is capitalized at $5,000.00, and PO-2 was expensed.\n", ITEM).passed
+    r = run(ctx, "PO-1 costs $5,000.00, and PO-2 was capitalized.\n", ITEM)
+    assert not r.passed  # "capitalized" is PO-2's
+    assert "lacks" in r.detail and "capitali" in r.detail, r.detail
+
+
+def test_sentence_matches_aside_needs_about() -> None:
+    got = spec_problems({**SENTENCE, "aside": ["PO-2"]})
+    assert any("aside: needs about" in m for m in got.values()), got

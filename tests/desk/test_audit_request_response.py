@@ -173,3 +173,28 @@ def test_statuses_capitalized_are_accepted_and_swapped_refused(solved: Solved) -
         assert "status-and-document-per-item" in solved.failed()
     finally:
         path.write_text(original, encoding="utf-8")
+
+
+@pytest.mark.parametrize(("summary", "failing"), [
+    # each item's clause its own finding: right, whatever the other clause says
+    ("In sum, JE-2605-013 is supported by support/scan_0597.txt, while support for "
+     "JE-2605-015 is missing.", []),
+    ("JE-2605-015 and INV-000233 are missing, but RCT-00126 is supported by "
+     "support/scan_0454.txt.", []),
+    # a clause giving its item the wrong finding, beside another item's
+    ("In sum, JE-2605-013 is missing, while JE-2605-015 is supported by "
+     "support/scan_0597.txt.", ["JE-2605-013-supported", "JE-2605-015-missing"]),
+    # a list sharing its verb says it of each item
+    ("JE-2605-015 and JE-2605-013 are missing.", ["JE-2605-013-supported"]),
+])
+def test_a_summary_naming_several_items_is_read_clause_by_clause(
+        solved: Solved, summary: str, failing: list[str]) -> None:
+    """The prompt's reading: in a sentence naming several items, a clause naming one (and
+    those after it naming no other) is that item's."""
+    reply = solved.path(REPLY)
+    text = reply.read_text(encoding="utf-8")
+    try:
+        reply.write_text(text + "\n" + summary + "\n", encoding="utf-8")
+        assert sorted(solved.failed()) == sorted(failing)
+    finally:
+        reply.write_text(text, encoding="utf-8")
