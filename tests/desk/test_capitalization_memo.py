@@ -233,3 +233,29 @@ def test_decisions_capitalized_are_refused_as_the_prompt_says(solved: Solved) ->
     csv.writer(buf, lineterminator="\n").writerows(
         [rows[0], *[[r[0], r[1].capitalize(), r[2]] for r in rows[1:]]])
     assert "decisions-and-costs-to-the-cent" in _restoring(solved, TABLE, buf.getvalue())
+
+
+@pytest.mark.parametrize(("summary", "failing"), [
+    # each purchase's clause its own decision: right, whatever the other clause says
+    ("In short, PO-026052 was capitalized, while PO-026069 was expensed.", []),
+    ("Norton Ltd's plotter was capitalized, but Davis LLC's chair was expensed.", []),
+    ("PO-026058 and PO-026074 were expensed; PO-026088 was capitalized.", []),
+    # a clause giving its purchase the other decision, beside another purchase's
+    ("In short, PO-026052 was expensed, while PO-026069 was capitalized.",
+     ["PO-026052-capitalized-threshold", "PO-026069-expensed-threshold",
+      "each-purchase-its-vendor-cost-and-decision"]),
+    # a list sharing its verb says it of each purchase
+    ("PO-026069 and PO-026052 were expensed.",
+     ["PO-026052-capitalized-threshold", "each-purchase-its-vendor-cost-and-decision"]),
+])
+def test_a_summary_naming_several_purchases_is_read_clause_by_clause(
+        solved: Solved, summary: str, failing: list[str]) -> None:
+    """The prompt's reading: in a sentence naming several purchases (by id or vendor), a
+    clause naming one (and those after it naming no other) is that purchase's."""
+    memo = solved.path(MEMO)
+    text = memo.read_text(encoding="utf-8")
+    try:
+        memo.write_text(text + "\n" + summary + "\n", encoding="utf-8")
+        assert sorted(solved.failed()) == sorted(failing)
+    finally:
+        memo.write_text(text, encoding="utf-8")
