@@ -120,10 +120,14 @@ def test_two_lines_facts_in_one_sentence_are_read_clause_by_clause(
 @pytest.mark.parametrize(("task", "words"), [
     ("pl-variance-memo", "any sentence naming a line, a summary's too, is read as stating "
                          "that line's facts"),
-    ("capitalization-memo", "any other sentence naming a purchase, a summary's too, is read "
-                            "as stating that purchase's facts"),
-    ("audit-request-response", "any other sentence naming an item, a summary's too, is read "
-                               "as stating that item's facts"),
+    ("capitalization-memo", "Any other sentence naming a purchase, a summary's too, is read "
+                            "as stating that purchase's facts, clause by clause: in a "
+                            "sentence naming several purchases, a clause naming one (and "
+                            "those after it naming no other purchase) is that purchase's."),
+    ("audit-request-response", "Any other sentence naming an item, a summary's too, is read "
+                               "as stating that item's facts, clause by clause: in a sentence "
+                               "naming several items, a clause naming one (and those after it "
+                               "naming no other item) is that item's."),
     ("revenue-budget-variance", "any sentence naming a line is read as stating that line's "
                                 "facts"),
     ("expense-receipts-review", "any other line naming a rejected claim is read as giving its "
@@ -137,13 +141,19 @@ def test_the_prompt_says_other_sentences_are_read_as_the_items(task: str, words:
     assert words in " ".join(load_task(task).loaded.prompt_template.split())
 
 
-def test_a_summary_of_several_decisions_in_one_sentence_is_refused(
+def test_a_summary_of_several_decisions_in_one_sentence_is_read_clause_by_clause(
         solved: dict[str, Solved]) -> None:
+    """Each purchase's clause, a list reaching its shared verb: right as it is (refused
+    before aside, as a contradiction of every purchase it named)."""
     sentence = ("In short, PO-026052 and PO-026088 are capitalized and PO-026058 is "
                 "expensed.")
-    assert sorted(graded(solved["capitalization-memo"], "capitalization-memo", sentence)) == [
-        "PO-026052-capitalized-threshold", "PO-026058-expensed-useful-life",
-        "PO-026088-capitalized-improvement", "each-purchase-its-vendor-cost-and-decision"]
-    # one sentence per decision is a summary the rule reads right
+    assert graded(solved["capitalization-memo"], "capitalization-memo", sentence) == []
+    # one sentence per decision reads the same
     split = "In short, PO-026052 and PO-026088 are capitalized. PO-026058 is expensed."
     assert graded(solved["capitalization-memo"], "capitalization-memo", split) == []
+    # a purchase given the other decision in its clause is refused
+    wrong = ("In short, PO-026052 and PO-026058 are capitalized and PO-026088 is "
+             "expensed.")
+    assert sorted(graded(solved["capitalization-memo"], "capitalization-memo", wrong)) == [
+        "PO-026058-expensed-useful-life", "PO-026088-capitalized-improvement",
+        "each-purchase-its-vendor-cost-and-decision"]
