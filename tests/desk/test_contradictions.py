@@ -118,8 +118,10 @@ def test_two_lines_facts_in_one_sentence_are_read_clause_by_clause(
 
 
 @pytest.mark.parametrize(("task", "words"), [
-    ("pl-variance-memo", "any sentence naming a line, a summary's too, is read as stating "
-                         "that line's facts"),
+    ("pl-variance-memo", "Any sentence naming a line, a summary's too, is read as stating "
+                         "that line's facts, clause by clause: in a sentence naming several "
+                         "lines or net income, a clause naming one (and those after it "
+                         "naming no other) is that one's."),
     ("capitalization-memo", "Any other sentence naming a purchase, a summary's too, is read "
                             "as stating that purchase's facts, clause by clause: in a "
                             "sentence naming several purchases, a clause naming one (and "
@@ -128,8 +130,10 @@ def test_two_lines_facts_in_one_sentence_are_read_clause_by_clause(
                                "as stating that item's facts, clause by clause: in a sentence "
                                "naming several items, a clause naming one (and those after it "
                                "naming no other item) is that item's."),
-    ("revenue-budget-variance", "any sentence naming a line is read as stating that line's "
-                                "facts"),
+    ("revenue-budget-variance", "Any sentence naming a line is read as stating that line's "
+                                "facts, clause by clause: in a sentence naming several lines "
+                                "or the total, a clause naming one (and those after it naming "
+                                "no other) is that one's."),
     ("expense-receipts-review", "any other line naming a rejected claim is read as giving its "
                                 "reason"),
 ])
