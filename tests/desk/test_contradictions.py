@@ -135,7 +135,9 @@ def test_two_lines_facts_in_one_sentence_are_read_clause_by_clause(
                                 "or the total, a clause naming one (and those after it naming "
                                 "no other) is that one's."),
     ("expense-receipts-review", "any other line naming a rejected claim is read as giving its "
-                                "reason"),
+                                "reason, clause by clause: in a sentence naming several "
+                                "claims, a clause naming one, and those after it naming no "
+                                "other, is that claim's"),
 ])
 def test_the_prompt_says_other_sentences_are_read_as_the_items(task: str, words: str) -> None:
     """The about rule refuses a summary stating several items' facts together (below); the

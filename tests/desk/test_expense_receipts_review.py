@@ -211,3 +211,28 @@ def test_another_file_written_as_a_path_fails(solved: Solved) -> None:
     """A path to the wrong file is still the wrong file."""
     assert "receipts-exactly-the-pdfs" in solved.failed_with_column(
         "out/receipts.csv", "receipt_file", lambda v: "receipts/other_" + v, row=0)
+
+
+@pytest.mark.parametrize(("summary", "failing"), [
+    # each claim's clause its own: right, whatever the other clause says
+    ("In short, EC-1042 was approved, while EC-1043 was rejected: no receipt.", []),
+    ("EC-1054 was rejected because the date differs, and EC-1044 because the amount "
+     "differs.", []),
+    # a clause giving a rejected claim another reason, beside another claim's
+    ("EC-1043 was rejected as a duplicate, while EC-1042 was approved.",
+     ["notes-each-rejected-claim-and-reason"]),
+    # an approved claim given a rejection in its own clause
+    ("EC-1043 has no receipt, and EC-1042 was rejected too.",
+     ["notes-approved-not-listed/notes-no-approved-claim-rejected"]),
+])
+def test_a_sentence_naming_several_claims_is_read_clause_by_clause(
+        solved: Solved, summary: str, failing: list[str]) -> None:
+    """The prompt's reading: in a sentence naming several claims, a clause naming one (and
+    those after it naming no other) is that claim's."""
+    notes = solved.path(NOTES)
+    text = notes.read_text(encoding="utf-8")
+    try:
+        notes.write_text(text + "\n" + summary + "\n", encoding="utf-8")
+        assert sorted(solved.failed()) == sorted(failing)
+    finally:
+        notes.write_text(text, encoding="utf-8")
