@@ -243,6 +243,12 @@ class Solved:
         finally:
             path.write_text(original, encoding="utf-8")
 
+    def failed_with_line(self, rel: str, line: str) -> list[str]:
+        """``failed`` with ``line`` added at the end of the file ``rel`` (after a line
+        break), the file put back afterwards."""
+        original = self.path(rel).read_text(encoding="utf-8")
+        return self.failed_with_text(rel, {original: original + "\n" + line + "\n"})
+
     def failed_with_column(self, rel: str, column: str, change: Callable[[str], str],
                            row: int | None = None) -> list[str]:
         """``failed`` with ``column`` of the CSV file ``rel`` rewritten by ``change`` (in

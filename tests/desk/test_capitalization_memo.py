@@ -252,10 +252,4 @@ def test_a_summary_naming_several_purchases_is_read_clause_by_clause(
         solved: Solved, summary: str, failing: list[str]) -> None:
     """The prompt's reading: in a sentence naming several purchases (by id or vendor), a
     clause naming one (and those after it naming no other) is that purchase's."""
-    memo = solved.path(MEMO)
-    text = memo.read_text(encoding="utf-8")
-    try:
-        memo.write_text(text + "\n" + summary + "\n", encoding="utf-8")
-        assert sorted(solved.failed()) == sorted(failing)
-    finally:
-        memo.write_text(text, encoding="utf-8")
+    assert sorted(solved.failed_with_line(MEMO, summary)) == sorted(failing)

@@ -229,10 +229,4 @@ def test_a_sentence_naming_several_claims_is_read_clause_by_clause(
         solved: Solved, summary: str, failing: list[str]) -> None:
     """The prompt's reading: in a sentence naming several claims, a clause naming one (and
     those after it naming no other) is that claim's."""
-    notes = solved.path(NOTES)
-    text = notes.read_text(encoding="utf-8")
-    try:
-        notes.write_text(text + "\n" + summary + "\n", encoding="utf-8")
-        assert sorted(solved.failed()) == sorted(failing)
-    finally:
-        notes.write_text(text, encoding="utf-8")
+    assert sorted(solved.failed_with_line(NOTES, summary)) == sorted(failing)
