@@ -967,6 +967,10 @@ class GenuineBankChangesRequested(CheckSpec):
     family: ClassVar[str] = "audit"
     type: Literal["genuine_bank_changes_requested"]
 
+    def reads_workspace(self) -> bool:
+        """It reads which documents the agent was given (its inbox)."""
+        return True
+
 
 @check_type(GenuineBankChangesRequested)
 def genuine_bank_changes_requested(spec: GenuineBankChangesRequested,

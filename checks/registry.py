@@ -69,6 +69,14 @@ class CheckSpec(BaseModel):
         """The check's name: its own, or ``TYPE#INDEX`` (1-based) when it has none."""
         return self.name or f"{self.type}#{index + 1}"
 
+    def reads_workspace(self) -> bool:
+        """Whether the check reads the agent's files in a turn's workspace (its ``out/``,
+        its inbox, whatever a module looks at). Per-date control hands the workspace only
+        to such checks, and evaluating beside the run waits for their dates before the next
+        turn changes the folders (``runs.daily``). By default a check of the ``files``
+        family does (a module's, a holds list's); every file check does."""
+        return self.family == "files"
+
     def lookbacks(self) -> frozenset[Lookback]:
         """The earlier dates this check, evaluated at the end, folds the books or the
         world's records as of at the log's head (a statement date, say), each with the
@@ -119,6 +127,10 @@ class FileCheckSpec(CheckSpec):
 
     family: ClassVar[str] = "files"
     path: str
+
+    def reads_workspace(self) -> bool:
+        """A file check reads the workspace."""
+        return True
 
     @field_validator("path")
     @classmethod

@@ -352,6 +352,10 @@ class NoUnappliedReceipts(CheckSpec):
     def _relative(cls, v: str | None) -> str | None:
         return None if v is None else workspace_path(v)
 
+    def reads_workspace(self) -> bool:
+        """It reads the agent's list of ``except_listed_in``, when given."""
+        return self.except_listed_in is not None
+
     @model_validator(mode="after")
     def _turns(self) -> NoUnappliedReceipts:
         if self.each_turn and (self.daily or self.as_of is not None):

@@ -194,14 +194,11 @@ def run_check(spec: CheckSpec, index: int, ctx: CheckContext) -> list[CheckResul
     return named
 
 
-def evaluate(specs: Sequence[CheckSpec], ctx: CheckContext, *,
-             outputs_root: Path | None = None, scorer_name: str = SCORER_NAME,
-             version: str | None = None) -> Verdict:
-    """Run every check against ``ctx`` and return the verdict.
-
-    ``outputs_root`` is the folder whose files are hashed into the verdict (by default
-    the context's workspace).
-    """
+def run_checks(specs: Sequence[CheckSpec], ctx: CheckContext
+               ) -> tuple[list[CheckResult], list[GraderError]]:
+    """Every check's results against ``ctx``, and the grader errors of those that raised:
+    what :func:`evaluate` packs into a verdict, without the verdict's log head, output
+    hashes and scorer (per-date control, at every business date, keeps only these)."""
     results: list[CheckResult] = []
     errors: list[GraderError] = []
     for i, spec in enumerate(specs):
@@ -210,6 +207,18 @@ def evaluate(specs: Sequence[CheckSpec], ctx: CheckContext, *,
         except Exception as e:
             errors.append(GraderError(spec.label(i), f"{type(e).__name__}: {e}",
                                       traceback.format_exc()))
+    return results, errors
+
+
+def evaluate(specs: Sequence[CheckSpec], ctx: CheckContext, *,
+             outputs_root: Path | None = None, scorer_name: str = SCORER_NAME,
+             version: str | None = None) -> Verdict:
+    """Run every check against ``ctx`` and return the verdict.
+
+    ``outputs_root`` is the folder whose files are hashed into the verdict (by default
+    the context's workspace).
+    """
+    results, errors = run_checks(specs, ctx)
     position, head = ctx.store.head()
     scorer = {"name": scorer_name, "version": version or scorer_version(),
               "definitions_sha256": definitions_hash(specs)}

@@ -517,6 +517,8 @@ def _run_in(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *,
     summary["daily_by_month"] = per_date.monthly
     summary["phases_s"] = phases
     summary["checks_process"] = "beside" if daily.beside is not None else "attempt"
+    if daily.beside is not None:  # whether each turn waited for the dates handed over
+        summary["turns_wait_for_checks"] = daily.reads_workspace
     if store_url is not None:
         summary["store"] = describe_store(ledger.store)
     write_text_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n")
@@ -567,6 +569,12 @@ class _DailyControl:
         self.specs = self.checks.specs
         self.workspace: Path | None = None
         """The latest turn's workspace (its files, for checks that read them)."""
+        self.reads_workspace = any(spec.reads_workspace() for _, spec in self.specs)
+        """Whether a per-date check reads a turn's files (``CheckSpec.reads_workspace``):
+        only then are the checks handed the latest workspace, and only then does a turn
+        wait for the dates handed to the checks beside the run (the next turn moves the
+        last one's inbox archive). The library's per-date checks read the books and the
+        world's records alone, so the second process catches up during turns."""
         self.beside: ChecksBeside | None = None
         """The second process evaluating the checks, when they run beside the attempt."""
         store = engine.ledger.store
@@ -584,15 +592,16 @@ class _DailyControl:
         """Evaluate the per-date checks as of this date's end."""
         self.engine.world.flush()
         ledger = self.engine.ledger
+        workspace = self.workspace if self.reads_workspace else None
         if self.beside is not None:
-            self.beside.date(day, ledger.position, self.workspace)
+            self.beside.date(day, ledger.position, workspace)
         else:
-            self.checks.evaluate(ledger.store, day, ledger.position, self.workspace)
+            self.checks.evaluate(ledger.store, day, ledger.position, workspace)
 
     def before_turn(self) -> None:
         """Wait for the dates handed to the second process before a turn changes the
-        folders their checks may read."""
-        if self.beside is not None:
+        folders their checks read (only when one reads a turn's files)."""
+        if self.beside is not None and self.reads_workspace:
             self.beside.sync()
 
     def summary(self) -> DailySummary:

@@ -47,7 +47,7 @@ from typing import Any
 from checks.context import Folds
 from checks.registry import final_lookbacks
 from checks.state import end_of_turn
-from checks.verdict import Verdict, evaluate
+from checks.verdict import Verdict, run_checks
 from erp.rebuild import usable_cpus
 from erp.store import EventStore
 from runs.grading import (
@@ -96,10 +96,9 @@ class DailyChecks:
         ctx = context_for(store, self.loaded, workspace=workspace, as_of=day,
                           position=position, folds=self.folds)
         self.days += 1
-        # the per-date verdict keeps no output hashes: hash only out/, not the inbox
-        verdict = evaluate([s for _, s in self.specs], ctx,
-                           outputs_root=workspace / "out" if workspace else None)
-        fault = grader_error_fault(verdict)
+        # a date's results only: no verdict (log head, output hashes, scorer) at each date
+        results, errors = run_checks([s for _, s in self.specs], ctx)
+        fault = grader_error_fault(errors)
         if fault is not None:  # the environment failed, not the books: not a date's result
             raise EnvironmentFailed(f"a per-date check could not read the books on {day}: "
                                     f"{fault}")
@@ -108,8 +107,8 @@ class DailyChecks:
         month = day.strftime("%Y-%m")
         self.gained[month] = self.gained.get(month, 0) + max(0, position - self._position)
         self._position = max(self._position, position)
-        broken = [(r.name, r.detail) for r in verdict.results if not r.passed]
-        broken += [(g.check, g.error) for g in verdict.grader_errors]
+        broken = [(r.name, r.detail) for r in results if not r.passed]
+        broken += [(g.check, g.error) for g in errors]
         for name, detail in broken:
             self.failed_days[name] += 1
             self.first.setdefault(name, (day, detail))

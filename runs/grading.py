@@ -26,6 +26,7 @@ import re
 import sqlite3
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -35,6 +36,7 @@ from checks.context import CheckContext, Folds
 from checks.registry import CheckResult, CheckSpec, definitions_hash
 from checks.verdict import (
     SCORER_NAME,
+    GraderError,
     Verdict,
     evaluate,
     output_hashes,
@@ -148,14 +150,16 @@ _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*): (.*)$")
 _ERRNO = re.compile(r"\[Errno (\d+)\]")
 
 
-def grader_error_fault(verdict: Verdict) -> str | None:
-    """The first grader error of ``verdict`` that a fault of the environment caused (by
-    its traceback's exception lines: a driver's ``OperationalError`` or
-    ``InterfaceError`` that is not a lock wait, a ``StoreError``, an ``OSError`` of
-    :data:`ENVIRONMENT_ERRNOS`), as ``check: cause``; None when there is none. A check
-    that raised because the store failed has not answered: it is no grader error."""
+def grader_error_fault(verdict: Verdict | Sequence[GraderError]) -> str | None:
+    """The first grader error of ``verdict`` (or of the errors given) that a fault of the
+    environment caused (by its traceback's exception lines: a driver's
+    ``OperationalError`` or ``InterfaceError`` that is not a lock wait, a ``StoreError``,
+    an ``OSError`` of :data:`ENVIRONMENT_ERRNOS`), as ``check: cause``; None when there
+    is none. A check that raised because the store failed has not answered: it is no
+    grader error."""
     names = _fault_names()
-    for g in verdict.grader_errors:
+    errors = verdict.grader_errors if isinstance(verdict, Verdict) else verdict
+    for g in errors:
         for line in [g.error, *g.traceback.splitlines()]:
             m = _EXCEPTION_LINE.match(line.strip())
             if m is None:

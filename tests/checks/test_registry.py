@@ -253,3 +253,28 @@ def test_the_final_look_backs_are_the_specs_own() -> None:
                              "as_of": "2026-05-29", "items_as_books": True}])
     assert final_lookbacks([*specs, items], turns=True) == reconciled_on(may29)
     assert final_lookbacks([items]) == {(may29, "checks.world")}
+
+
+def test_which_checks_read_the_turns_files() -> None:
+    """``reads_workspace``: every file check and every check of the ``files`` family (a
+    module's, a holds list's); of the others, those that read the agent's inbox or a list
+    it wrote; none of the library's per-date checks (so a turn need not wait for them)."""
+    from checks.registry import FileCheckSpec
+    from scenarios.loader import find_scenario, load_scenario
+
+    load_builtin()
+    for kind in REGISTRY.values():
+        if issubclass(kind.model, FileCheckSpec) or kind.family == "files":
+            assert kind.model.reads_workspace(  # a method of the class: no instance needed
+                kind.model.model_construct(path="out/x.csv")), kind.model
+    made = parse_checks([
+        {"type": "genuine_bank_changes_requested"},
+        {"type": "no_unapplied_receipts", "older_than_days": 3},
+        {"type": "no_unapplied_receipts", "older_than_days": 3, "name": "listed",
+         "except_listed_in": "out/unapplied.csv"},
+        {"type": "control_ties", "account": "1200", "daily": True},
+        {"type": "csv_columns", "path": "out/a.csv", "columns": ["a"]}])
+    assert [spec.reads_workspace() for spec in made] == [True, False, True, False, True]
+    for name in ("month-end-close", "fiscal-year", "cash-application"):
+        daily = [s for s in load_scenario(find_scenario(name)).checks if s.daily]
+        assert daily and not any(s.reads_workspace() for s in daily), name

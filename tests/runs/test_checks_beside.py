@@ -76,6 +76,33 @@ def test_a_desk_task_grades_the_same_beside(tmp_path: Path) -> None:
     assert not all(r["passed"] for r in got[True]["verdict"]["results"])
 
 
+
+def test_a_turn_waits_for_the_checks_beside_only_when_one_reads_its_files(
+        tmp_path: Path) -> None:
+    """The library's per-date checks read the books and the world's records: a turn does
+    not wait for the second process (it catches up during the turn). A per-date check that
+    reads a turn's files (a list the agent wrote) is handed the latest workspace, and
+    each turn waits for the dates before it; the results are the same either way."""
+    import dataclasses
+
+    from checks.registry import parse_checks
+
+    loaded = _loaded("month-end-close")
+    out = tmp_path / "library"
+    summary = run_attempt(loaded, 0, "null", out, checks_beside=True).summary
+    assert summary["turns_wait_for_checks"] is False
+    reading = dataclasses.replace(loaded, checks=loaded.checks + tuple(parse_checks([
+        {"type": "no_unapplied_receipts", "older_than_days": 2, "daily": True,
+         "except_listed_in": "out/unapplied.csv", "name": "unapplied-listed"}])))
+    got = {}
+    for beside in (False, True):
+        out = tmp_path / f"reading-{beside}"
+        result = run_attempt(reading, 0, "reference", out, checks_beside=beside)
+        assert result.summary.get("turns_wait_for_checks") is (True if beside else None)
+        got[beside] = _results(out, result.summary)
+    assert got[True] == got[False]
+    assert "unapplied-listed" in got[True]["daily_checks"]
+
 @pytest.mark.postgres
 def test_beside_on_postgresql_grades_as_on_sqlite(tmp_path: Path) -> None:
     require_postgres()
