@@ -157,8 +157,10 @@ def grader_error_fault(verdict: Verdict | Sequence[GraderError]) -> str | None:
     an ``OSError`` of :data:`ENVIRONMENT_ERRNOS`), as ``check: cause``; None when there
     is none. A check that raised because the store failed has not answered: it is no
     grader error."""
-    names = _fault_names()
     errors = verdict.grader_errors if isinstance(verdict, Verdict) else verdict
+    if not errors:
+        return None
+    names = _fault_names()
     for g in errors:
         for line in [g.error, *g.traceback.splitlines()]:
             m = _EXCEPTION_LINE.match(line.strip())
