@@ -295,6 +295,11 @@ class BooksMatchWorld(ControlSpec):
         """Its own date (not ``at_turns``: each turn's end is another position)."""
         return reconciled_on(None if self.at_turns else self.as_of)
 
+    def ahead(self, ctx: CheckContext, day: date) -> None:
+        """With ``at_turns``, on a turn's date: the comparison at that date's end."""
+        if self.at_turns and day in ctx.turn_dates:
+            _at_turn_results(self, ctx, [day])
+
     @model_validator(mode="after")
     def _one_date_rule(self) -> BooksMatchWorld:
         if self.at_turns and self.as_of is not None:
@@ -384,13 +389,7 @@ def _at_turns(spec: BooksMatchWorld, ctx: CheckContext) -> CheckResult:
     control evaluates it: one forward fold (``Folds``) for all the dates."""
     last = ctx.as_of or ctx.end
     days = sorted(d for d in set(ctx.turn_dates) if last is None or d <= last)
-    one = spec.model_copy(update={"at_turns": False, "as_of": None})
-    folds = Folds()
-    failed: list[tuple[date, CheckResult]] = []
-    for day, at in turn_contexts(ctx, days, day_end=True):
-        r = _books_match_world(one, replace(at, as_of=day, folds=folds))
-        if not r.passed:
-            failed.append((day, r))
+    failed = [(day, r) for day, r in _at_turn_results(spec, ctx, days) if not r.passed]
     metrics: dict[str, Any] = {"dates": len(days), "dates_differing": len(failed)}
     if not failed:
         return CheckResult("", True, f"{spec.parties} match their records by {spec.by} at the "
@@ -401,6 +400,27 @@ def _at_turns(spec: BooksMatchWorld, ctx: CheckContext) -> CheckResult:
                                   f"({', '.join(d.isoformat() for d, _ in failed[:12])}"
                                   f"{', ...' if len(failed) > 12 else ''}); the first, "
                                   f"{first_day.isoformat()}: {first.detail}", metrics)
+
+
+def _at_turn_results(spec: BooksMatchWorld, ctx: CheckContext,
+                     days: Iterable[date]) -> list[tuple[date, CheckResult]]:
+    """The comparison at the end of each of ``days`` (turn dates, in order) with a recorded
+    end, each worked out once and kept in ``ctx.turn_ends`` (the checks beside the run work
+    each out once its date is over, :meth:`BooksMatchWorld.ahead`; the log up to a date's
+    end never changes), on from the last date's folds."""
+    one = spec.model_copy(update={"at_turns": False, "as_of": None})
+    name = ("checks.at_turns", one.model_dump_json(), tuple(sorted(ctx.control_accounts.items())),
+            tuple(sorted(set(ctx.turn_dates))))
+    memo: dict[tuple[date, int | None], CheckResult] = ctx.turn_ends.keep(name, dict)
+    folds = ctx.turn_ends.keep((*name, "folds"), Folds)
+    out: list[tuple[date, CheckResult]] = []
+    for day, at in turn_contexts(ctx, days, day_end=True):
+        r = memo.get((day, at.position))
+        if r is None:
+            r = memo[(day, at.position)] = _books_match_world(
+                one, replace(at, as_of=day, folds=folds))
+        out.append((day, r))
+    return out
 
 
 # --- zero_balance ---------------------------------------------------------------------------

@@ -27,7 +27,7 @@ import functools
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from email.utils import parseaddr
@@ -1194,6 +1194,11 @@ class ReconciliationTies(FileCheckSpec):
         turn ended (:func:`reconciling_items`)."""
         return reconciled_on(self.as_of) if self.items_as_books else frozenset()
 
+    def ahead(self, ctx: CheckContext, day: date) -> None:
+        """With ``items_as_books``, on its date: the reconciling items at that turn's end."""
+        if self.items_as_books and day == self.as_of:
+            reconciling_items(ctx, self)
+
 
 STATEMENT_NAMES = ("statement balance", "bank statement balance", "balance per bank",
                    "balance per statement", "balance per the bank", "bank balance")
@@ -1256,9 +1261,25 @@ def reconciling_items(ctx: CheckContext, spec: ReconciliationTies) -> list[tuple
     amount turned) and what the books recorded from it. A line the bank posted that day
     after sending its statement (a same-day wire) is on no statement yet: the line is no
     item, what the books recorded of it is one."""
+    # Worked out once per turn's end and kept in ``ctx.turn_ends``: the checks beside the
+    # run work each out as soon as its turn is over (:meth:`ReconciliationTies.ahead`), and
+    # the log up to a turn's end never changes.
+    end = end_of_turn(ctx, spec.as_of)
+    memo: dict[Hashable, list[tuple[int, str]]] = ctx.turn_ends.keep(
+        ("checks.reconciling_items",), dict)
+    key = (spec.account, spec.bank_account, spec.as_of, end,
+           tuple(sorted(ctx.control_accounts.items())), tuple(sorted(set(ctx.turn_dates))))
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _reconciling_items(ctx, spec, end)
+    return list(found)
+
+
+def _reconciling_items(ctx: CheckContext, spec: ReconciliationTies,
+                       end: int | None) -> list[tuple[int, str]]:
     # Folded on from the last look back to a turn's end (``ctx.turn_ends``): checks of
     # every month's file (fiscal-year's twelve) cost what the log gained since the last.
-    at = replace(ctx, position=end_of_turn(ctx, spec.as_of), cache={}, folds=ctx.turn_ends)
+    at = replace(ctx, position=end, cache={}, folds=ctx.turn_ends)
     items: list[tuple[int, str, str]] = []
     for a in reconciliation(at, spec.as_of).accounts:
         if a.account != spec.account:

@@ -78,6 +78,14 @@ class CheckSpec(BaseModel):
         family does (a module's, a holds list's); every file check does."""
         return self.family == "files"
 
+    def ahead(self, ctx: CheckContext, day: date) -> None:
+        """Work the final evaluation of this check does as of ``day`` (a turn's end it
+        judges, say), done ahead once ``day`` is over: the checks beside the run call it
+        for every date, in time that would be idle, with a context like the final
+        evaluation's, whose ``turn_ends`` keeps what it works out for the final
+        evaluation to find (the log up to a date's end never changes). Nothing by
+        default."""
+
     def lookbacks(self) -> frozenset[Lookback]:
         """The earlier dates this check, evaluated at the end, folds the books or the
         world's records as of at the log's head (a statement date, say), each with the

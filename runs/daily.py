@@ -38,15 +38,14 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from multiprocessing.connection import Connection as Pipe
 from pathlib import Path
 from typing import Any
 
-from checks.context import Folds
-from checks.registry import final_lookbacks
-from checks.state import end_of_turn
+from checks.context import CheckContext, Folds
+from checks.registry import CheckSpec, final_lookbacks
 from checks.verdict import Verdict, run_checks
 from erp.rebuild import usable_cpus
 from erp.store import EventStore
@@ -59,6 +58,7 @@ from runs.grading import (
     daily_specs,
     environment_fault,
     evaluate_final,
+    final_specs,
     grader_error_fault,
 )
 from scenarios.loader import LoadedScenario
@@ -337,40 +337,35 @@ class ChecksBeside:
 
 
 class LookbacksAhead:
-    """The final evaluation's look backs to earlier dates, folded ahead between dates:
-    those at the log's head in per-date control's own :class:`Folds` (its fold kinds'
-    makers), and the latest at the end of a date's turn (``CheckContext.turn_ends``) in
-    folds of its own, set to its turn's end once that turn is over."""
+    """The final evaluation's work as of earlier dates, done between dates: its look backs
+    at the log's head folded ahead in per-date control's own :class:`Folds` (its fold
+    kinds' makers), and what a check works out as of a date once that date is over
+    (:meth:`CheckSpec.ahead`: a reconciliation file's items at its turn's end, a
+    comparison at every turn's date), kept in :attr:`turn_ends` for the final evaluation
+    to find. The checks of each date are worked out in date order, each on from the
+    folds of the last."""
 
     def __init__(self, loaded: LoadedScenario, folds: Folds) -> None:
         self.loaded = loaded
         self.folds = folds
         folds.prepare(final_lookbacks(loaded.checks))
         self.turn_ends = Folds(follow=True)
-        """Handed to the final evaluation's context."""
-        # Only the latest: the final evaluation folds it from the log's start, and the
-        # earlier ones on from one another in date order (turn_ends follows); prepared
-        # apart, each would be folded from the start (twelve, for fiscal-year's files).
-        at_turns = final_lookbacks(loaded.checks, turns=True)
-        last = max((d for d, _ in at_turns), default=None)
-        self._at_turns: dict[date, set[tuple[date, str]]] = {} if last is None else {
-            last: {(d, name) for d, name in at_turns if d == last}}
+        """Handed to the final evaluation's context (``CheckContext.turn_ends``)."""
+        self._ahead = [s for s in final_specs(loaded) if type(s).ahead is not CheckSpec.ahead]
+        self._ctx: CheckContext | None = None
 
     def after(self, store: EventStore, day: date, position: int, *,
               stop: Callable[[], bool] | None = None) -> bool:
-        """After ``day``'s checks at ``position``: set the turns' ends that are over, and
-        fold every look back on (:meth:`Folds.advance_prepared`, until ``stop()``)."""
-        over = [d for d in self._at_turns if d <= day]
-        if over:
-            ctx = context_for(store, self.loaded, workspace=None)
-            for d in sorted(over):
-                end = end_of_turn(ctx, d)
-                if end is not None:
-                    self.turn_ends.prepare(self._at_turns[d], position=end)
-                del self._at_turns[d]
-        # a turn's end first: its folding ends, the head's grows with the log
-        return (self.turn_ends.advance_prepared(store, position, stop=stop, makers=self.folds)
-                and self.folds.advance_prepared(store, position, stop=stop))
+        """After ``day``'s checks at ``position``: the checks' work as of ``day``, then
+        every look back folded on (:meth:`Folds.advance_prepared`, until ``stop()``)."""
+        if self._ahead:
+            if self._ctx is None:  # the final evaluation's, but for its position and files
+                self._ctx = context_for(store, self.loaded, workspace=None,
+                                        turn_ends=self.turn_ends)
+            ctx = replace(self._ctx, cache={})
+            for spec in self._ahead:
+                spec.ahead(ctx, day)
+        return self.folds.advance_prepared(store, position, stop=stop)
 
 
 def _reopen(store: EventStore) -> tuple[str, str | None]:

@@ -398,12 +398,18 @@ def check_prepared_look_backs(backend: str, data: st.DataObject) -> None:
         _same_books(_books(live, day), fold_books(a.store, as_of=day))
         _same_world(world_view(live, day), fold_world(a.store, as_of=day, position=head))
     assert folds.prepared_used > 0  # made at the first date, whatever time it had
+    files = [s for s in a.loaded.checks if s.turn_lookbacks()]
+    kept = ahead.turn_ends.keep(("checks.reconciling_items",), dict)
+    assert files and len(kept) == len(files)  # each worked out once its turn was over
+    made = ahead.turn_ends.fresh
+    for spec in files:
+        assert reconciling_items(live, spec) == reconciling_items(
+            context_for(a.store, a.loaded, workspace=None), spec)
+    assert ahead.turn_ends.fresh == made  # found, not folded again
     for day in sorted({d for d, _ in at_turns}):
         spec = ReconciliationTies(type="reconciliation_ties", path="out/r.csv", as_of=day)
         fresh = context_for(a.store, a.loaded, workspace=None)
         assert reconciling_items(live, spec) == reconciling_items(fresh, spec), day
-    if spare[-1] is None:  # the last date had all the time it needed
-        assert ahead.turn_ends.prepared_used > 0
     check_final_equality(a, folds, ahead.turn_ends)
 
 
@@ -440,9 +446,10 @@ def test_a_look_back_not_prepared_is_folded_afresh() -> None:
     assert folds.prepared_used == 2 and folds.fresh == fresh + 2
 
 
-def test_a_look_back_to_a_turns_end_is_prepared_to_that_end() -> None:
-    """month-end-close's reconciliation file, judged as the May 29 turn left the books:
-    its three folds are prepared to that turn's end once the date is over, and taken."""
+def test_a_look_back_to_a_turns_end_is_worked_out_once_that_turn_is_over() -> None:
+    """month-end-close's reconciliation file, judged as the May 29 turn left the books: its
+    reconciling items are worked out once the date is over (``CheckSpec.ahead``), and the
+    final evaluation finds them, folding nothing again."""
     a = attempt("sqlite", "month-end-close", 2, 6, 3)
     folds = Folds()
     ahead = LookbacksAhead(a.loaded, folds)
@@ -454,7 +461,38 @@ def test_a_look_back_to_a_turns_end_is_prepared_to_that_end() -> None:
         assert ahead.after(a.store, d, end)
     live = context_for(a.store, a.loaded, workspace=None, folds=folds,
                        turn_ends=ahead.turn_ends)
-    spec = ReconciliationTies(type="reconciliation_ties", path="out/r.csv", as_of=day)
+    (spec,) = [s for s in a.loaded.checks if s.turn_lookbacks()]
+    assert isinstance(spec, ReconciliationTies) and spec.as_of == day
+    made = ahead.turn_ends.fresh
+    assert made == 3  # the books, the postings, the world's records: once, at the date
     assert reconciling_items(live, spec) == reconciling_items(
         context_for(a.store, a.loaded, workspace=None), spec)
-    assert ahead.turn_ends.prepared_used == 3 and ahead.turn_ends.fresh == 0
+    assert ahead.turn_ends.fresh == made
+
+
+def test_a_comparison_at_every_turn_is_worked_out_ahead() -> None:
+    """cash-application's ``books_match_world`` with ``at_turns``: the comparison at each
+    turn date's end is worked out once that date is over, in date order on from the last
+    (``CheckSpec.ahead``); the final evaluation finds every one, folding nothing, and
+    gives what a fresh evaluation gives."""
+    from checks.control import books_match_world
+
+    a = attempt("sqlite", "cash-application", 3, 12, 3)
+    (spec,) = [s for s in a.loaded.checks if getattr(s, "at_turns", False)]
+    folds = Folds()
+    ahead = LookbacksAhead(a.loaded, folds)
+    for day, end in a.ends:
+        evaluate([s for _, s in daily_specs(a.loaded)],
+                 context_for(a.store, a.loaded, workspace=None, as_of=day, position=end,
+                             folds=folds))
+        assert ahead.after(a.store, day, end)
+    live = context_for(a.store, a.loaded, workspace=None, folds=folds,
+                       turn_ends=ahead.turn_ends)
+    fresh = context_for(a.store, a.loaded, workspace=None)
+    kept = [v for k, v in ahead.turn_ends._kept.items() if k[0] == "checks.at_turns"
+            and k[-1] != "folds"]
+    assert len(kept) == 1 and len(kept[0]) == len(set(live.turn_dates)) > 1
+    made = sum(f.fresh for k, f in ahead.turn_ends._kept.items() if k[-1] == "folds")
+    assert made >= 3
+    assert books_match_world(spec, live) == books_match_world(spec, fresh)
+    assert sum(f.fresh for k, f in ahead.turn_ends._kept.items() if k[-1] == "folds") == made

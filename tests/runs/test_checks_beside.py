@@ -293,22 +293,20 @@ def test_ctrl_c_to_the_process_group_is_the_attempts_interruption(tmp_path: Path
     assert running_holder(out) is None
 
 
-def test_only_the_latest_look_back_to_a_turns_end_is_prepared() -> None:
-    """fiscal-year's twelve reconciliation files: the final evaluation folds the latest from
-    the start and the others on from one another, so only the latest is prepared (each
-    prepared apart would be folded from the start)."""
+def test_the_final_checks_with_work_to_do_ahead() -> None:
+    """fiscal-year's twelve reconciliation files (each judged at its turn's end) and its
+    comparison at every turn are handed to the checks beside the run, which work each
+    out once its date is over; a scenario with none has nothing to do ahead."""
+    from collections import Counter
+
     from checks.context import Folds
-    from checks.registry import final_lookbacks
     from runs.daily import LookbacksAhead
 
-    loaded = _loaded("fiscal-year")
-    dates = {d for d, _ in final_lookbacks(loaded.checks, turns=True)}
-    assert len(dates) >= 12
-    ahead = LookbacksAhead(loaded, Folds())
-    assert list(ahead._at_turns) == [max(dates)]
-    assert {n for _, n in ahead._at_turns[max(dates)]} == {"checks.books", "checks.postings",
-                                                           "checks.world"}
-    assert not LookbacksAhead(_loaded("cash-application"), Folds())._at_turns
+    ahead = LookbacksAhead(_loaded("fiscal-year"), Folds())
+    kinds = Counter(s.type for s in ahead._ahead)
+    assert kinds["reconciliation_ties"] >= 12, kinds
+    assert any(getattr(s, "at_turns", False) for s in ahead._ahead)
+    assert not LookbacksAhead(_loaded("payment-run"), Folds())._ahead
 
 
 @pytest.mark.parametrize("choice", ["attempt", "beside"])
