@@ -36,7 +36,7 @@ deposit is explained only once recorded); explained items are kept apart from un
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from itertools import islice
@@ -2207,23 +2207,40 @@ def postings_as_of(ctx: CheckContext, as_of: date | None) -> PostingsFold | None
 
 
 def _itemizer(ctx: CheckContext, as_of: date | None) -> Itemizer | None:
-    """The itemizing kept from the last date (per-date control at a date; None otherwise
-    or when the folds are not all there), started afresh when a fold was."""
+    """The itemizing kept with the folds a reconciliation reads: per-date control's, from
+    the last date (and the final evaluation's at the log's head, on the folds carried on
+    from it), or a prepared look back's; None without kept folds or when they are not
+    all there (folded apart), started afresh when a fold was."""
     folds, position = ctx.folds, ctx.fold_position()
-    if folds is None or position is None or as_of is None:
+    if folds is None or position is None:
         return None
-    books = folds.peek(("checks.books", False))
-    world = folds.peek(("checks.world", False))
-    postings = folds.peek(("checks.postings", False))
-    if not (isinstance(books, BooksFold) and isinstance(world, WorldFold)
-            and isinstance(postings, PostingsFold)):
-        return None
-    if any(f.as_of != as_of or f.position != position for f in (books, world, postings)):
-        return None  # the kept folds are not this date's (a look back folded apart)
-    kept: list[Itemizer] = folds.keep(("checks.itemizer", as_of is None), list)
+    keys = tuple((k, as_of is None) for k in ("checks.books", "checks.world",
+                                                "checks.postings"))
+    trio = [folds.peek(k) for k in keys]
+    # per-date control's, which the final evaluation at the log's head takes over with
+    # the folds carried on from the last date (``Folds.carry``: the same folds)
+    name: Hashable = ("checks.itemizer", False)
+    if not _folded_to(trio, as_of, position):
+        if as_of is None:
+            return None
+        # a look back to an earlier date, prepared (``Folds.prepare``): its own itemizing
+        trio = [folds.peek_prepared(k, as_of) for k in keys]
+        name = ("checks.itemizer", as_of)
+        if not _folded_to(trio, as_of, position):
+            return None  # folded apart: itemized afresh
+    books, world, postings = trio
+    kept: list[Itemizer] = folds.keep(name, list)
     if not kept or not kept[0].same(books, world, postings):
         kept[:] = [Itemizer(books, world, postings)]
     return kept[0]
+
+
+def _folded_to(trio: list[Any], as_of: date | None, position: int) -> bool:
+    """Whether the books', the world's and the postings' folds are there and folded as of
+    ``as_of`` to ``position`` (the ones a reconciliation there just read)."""
+    return (isinstance(trio[0], BooksFold) and isinstance(trio[1], WorldFold)
+            and isinstance(trio[2], PostingsFold)
+            and all(f.as_of == as_of and f.position == position for f in trio))
 
 
 def _books(ctx: CheckContext, as_of: date | None) -> BooksView:

@@ -398,6 +398,12 @@ def check_prepared_look_backs(backend: str, data: st.DataObject) -> None:
         _same_books(_books(live, day), fold_books(a.store, as_of=day))
         _same_world(world_view(live, day), fold_world(a.store, as_of=day, position=head))
     assert folds.prepared_used > 0  # made at the first date, whatever time it had
+    if spare[-1] is None:  # the last date had all the time it needed: each reconciliation
+        # as of an earlier date was made on its look back's folds, its itemizing kept
+        reconciled = {d for d, _ in lookbacks if d < a.ends[-1][0]
+                      and reconciled_on(d) <= lookbacks}
+        assert reconciled and reconciled <= {k[1] for k in folds._kept
+                                             if k[0] == "checks.itemizer"}
     files = [s for s in a.loaded.checks if s.turn_lookbacks()]
     kept = ahead.turn_ends.keep(("checks.reconciling_items",), dict)
     assert files and len(kept) == len(files)  # each worked out once its turn was over
