@@ -278,3 +278,21 @@ def test_which_checks_read_the_turns_files() -> None:
     for name in ("month-end-close", "fiscal-year", "cash-application"):
         daily = [s for s in load_scenario(find_scenario(name)).checks if s.daily]
         assert daily and not any(s.reads_workspace() for s in daily), name
+
+
+def test_load_builtin_imports_every_family_after_one_was_imported() -> None:
+    """In a fresh interpreter where one family's module was imported already,
+    ``load_builtin`` still imports the rest (it passes over the imported ones only)."""
+    import subprocess
+    import sys
+
+    code = ("import importlib, sys\n"
+            "from checks.registry import BUILTIN_MODULES, REGISTRY, load_builtin\n"
+            "importlib.import_module(BUILTIN_MODULES[0])\n"
+            "load_builtin()\n"
+            "missing = [m for m in BUILTIN_MODULES if m not in sys.modules]\n"
+            "print(len(REGISTRY), missing)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    count, missing = done.stdout.split(" ", 1)
+    assert missing.strip() == "[]" and int(count) > 40, done.stdout
