@@ -102,6 +102,8 @@ class LogReads:
         self.served = 0
         """How many reads were answered from a kept one."""
         self._window: tuple[EventStore, int, int, list[StoredEvent]] | None = None
+        self.window_limit = 20_000
+        """The longest stretch of the log (in positions) the window holds."""
         self.window_served = 0
         """How many reads on from a position were answered from the kept window."""
 
@@ -145,8 +147,9 @@ class LogReads:
         """The events after ``after`` up to ``until`` of ``realm`` and ``types``, from a
         window of the log kept for the folds that read within it: every event of the
         stretch, whatever its realm and type, read once. A stretch next to or over the
-        window's is read only where it goes beyond, and joined to it (up to ``limit``
-        events; a longer stretch streams, as without this). The folds a date advances go
+        window's is read only where it goes beyond, and joined to it; a reader going on
+        forward lets go of what lies before its start (up to ``window_limit`` positions;
+        a longer stretch streams, as without this). The folds a date advances go
         on from the same position, or (look backs that had less time) from a little
         earlier, to the same end: each read the log for itself (a query and its
         connection, ~0.3 ms each on SQLite), where one read now serves them all."""
@@ -154,16 +157,20 @@ class LogReads:
             return ()
         kept = self._window
         if kept is not None and (kept[0] is not store or after > kept[2] or until < kept[1]
-                                 or max(until, kept[2]) - min(after, kept[1]) > self.limit):
+                                 or max(until, kept[2]) - min(after, kept[1])
+                                 > self.window_limit):
             kept = None  # another stretch: read it afresh
         if kept is None:
-            if until - after > self.limit:
+            if until - after > self.window_limit:
                 return _read(store, after, until, realm, types)
             kept = (store, after, until, list(store.read(after=after, until=until)))
-        elif after < kept[1] or until > kept[2]:
-            before = list(store.read(after=after, until=kept[1])) if after < kept[1] else []
-            later = list(store.read(after=kept[2], until=until)) if until > kept[2] else []
-            kept = (store, min(after, kept[1]), max(until, kept[2]), before + kept[3] + later)
+        elif after < kept[1]:  # a reader further back: joined
+            kept = (store, after, max(until, kept[2]),
+                    list(store.read(after=after, until=kept[1])) + kept[3]
+                    + (list(store.read(after=kept[2], until=until)) if until > kept[2] else []))
+        elif until > kept[2]:  # on forward: joined, what lies before this reader let go
+            held = kept[3][bisect.bisect_right(kept[3], after, key=_position):]
+            kept = (store, after, until, held + list(store.read(after=kept[2], until=until)))
         else:
             self.window_served += 1
         self._window = kept
@@ -298,11 +305,6 @@ class Folds:
         fold = self._folds.get(dated)
         if key not in self._folds and fold is not None and fold.resumable(None, position):
             self._folds[key] = self._folds.pop(dated)
-
-    def peek_prepared(self, key: Hashable, day: date) -> Any:
-        """The look back ``key`` as of ``day`` prepared (:meth:`prepare`), as last advanced
-        (None when there is none)."""
-        return self._prepared.get((key, day))
 
     def peek(self, key: Hashable) -> Any:
         """The fold ``key`` as last advanced (None before the first :meth:`get`)."""

@@ -36,7 +36,7 @@ deposit is explained only once recorded); explained items are kept apart from un
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from itertools import islice
@@ -2209,27 +2209,20 @@ def postings_as_of(ctx: CheckContext, as_of: date | None) -> PostingsFold | None
 def _itemizer(ctx: CheckContext, as_of: date | None) -> Itemizer | None:
     """The itemizing kept with the folds a reconciliation reads: per-date control's, from
     the last date (and the final evaluation's at the log's head, on the folds carried on
-    from it), or a prepared look back's; None without kept folds or when they are not
-    all there (folded apart), started afresh when a fold was."""
+    from it); None without kept folds or when they are not all there (a look back folded
+    apart), started afresh when a fold was."""
     folds, position = ctx.folds, ctx.fold_position()
     if folds is None or position is None:
         return None
     keys = tuple((k, as_of is None) for k in ("checks.books", "checks.world",
                                                 "checks.postings"))
     trio = [folds.peek(k) for k in keys]
+    if not _folded_to(trio, as_of, position):
+        return None  # the kept folds are not this date's (a look back folded apart)
+    books, world, postings = trio
     # per-date control's, which the final evaluation at the log's head takes over with
     # the folds carried on from the last date (``Folds.carry``: the same folds)
-    name: Hashable = ("checks.itemizer", False)
-    if not _folded_to(trio, as_of, position):
-        if as_of is None:
-            return None
-        # a look back to an earlier date, prepared (``Folds.prepare``): its own itemizing
-        trio = [folds.peek_prepared(k, as_of) for k in keys]
-        name = ("checks.itemizer", as_of)
-        if not _folded_to(trio, as_of, position):
-            return None  # folded apart: itemized afresh
-    books, world, postings = trio
-    kept: list[Itemizer] = folds.keep(name, list)
+    kept: list[Itemizer] = folds.keep(("checks.itemizer", False), list)
     if not kept or not kept[0].same(books, world, postings):
         kept[:] = [Itemizer(books, world, postings)]
     return kept[0]

@@ -45,8 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from checks.context import CheckContext, Folds
-from checks.reconcile import reconciliation
-from checks.registry import CheckSpec, final_lookbacks, reconciled_on
+from checks.registry import CheckSpec, final_lookbacks
 from checks.verdict import Verdict, run_checks
 from erp.rebuild import usable_cpus
 from erp.store import EventStore
@@ -344,19 +343,12 @@ class LookbacksAhead:
     (:meth:`CheckSpec.ahead`: a reconciliation file's items at its turn's end, a
     comparison at every turn's date), kept in :attr:`turn_ends` for the final evaluation
     to find. The checks of each date are worked out in date order, each on from the
-    folds of the last. A reconciliation the final evaluation makes as of an earlier date
-    at the log's head (a statement date, a weekly comparison) is made ahead at each later
-    date, with time to spare, on the look back's folds: its itemizing (``Itemizer``) is
-    kept with them, so the final one works out only what changed since."""
+    folds of the last."""
 
     def __init__(self, loaded: LoadedScenario, folds: Folds) -> None:
         self.loaded = loaded
         self.folds = folds
-        lookbacks = final_lookbacks(loaded.checks)
-        folds.prepare(lookbacks)
-        self._reconciled = sorted({d for d, _ in lookbacks
-                                   if reconciled_on(d) <= lookbacks})
-        """The look backs' dates with every fold a reconciliation reads."""
+        folds.prepare(final_lookbacks(loaded.checks))
         self.turn_ends = Folds(follow=True)
         """Handed to the final evaluation's context (``CheckContext.turn_ends``)."""
         self._ahead = [s for s in final_specs(loaded) if type(s).ahead is not CheckSpec.ahead]
@@ -373,16 +365,7 @@ class LookbacksAhead:
             ctx = replace(self._ctx, cache={})
             for spec in self._ahead:
                 spec.ahead(ctx, day)
-        if not self.folds.advance_prepared(store, position, stop=stop):
-            return False
-        for d in self._reconciled:
-            if d >= day:  # to come, or today's: per-date control's own folds
-                break
-            if stop is not None and stop():
-                return False
-            reconciliation(replace(self._ctx, position=position, folds=self.folds, cache={}),
-                           d)
-        return True
+        return self.folds.advance_prepared(store, position, stop=stop)
 
 
 def _reopen(store: EventStore) -> tuple[str, str | None]:
