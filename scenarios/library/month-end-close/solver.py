@@ -44,14 +44,14 @@ import json
 import re
 import textwrap
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from email import message_from_string, policy
 from email.message import EmailMessage
 from email.utils import parseaddr
 from pathlib import Path
-from types import ModuleType
+from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from erp import commands as c
@@ -374,7 +374,7 @@ class _Clerk:
         self.customer_plain = registers.customer_plain
         self.vendor_names = registers.names("vendor_registered")
         self._read_at: int | None = None
-        self._reads: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        self._reads: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
 
     def customer_named(self, name: str) -> str | None:
         """The customer registered under this name, or failing that the one customer whose
@@ -396,44 +396,45 @@ class _Clerk:
         return None if isinstance(result, CommandRejected) else result
 
     def _read(self, key: tuple[str, ...],
-              read: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+              read: Callable[[], list[dict[str, Any]]]) -> list[Mapping[str, Any]]:
         """``read()``'s rows, read once between two commands of the desk (only a command
-        changes the books during a turn; the desk counts them), each a fresh copy."""
+        changes the books during a turn; the desk counts them), each read-only (a caller
+        that changes one copies it: the rows are kept for the next read)."""
         version = getattr(self.desk, "commands", None)
         if version is None:
-            return [dict(r) for r in read()]
+            return [MappingProxyType(r) for r in read()]
         if version != self._read_at:
             self._read_at, self._reads = version, {}
         rows = self._reads.get(key)
         if rows is None:
-            rows = self._reads[key] = read()
-        return [dict(r) for r in rows]
+            rows = self._reads[key] = [MappingProxyType(r) for r in read()]
+        return list(rows)
 
-    def document_rows(self, kind: str) -> list[dict[str, Any]]:
+    def document_rows(self, kind: str) -> list[Mapping[str, Any]]:
         """The books' documents of a kind (``erp.queries.documents``)."""
         return self._read(("documents", kind),
                           lambda: _tables(self.store).documents(self.store, kind))
 
     # --- reading ------------------------------------------------------------------------
 
-    def lines(self) -> dict[str, dict[str, Any]]:
+    def lines(self) -> dict[str, Mapping[str, Any]]:
         """The bank account's imported statement lines by id."""
         return {x["line_id"]: x for x in self._read(
             ("lines",), lambda: _tables(self.store).lines(self.store, self.bank_account_id))}
 
     @staticmethod
-    def bank_line(row: dict[str, Any]) -> BankLine:
+    def bank_line(row: Mapping[str, Any]) -> BankLine:
         """A books statement line as a ``BankLine``."""
         return BankLine(row["line_id"], date.fromisoformat(row["entry_date"]), int(row["amount"]),
                         row["description"] or "", row["reference"] or "",
                         row["counterparty"] or "")
 
     @staticmethod
-    def targets(row: dict[str, Any]) -> list[tuple[str, str, int]]:
+    def targets(row: Mapping[str, Any]) -> list[tuple[str, str, int]]:
         """The documents a statement line is matched to: ``(kind, doc_id, amount)``."""
         return list(_matched_to(row["matched_to"] or "[]"))
 
-    def documents(self, kind: str) -> dict[str, dict[str, Any]]:
+    def documents(self, kind: str) -> dict[str, Mapping[str, Any]]:
         """The books' documents of a kind by id."""
         return {d["doc_id"]: d for d in self.document_rows(kind)}
 
@@ -478,7 +479,7 @@ class _Clerk:
                         out[row["line_id"]] = d
         return out
 
-    def bills_entered(self) -> dict[tuple[str, str], dict[str, Any]]:
+    def bills_entered(self) -> dict[tuple[str, str], Mapping[str, Any]]:
         """Bills in the books by ``(vendor, number key)``."""
         return {(d["party"], number_key(d["reference"] or "")): d
                 for d in self.document_rows("bill")}
@@ -601,7 +602,7 @@ class _Clerk:
 
     def apply_open_credits(self) -> None:
         """Apply what is left of vendor credits to the vendor's open bills, oldest due first."""
-        bills = sorted((d for d in self.document_rows("bill")
+        bills = sorted((dict(d) for d in self.document_rows("bill")
                         if int(d["open_amount"]) > 0),
                        key=lambda d: (d["due_on"] or "", d["doc_id"]))
         for credit in self.document_rows("vendor_credit"):
@@ -754,7 +755,7 @@ def closing_turn(clerk: _Clerk, judge: Judge) -> None:
 
 
 def plan_applications(receipt: _Receipt, wanted: Iterable[tuple[str, int | None, int]],
-                      invoices: dict[str, dict[str, Any]], open_: dict[str, int],
+                      invoices: Mapping[str, Mapping[str, Any]], open_: dict[str, int],
                       customer_id: str | None, reason: str = CARD_FEE) -> list[Application]:
     """Applications of a receipt to ``(invoice, amount or None for all, fee)`` in order.
 
@@ -1041,7 +1042,7 @@ class Reference:
                 plans.append(plan)
         return plans
 
-    def _place(self, r: _Receipt, invoices: dict[str, dict[str, Any]],
+    def _place(self, r: _Receipt, invoices: Mapping[str, Mapping[str, Any]],
                open_: dict[str, int]) -> ReceiptPlan | None:
         payout = _PAYOUT.search(r.reference)
         if payout and payout[1] in self.payouts:
@@ -1233,6 +1234,8 @@ class Oracle:
         self.bills_issued = truth.bills_issued
         self.month_end = world.calendar.is_last_business_day_of_month(desk.day)
         self.period = f"{desk.day:%Y-%m}"
+        self._verdicts: dict[str, _Verdict] = {}
+        """Each known line's verdict (the world stands still during the turn)."""
 
     def statement(self) -> Statement | None:
         """The bank's statement of this month, from its truth."""
@@ -1257,7 +1260,15 @@ class Oracle:
         return original is not None and original.source == x.source
 
     def verdict(self, line: BankLine) -> _Verdict:
-        """What the bank's own record says the line is."""
+        """What the bank's own record says the line is (worked out once a line)."""
+        found = self._verdicts.get(line.line_id)
+        if found is None:
+            found = self._verdict(line)
+            if found.kind != "unknown":
+                self._verdicts[line.line_id] = found
+        return found
+
+    def _verdict(self, line: BankLine) -> _Verdict:
         x = self.lines.get(line.line_id)
         if x is None:
             return _Verdict("unknown")

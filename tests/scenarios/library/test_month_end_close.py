@@ -531,8 +531,9 @@ def _clerk_on_reference_books(runs: dict[str, AttemptResult],
 def test_the_clerk_reads_the_books_once_between_two_commands(
         runs: dict[str, AttemptResult], tmp_path: Path) -> None:
     """The clerk's reads of documents and statement lines are kept until its desk runs the
-    next command (only a command changes the books in a turn), each caller getting its
-    own copy of the rows; a command, accepted or refused, makes the next read fresh."""
+    next command (only a command changes the books in a turn), read-only (a caller cannot
+    change what the next one reads); a command, accepted or refused, makes the next read
+    fresh."""
     ledger, clerk = _clerk_on_reference_books(runs, tmp_path)
     calls: Counter[str] = Counter()
     real_documents, real_lines = q.documents, q.statement_lines
@@ -552,7 +553,8 @@ def test_the_clerk_reads_the_books_once_between_two_commands(
     try:
         bills = clerk.document_rows("bill")
         assert bills and clerk.document_rows("bill") == bills
-        bills[0]["open_amount"] = -1  # a caller's own copy
+        with pytest.raises(TypeError):
+            bills[0]["open_amount"] = -1  # type: ignore[index]
         assert clerk.document_rows("bill")[0]["open_amount"] != -1
         assert clerk.lines() == clerk.lines()
         assert calls == Counter(documents=1, lines=1)
