@@ -46,6 +46,7 @@ from typing import Any
 
 from checks.context import CheckContext, Folds
 from checks.registry import CheckSpec, final_lookbacks
+from checks.state import end_of_turn
 from checks.verdict import Verdict, run_checks
 from erp.rebuild import usable_cpus
 from erp.store import EventStore
@@ -343,7 +344,9 @@ class LookbacksAhead:
     (:meth:`CheckSpec.ahead`: a reconciliation file's items at its turn's end, a
     comparison at every turn's date), kept in :attr:`turn_ends` for the final evaluation
     to find. The checks of each date are worked out in date order, each on from the
-    folds of the last."""
+    folds of the last; the folds of the first look back to a turn's end are folded ahead
+    from the first date (held at that turn's end once its date is over), so that none is
+    folded from the log's start when its date comes (a year's only file, at its end)."""
 
     def __init__(self, loaded: LoadedScenario, folds: Folds) -> None:
         self.loaded = loaded
@@ -353,6 +356,11 @@ class LookbacksAhead:
         """Handed to the final evaluation's context (``CheckContext.turn_ends``)."""
         self._ahead = [s for s in final_specs(loaded) if type(s).ahead is not CheckSpec.ahead]
         self._ctx: CheckContext | None = None
+        at_turns = final_lookbacks(loaded.checks, turns=True)
+        self._first: date | None = min((d for d, _ in at_turns), default=None)
+        """The first look back's date to a turn's end, until its turn's end is set."""
+        self._first_folds = {(d, name) for d, name in at_turns if d == self._first}
+        self.turn_ends.prepare(self._first_folds)  # as far as the log goes, for now
 
     def after(self, store: EventStore, day: date, position: int, *,
               stop: Callable[[], bool] | None = None) -> bool:
@@ -361,11 +369,18 @@ class LookbacksAhead:
         if self._ctx is None:  # the final evaluation's, but for its position and files
             self._ctx = context_for(store, self.loaded, workspace=None,
                                     turn_ends=self.turn_ends)
+        if self._first is not None and day >= self._first:  # its turn is over: its end
+            end = end_of_turn(self._ctx, self._first)
+            if end is not None:
+                self.turn_ends.prepare(self._first_folds, position=end)
+            self._first = None
         if self._ahead:
             ctx = replace(self._ctx, cache={})
             for spec in self._ahead:
                 spec.ahead(ctx, day)
-        return self.folds.advance_prepared(store, position, stop=stop)
+        # a turn's end first: its folding ends, the head's grows with the log
+        return (self.turn_ends.advance_prepared(store, position, stop=stop, makers=self.folds)
+                and self.folds.advance_prepared(store, position, stop=stop))
 
 
 def _reopen(store: EventStore) -> tuple[str, str | None]:

@@ -448,8 +448,9 @@ def test_a_look_back_not_prepared_is_folded_afresh() -> None:
 
 def test_a_look_back_to_a_turns_end_is_worked_out_once_that_turn_is_over() -> None:
     """month-end-close's reconciliation file, judged as the May 29 turn left the books: its
-    reconciling items are worked out once the date is over (``CheckSpec.ahead``), and the
-    final evaluation finds them, folding nothing again."""
+    folds are folded ahead from the first date and held at that turn's end once the date
+    is over, its reconciling items worked out then (``CheckSpec.ahead``), and the final
+    evaluation finds them, folding nothing again."""
     a = attempt("sqlite", "month-end-close", 2, 6, 3)
     folds = Folds()
     ahead = LookbacksAhead(a.loaded, folds)
@@ -463,11 +464,11 @@ def test_a_look_back_to_a_turns_end_is_worked_out_once_that_turn_is_over() -> No
                        turn_ends=ahead.turn_ends)
     (spec,) = [s for s in a.loaded.checks if s.turn_lookbacks()]
     assert isinstance(spec, ReconciliationTies) and spec.as_of == day
-    made = ahead.turn_ends.fresh
-    assert made == 3  # the books, the postings, the world's records: once, at the date
+    # the books, the postings, the world's records: prepared, none folded from the start
+    assert ahead.turn_ends.prepared_used == 3 and ahead.turn_ends.fresh == 0
     assert reconciling_items(live, spec) == reconciling_items(
         context_for(a.store, a.loaded, workspace=None), spec)
-    assert ahead.turn_ends.fresh == made
+    assert ahead.turn_ends.fresh == 0 and ahead.turn_ends.prepared_used == 3
 
 
 def test_a_comparison_at_every_turn_is_worked_out_ahead() -> None:
