@@ -10,12 +10,15 @@ forked second process on its own connection to the attempt's store, while the at
 process runs the simulation and the agent's turns and, at the end, verifies the books.
 Nothing a check reads differs: every fold stops at the position it was given, so a
 date's checks are those of the log as the date ended, however far the run has gone on;
-and the workspace files a check reads are those of the turns before the date, because
-the attempt waits (:meth:`ChecksBeside.sync`) for the dates sent so far before a turn
-changes any folder. The results, verdict included, are those the attempt's own process
-computes (a test runs every library scenario both ways). Between dates, in its spare
-time, the second process folds ahead the look-backs to earlier dates that the final
-evaluation will make (:class:`LookbacksAhead`).
+and the workspace files a per-date check reads (only those of
+:meth:`~checks.registry.CheckSpec.reads_workspace` are handed the workspace) are those of
+the turns before the date, because the attempt then waits (:meth:`ChecksBeside.sync`)
+for the dates sent so far before a turn changes any folder; the library's per-date
+checks read none, and the second process catches up during turns. The results, verdict
+included, are those the attempt's own process computes (a test runs every library
+scenario both ways). Between dates, in its spare time, the second process folds ahead
+the look-backs to earlier dates that the final evaluation will make, and works out
+what the final checks ask as of a date once that date is over (:class:`LookbacksAhead`).
 
 Beside is chosen (:func:`choose_beside`) for a scenario of more than one date (a desk
 task's one date gains less than the fork costs) when the store is an SQLite file or
