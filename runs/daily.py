@@ -379,8 +379,17 @@ class LookbacksAhead:
             self._first = None
         if self._ahead:
             ctx = replace(self._ctx, cache={})
-            for spec in self._ahead:
-                spec.ahead(ctx, day)
+            try:
+                for spec in self._ahead:
+                    spec.ahead(ctx, day)
+            except Exception as e:
+                if environment_fault(e) is not None:
+                    raise  # the store failed: an infrastructure error, as anywhere
+                # A check that raises is the final evaluation's to report (that check's
+                # grader error): what was worked out ahead, half done, is let go, and the
+                # final evaluation works everything out itself.
+                self.turn_ends = Folds(follow=True)
+                self._ahead, self._first = [], None
         # a turn's end first: its folding ends, the head's grows with the log
         return (self.turn_ends.advance_prepared(store, position, stop=stop, makers=self.folds)
                 and self.folds.advance_prepared(store, position, stop=stop))

@@ -210,6 +210,29 @@ def test_a_bug_beside_names_itself_and_where(tmp_path: Path,
                     checks_beside=True)
 
 
+
+def test_a_check_raising_in_the_work_done_ahead_is_its_grader_error_either_way(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A check whose work done ahead raises (month-end-close's reconciliation file, its
+    items at the turn's end) does not fail the attempt beside the run: the final
+    evaluation works it out again and reports that check's grader error, as the
+    attempt's own process does."""
+    import checks.policy
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise KeyError("no-such-line")
+
+    monkeypatch.setattr(checks.policy, "_reconciling_items", broken)
+    loaded = _loaded("month-end-close")
+    got = {}
+    for beside in (False, True):
+        out = tmp_path / str(beside)
+        result = run_attempt(loaded, 0, "reference", out, checks_beside=beside)
+        got[beside] = _results(out, result.summary)
+    assert got[True] == got[False]
+    errors = got[True]["verdict"]["grader_errors"]
+    assert any("no-such-line" in g["error"] for g in errors), errors
+
 def test_the_checks_process_killed_is_an_infrastructure_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     original = DailyChecks.evaluate
