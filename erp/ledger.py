@@ -95,6 +95,7 @@ class Ledger:
         self.books = Books()
         self.projections = Projections()
         self.position, self.head_hash = 0, GENESIS
+        self._forgotten = False
         self._catch_up()
 
     @classmethod
@@ -104,6 +105,21 @@ class Ledger:
         (``lock_wait_s``: how long a write waits for another writer, see ``EventStore``)."""
         return cls(EventStore.open(target, schema=schema, create=create,
                                    lock_wait_s=lock_wait_s))
+
+    def forget_state(self) -> None:
+        """Let go of the books' working state (its documents, balances and projections)
+        when nothing more is to be written, only the store read (an attempt's end, while
+        its books are verified): it is collected then, not when the ledger goes. A
+        command after it is refused (``RuntimeError``)."""
+        self.books = Books()
+        self.projections = Projections()
+        self._forgotten = True
+
+    def _writes(self) -> None:
+        """Refuse a write once the books were let go (:meth:`forget_state`)."""
+        if self._forgotten:
+            raise RuntimeError(f"{self.store.label}: the ledger let go of its books "
+                               "(forget_state); it writes nothing more")
 
     def close(self) -> None:
         """Release the connection and the store."""
@@ -155,6 +171,7 @@ class Ledger:
 
     def execute_batch(self, submissions: Iterable[Submission]) -> list[StoredEvent]:
         """Run commands in one transaction: all are written, or none (first rejection raises)."""
+        self._writes()
         conn = self._conn
         staged = False  # handlers are pure: until something is staged, nothing changed
         gc_was = gc.isenabled()
@@ -232,6 +249,7 @@ class Ledger:
                                  "books")
         if not items:
             return []
+        self._writes()
         conn = self._conn
         try:
             with self.store.write_transaction(conn):

@@ -252,6 +252,9 @@ class ChecksBeside:
         """Seconds this process waited for the second one (:meth:`sync`, :meth:`verdict`)."""
         self.waited_before_turns = 0.0
         """Of ``waited``, the seconds :meth:`sync` waited."""
+        self.meanwhile: Callable[[], None] | None = None
+        """Work of this process's own to do, once, while :meth:`verdict` would wait (not
+        counted in ``waited``)."""
 
     def date(self, day: date, position: int, workspace: Path | None) -> None:
         """Evaluate the checks as of ``day``'s end at ``position`` (in the background)."""
@@ -276,10 +279,15 @@ class ChecksBeside:
 
     def verdict(self) -> Verdict:
         """The final evaluation's verdict (waits for it)."""
-        started = time.perf_counter()
+        started, busy = time.perf_counter(), 0.0
         while self._verdict is None:
-            self._take(block=True)
-        self.waited += time.perf_counter() - started
+            self._take(block=self.meanwhile is None)
+            if self._verdict is None and self.meanwhile is not None:
+                work, self.meanwhile = self.meanwhile, None
+                began = time.perf_counter()
+                work()
+                busy += time.perf_counter() - began
+        self.waited += time.perf_counter() - started - busy
         return self._verdict
 
     def summary(self) -> DailySummary:

@@ -145,3 +145,19 @@ def test_an_integer_sim_time_verifies(ledger: Ledger) -> None:
     ledger.record("world", [("world:x:1", "t", "{}")], actor="x", business_date=DAY,
                   sim_time=2)
     assert ledger.verify().ok
+
+
+def test_a_ledger_that_forgot_its_books_writes_nothing_more(ledger: Ledger) -> None:
+    """``forget_state`` lets the books' working state go (an attempt's end): the store
+    still reads and verifies, and a command is refused, nothing written."""
+    set_up_company(ledger)
+    head = ledger.store.head()
+    ledger.forget_state()
+    assert not ledger.books.customers and not ledger.books.versions
+    assert ledger.store.verify().ok and ledger.store.head() == head
+    with pytest.raises(RuntimeError, match="let go of its books"):
+        ledger.execute(c.RegisterCustomer(customer_id="C-LATE", name="Late Ltd"),
+                       actor=CLERK, role="clerk", business_date=DAY)
+    with pytest.raises(RuntimeError, match="let go of its books"):
+        ledger.record("world", [("world:x", "t", "{}")], actor="x", business_date=DAY)
+    assert ledger.store.head() == head

@@ -233,6 +233,31 @@ def test_a_check_raising_in_the_work_done_ahead_is_its_grader_error_either_way(
     errors = got[True]["verdict"]["grader_errors"]
     assert any("no-such-line" in g["error"] for g in errors), errors
 
+
+@pytest.mark.parametrize("beside", [True, False])
+def test_the_run_is_let_go_while_the_checks_beside_finish(
+        beside: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beside the run, the attempt lets its engine, world and books go once the run is
+    over and collects them while the second process works on the final checks (the
+    heap release, done again, cheaply, at the attempt's end); nothing of the run is left
+    by then. In one process, the release comes at the end alone."""
+    import gc
+
+    import runs.attempt
+    from sim.engine import Engine, release_heap
+
+    seen: list[int] = []
+
+    def release() -> None:
+        release_heap()
+        seen.append(sum(1 for o in gc.get_objects() if isinstance(o, Engine)))
+
+    monkeypatch.setattr(runs.attempt, "release_heap", release)
+    result = run_attempt(_loaded("month-end-close"), 0, "reference", tmp_path / "a",
+                         checks_beside=beside)
+    assert result.summary["verdict"]["accepted"] in (True, False)
+    assert seen == ([0, 0] if beside else [0])
+
 def test_the_checks_process_killed_is_an_infrastructure_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     original = DailyChecks.evaluate
