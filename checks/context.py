@@ -141,7 +141,6 @@ class LogReads:
         return self.rows(store, until, ("events", realm, tuple(types)),
                          lambda: _read(store, 0, until, realm, types))
 
-
     def window(self, store: EventStore, after: int, until: int, realm: str | None,
                types: Sequence[str]) -> Iterable[StoredEvent]:
         """The events after ``after`` up to ``until`` of ``realm`` and ``types``, from a
