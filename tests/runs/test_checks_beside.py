@@ -241,22 +241,32 @@ def test_the_run_is_let_go_while_the_checks_beside_finish(
     over and collects them while the second process works on the final checks (the
     heap release, done again, cheaply, at the attempt's end); nothing of the run is left
     by then. In one process, the release comes at the end alone."""
-    import gc
+    import weakref
 
     import runs.attempt
     from sim.engine import Engine, release_heap
+
+    made: list[weakref.ref[Engine]] = []
+
+    class Watched(Engine):
+        """This attempt's engine, watched (other tests' may live on in this process)."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(weakref.ref(self))
 
     seen: list[int] = []
 
     def release() -> None:
         release_heap()
-        seen.append(sum(1 for o in gc.get_objects() if isinstance(o, Engine)))
+        seen.append(sum(1 for r in made if r() is not None))
 
+    monkeypatch.setattr(runs.attempt, "Engine", Watched)
     monkeypatch.setattr(runs.attempt, "release_heap", release)
     result = run_attempt(_loaded("month-end-close"), 0, "reference", tmp_path / "a",
                          checks_beside=beside)
     assert result.summary["verdict"]["accepted"] in (True, False)
-    assert seen == ([0, 0] if beside else [0])
+    assert len(made) == 1 and seen == ([0, 0] if beside else [0])
 
 def test_the_checks_process_killed_is_an_infrastructure_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
