@@ -253,8 +253,9 @@ class ChecksBeside:
         self.waited_before_turns = 0.0
         """Of ``waited``, the seconds :meth:`sync` waited."""
         self.meanwhile: Callable[[], None] | None = None
-        """Work of this process's own to do, once, while :meth:`verdict` would wait (not
-        counted in ``waited``)."""
+        """Work of this process's own to do, once, in :meth:`verdict` (while it would wait
+        or, when the verdict is there already, before it returns; not counted in
+        ``waited``): the same work whatever the two processes' timing."""
 
     def date(self, day: date, position: int, workspace: Path | None) -> None:
         """Evaluate the checks as of ``day``'s end at ``position`` (in the background)."""
@@ -278,11 +279,13 @@ class ChecksBeside:
         self._send(("final", summary))
 
     def verdict(self) -> Verdict:
-        """The final evaluation's verdict (waits for it)."""
+        """The final evaluation's verdict (waits for it); :attr:`meanwhile` is done once
+        either way, in the wait or, when the verdict came first, before returning."""
         started, busy = time.perf_counter(), 0.0
-        while self._verdict is None:
-            self._take(block=self.meanwhile is None)
-            if self._verdict is None and self.meanwhile is not None:
+        while self._verdict is None or self.meanwhile is not None:
+            if self._verdict is None:
+                self._take(block=self.meanwhile is None)
+            if self.meanwhile is not None:
                 work, self.meanwhile = self.meanwhile, None
                 began = time.perf_counter()
                 work()

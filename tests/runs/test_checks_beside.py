@@ -234,13 +234,17 @@ def test_a_check_raising_in_the_work_done_ahead_is_its_grader_error_either_way(
     assert any("no-such-line" in g["error"] for g in errors), errors
 
 
-@pytest.mark.parametrize("beside", [True, False])
+@pytest.mark.parametrize(("beside", "verdict_first"),
+                         [(True, False), (True, True), (False, False)])
 def test_the_run_is_let_go_while_the_checks_beside_finish(
-        beside: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        beside: bool, verdict_first: bool, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Beside the run, the attempt lets its engine, world and books go once the run is
     over and collects them while the second process works on the final checks (the
     heap release, done again, cheaply, at the attempt's end); nothing of the run is left
-    by then. In one process, the release comes at the end alone."""
+    by then. In one process, the release comes at the end alone. The same holds when
+    the second process's verdict is there before the attempt asks for it (the clean-clone
+    run once found the early release skipped then)."""
     import weakref
 
     import runs.attempt
@@ -263,6 +267,16 @@ def test_the_run_is_let_go_while_the_checks_beside_finish(
 
     monkeypatch.setattr(runs.attempt, "Engine", Watched)
     monkeypatch.setattr(runs.attempt, "release_heap", release)
+    if verdict_first:
+        original = runs.attempt.grade
+
+        def grade_late(*args: Any, **kwargs: Any) -> Any:
+            elsewhere = kwargs["elsewhere"]
+            while elsewhere._verdict is None:  # the verdict is in before it is asked for
+                elsewhere._take(block=True)
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(runs.attempt, "grade", grade_late)
     result = run_attempt(_loaded("month-end-close"), 0, "reference", tmp_path / "a",
                          checks_beside=beside)
     assert result.summary["verdict"]["accepted"] in (True, False)
