@@ -446,20 +446,27 @@ def test_a_look_back_not_prepared_is_folded_afresh() -> None:
     assert folds.prepared_used == 2 and folds.fresh == fresh + 2
 
 
+def drive_ahead(a: Attempt) -> tuple[Folds, LookbacksAhead]:
+    """Per-date control over the attempt's dates, as the checks process does it: each
+    date's checks as of its end, then the final checks' work ahead for that date."""
+    folds = Folds()
+    ahead = LookbacksAhead(a.loaded, folds)
+    for day, end in a.ends:
+        evaluate([s for _, s in daily_specs(a.loaded)],
+                 context_for(a.store, a.loaded, workspace=None, as_of=day, position=end,
+                             folds=folds))
+        assert ahead.after(a.store, day, end)
+    return folds, ahead
+
+
 def test_a_look_back_to_a_turns_end_is_worked_out_once_that_turn_is_over() -> None:
     """month-end-close's reconciliation file, judged as the May 29 turn left the books: its
     folds are folded ahead from the first date and held at that turn's end once the date
     is over, its reconciling items worked out then (``CheckSpec.ahead``), and the final
     evaluation finds them, folding nothing again."""
     a = attempt("sqlite", "month-end-close", 2, 6, 3)
-    folds = Folds()
-    ahead = LookbacksAhead(a.loaded, folds)
     (day,) = {d for d, _ in final_lookbacks(a.loaded.checks, turns=True)}
-    for d, end in a.ends:
-        evaluate([s for _, s in daily_specs(a.loaded)],
-                 context_for(a.store, a.loaded, workspace=None, as_of=d, position=end,
-                             folds=folds))
-        assert ahead.after(a.store, d, end)
+    folds, ahead = drive_ahead(a)
     live = context_for(a.store, a.loaded, workspace=None, folds=folds,
                        turn_ends=ahead.turn_ends)
     (spec,) = [s for s in a.loaded.checks if s.turn_lookbacks()]
@@ -480,13 +487,7 @@ def test_a_comparison_at_every_turn_is_worked_out_ahead() -> None:
 
     a = attempt("sqlite", "cash-application", 3, 12, 3)
     (spec,) = [s for s in a.loaded.checks if getattr(s, "at_turns", False)]
-    folds = Folds()
-    ahead = LookbacksAhead(a.loaded, folds)
-    for day, end in a.ends:
-        evaluate([s for _, s in daily_specs(a.loaded)],
-                 context_for(a.store, a.loaded, workspace=None, as_of=day, position=end,
-                             folds=folds))
-        assert ahead.after(a.store, day, end)
+    folds, ahead = drive_ahead(a)
     live = context_for(a.store, a.loaded, workspace=None, folds=folds,
                        turn_ends=ahead.turn_ends)
     fresh = context_for(a.store, a.loaded, workspace=None)
