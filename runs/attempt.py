@@ -168,6 +168,9 @@ class AttemptResult:
 
     out: Path
     summary: dict[str, Any]
+    released_s: float = 0.0
+    """Seconds the heap release at the attempt's end took (:func:`collector_for_attempt`;
+    after ``summary.json`` was written, so not in its ``phases_s``)."""
 
     @property
     def final_hash(self) -> str:
@@ -286,20 +289,32 @@ default ``bench engine``'s ~5 s (four full collections). The attempt's objects h
 reference cycles, so collecting less often keeps memory alike."""
 
 
+@dataclass
+class Released:
+    """How long :func:`collector_for_attempt`'s heap release took (set as it ends)."""
+
+    seconds: float = 0.0
+
+
 @contextlib.contextmanager
-def collector_for_attempt() -> Iterator[None]:
+def collector_for_attempt() -> Iterator[Released]:
     """Run the body with :data:`ATTEMPT_GC_THRESHOLD`, the thresholds it found restored
     after (also when it raises), then the attempt released (:func:`sim.engine.release_heap`,
     also after an attempt that raised before its engine's end): without it a process running
     attempt after attempt (``validate --mutants``, a campaign's worker) kept every one of
-    them, about 70 MB a fiscal-year attempt, some 20 GB over a tier's mutants."""
+    them, about 70 MB a fiscal-year attempt, some 20 GB over a tier's mutants. The release
+    walks the whole process's heap: ~0.1 s in an ``erpsim`` process, a second and more in
+    one that holds much else (a long test session's)."""
     before = gc.get_threshold()
     gc.set_threshold(*ATTEMPT_GC_THRESHOLD)
+    released = Released()
     try:
-        yield
+        yield released
     finally:
         gc.set_threshold(*before)
+        started = time.perf_counter()
         release_heap()
+        released.seconds = time.perf_counter() - started
 
 
 def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *,
@@ -363,11 +378,12 @@ def run_attempt(loaded: LoadedScenario, seed: int, agent_name: str, out: Path, *
     out.mkdir(parents=True, exist_ok=True)
     running = _Running(out)
     try:
-        with collector_for_attempt():
-            return _run_attempt(loaded, seed, agent_name, out, on_day=on_day, agent=agent,
-                                record=record, store_url=store_url, schema=schema,
-                                on_turn=on_turn, stop_on_error=stop_on_error,
-                                checks_beside=checks_beside)
+        with collector_for_attempt() as released:
+            result = _run_attempt(loaded, seed, agent_name, out, on_day=on_day, agent=agent,
+                                  record=record, store_url=store_url, schema=schema,
+                                  on_turn=on_turn, stop_on_error=stop_on_error,
+                                  checks_beside=checks_beside)
+        return AttemptResult(result.out, result.summary, released.seconds)
     finally:
         running.release()
 
@@ -547,7 +563,10 @@ def _phases(set_up: float, days: float, turns: list[dict[str, Any]], per_date: D
     With the checks beside the run (``summary.json`` ``checks_process``: ``beside``),
     ``per_date_checks`` and ``final_checks`` are the second process's seconds, spent
     while this one simulated, ran turns and verified the books, and ``waited_for_checks``
-    the seconds this one waited for it: before a turn, and for the final verdict."""
+    the seconds this one waited for it: before a turn, and for the final verdict, and
+    ``heap_release`` the seconds this one spent, while it would have waited for the
+    verdict, collecting its run (its engine, world and books, let go by then; the release
+    at the attempt's end, after ``summary.json``, is :attr:`AttemptResult.released_s`)."""
     turns_s = sum(float(t.get("turn_wall_s", 0.0)) for t in turns)
     agent_s = sum(float(t.get("duration_s", 0.0)) for t in turns)
     in_run = per_date.seconds if beside is None else 0.0
@@ -559,6 +578,7 @@ def _phases(set_up: float, days: float, turns: list[dict[str, Any]], per_date: D
     if beside is not None:
         phases["simulation"] -= beside.waited_before_turns
         phases["waited_for_checks"] = beside.waited
+        phases["heap_release"] = beside.meanwhile_seconds
     return {k: round(v, 4) for k, v in phases.items()}
 
 

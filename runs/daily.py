@@ -252,6 +252,8 @@ class ChecksBeside:
         """Seconds this process waited for the second one (:meth:`sync`, :meth:`verdict`)."""
         self.waited_before_turns = 0.0
         """Of ``waited``, the seconds :meth:`sync` waited."""
+        self.meanwhile_seconds = 0.0
+        """Seconds :attr:`meanwhile`'s work took (in :meth:`verdict`)."""
         self.meanwhile: Callable[[], None] | None = None
         """Work of this process's own to do, once, in :meth:`verdict` (while it would wait
         or, when the verdict is there already, before it returns; not counted in
@@ -291,6 +293,7 @@ class ChecksBeside:
                 work()
                 busy += time.perf_counter() - began
         self.waited += time.perf_counter() - started - busy
+        self.meanwhile_seconds += busy
         return self._verdict
 
     def summary(self) -> DailySummary:

@@ -97,9 +97,10 @@ def bench_engine(scenario: str, customers: int | None, vendors: int | None, agen
     seconds of each phase of the attempt: phase_set_up_s, phase_simulation_s,
     phase_agent_s, phase_turn_harness_s, phase_per_date_checks_s, phase_verification_s,
     phase_final_checks_s (with the checks beside the attempt, the second process's seconds
-    for those two, spent while the attempt ran, and phase_waited_for_checks_s, the
-    seconds the attempt waited for them). With --repeat N, each figure is the median of N
-    runs (each run's go to stderr).
+    for those two, spent while the attempt ran), phase_heap_release_s (collecting the run
+    once it is over; beside, partly while it would have waited) and, beside,
+    phase_waited_for_checks_s, the seconds the attempt waited for the checks. With
+    --repeat N, each figure is the median of N runs (each run's go to stderr).
     """
     from runs.bench.benchmarks import run_engine_bench
 

@@ -281,6 +281,9 @@ def test_the_run_is_let_go_while_the_checks_beside_finish(
                          checks_beside=beside)
     assert result.summary["verdict"]["accepted"] in (True, False)
     assert len(made) == 1 and seen == ([0, 0] if beside else [0])
+    # both releases timed: the one in the wait in summary.json, the end's on the result
+    assert (result.summary["phases_s"].get("heap_release", 0) > 0) is beside
+    assert result.released_s > 0
 
 def test_the_checks_process_killed_is_an_infrastructure_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

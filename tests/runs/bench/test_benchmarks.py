@@ -68,10 +68,13 @@ def test_a_bench_over_months_runs_the_scenarios_own_population(beside: bool) -> 
                      "per_date_check_cpu_us_per_event_last_vs_first", "phase_set_up_s",
                      "phase_simulation_s",
                      "phase_agent_s", "phase_turn_harness_s", "phase_per_date_checks_s",
-                     "phase_verification_s", "phase_final_checks_s"] + (
+                     "phase_verification_s", "phase_final_checks_s",
+                     "phase_heap_release_s"] + (
                          ["phase_waited_for_checks_s"] if beside else [])
     # the phases of the run's own process are each a share of its wall time: none
-    # negative, together not more (beside, the checks' seconds were spent meanwhile)
+    # negative, together not more (beside, the checks' seconds were spent meanwhile); the
+    # heap release is one of them (in a long test session's process it walks a large heap:
+    # a second and more, which once left half the wall outside the phases)
     assert all(v >= 0 for v in result.phases.values())
     assert all(v > 0 for k, v in result.phases.items() if k != "waited_for_checks")
     own_phases = {k: v for k, v in result.phases.items()
