@@ -783,15 +783,11 @@ class EventStore:
                     try:
                         cur.execute(q, (last, page))
                         rows = cur.fetchall()
-                    except sqlite3.OperationalError as e:
-                        if sqlite and not as_bytes and _UNDECODABLE in str(e):
+                    except sqlite3.DatabaseError as e:
+                        if (sqlite and not as_bytes and isinstance(e, sqlite3.OperationalError)
+                                and _UNDECODABLE in str(e)):
                             as_bytes, raw.text_factory = True, bytes  # this page as bytes
                             continue
-                        if page == 1 or not sqlite:
-                            raise
-                        page = 1  # a damaged page: go on row by row, to the first unreadable
-                        continue
-                    except sqlite3.DatabaseError:
                         if page == 1 or not sqlite:
                             raise
                         page = 1  # a damaged page: go on row by row, to the first unreadable

@@ -577,8 +577,8 @@ def _phases(set_up: float, days: float, turns: list[dict[str, Any]], per_date: D
         "final_checks": graded.get("checks", 0.0)}
     if beside is not None:
         phases["simulation"] -= beside.waited_before_turns
-        phases["waited_for_checks"] = beside.waited
         phases["heap_release"] = beside.meanwhile_seconds
+        phases["waited_for_checks"] = beside.waited
     return {k: round(v, 4) for k, v in phases.items()}
 
 

@@ -255,9 +255,9 @@ class ChecksBeside:
         self.meanwhile_seconds = 0.0
         """Seconds :attr:`meanwhile`'s work took (in :meth:`verdict`)."""
         self.meanwhile: Callable[[], None] | None = None
-        """Work of this process's own to do, once, in :meth:`verdict` (while it would wait
-        or, when the verdict is there already, before it returns; not counted in
-        ``waited``): the same work whatever the two processes' timing."""
+        """Work of this process's own to do, once, in :meth:`verdict` before it waits (while
+        the second process finishes; not counted in ``waited``): the same work whatever
+        the two processes' timing."""
 
     def date(self, day: date, position: int, workspace: Path | None) -> None:
         """Evaluate the checks as of ``day``'s end at ``position`` (in the background)."""
@@ -281,19 +281,16 @@ class ChecksBeside:
         self._send(("final", summary))
 
     def verdict(self) -> Verdict:
-        """The final evaluation's verdict (waits for it); :attr:`meanwhile` is done once
-        either way, in the wait or, when the verdict came first, before returning."""
-        started, busy = time.perf_counter(), 0.0
-        while self._verdict is None or self.meanwhile is not None:
-            if self._verdict is None:
-                self._take(block=self.meanwhile is None)
-            if self.meanwhile is not None:
-                work, self.meanwhile = self.meanwhile, None
-                began = time.perf_counter()
-                work()
-                busy += time.perf_counter() - began
-        self.waited += time.perf_counter() - started - busy
-        self.meanwhile_seconds += busy
+        """The final evaluation's verdict (waits for it), :attr:`meanwhile` done first."""
+        work, self.meanwhile = self.meanwhile, None
+        if work is not None:
+            began = time.perf_counter()
+            work()
+            self.meanwhile_seconds += time.perf_counter() - began
+        started = time.perf_counter()
+        while self._verdict is None:
+            self._take(block=True)
+        self.waited += time.perf_counter() - started
         return self._verdict
 
     def summary(self) -> DailySummary:
