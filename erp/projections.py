@@ -759,15 +759,6 @@ class BankStatement(Projector):
         row[10] = p
         self.dirty.add(e.line_id)
 
-    COLUMNS = _STATEMENT_UPSERT.columns
-    """A line's state, as its list holds it and its ``statement_lines`` row: these columns."""
-
-    def restore(self, rows: Iterable[Sequence[Any]]) -> None:
-        """Take the lines' state from their rows (``COLUMNS``), as a fold of the same log
-        would leave it (a rebuild whose second process folded the statement)."""
-        self.lines = {row[0]: list(row) for row in rows}
-        self.dirty = set()
-
     def take_changes(self) -> list[Write]:
         """Hand over changed statement lines as upserts."""
         if not self.dirty:

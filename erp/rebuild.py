@@ -6,11 +6,10 @@ statement lines go in once each, in their final state.
 
 In two processes (an SQLite file): a forked second process folds the GL lines and
 subledger movements (each a function of one event, nothing the books keep working with)
-and the statement lines into a side file next to the books, with no journal. Meanwhile
-this process folds and writes the documents and their history, whose state the books go
-on with. Then each side table is copied in with one ``INSERT ... SELECT *``, which SQLite
-runs as a transfer of whole records into the emptied table, and the statement lines'
-state is read back from their rows (it is nothing more).
+into a side file next to the books, with no journal. Meanwhile this process folds and
+writes the documents, their history and the statement lines, whose state the books go on
+with. Then each side table is copied in with one ``INSERT ... SELECT *``, which SQLite runs
+as a transfer of whole records into the emptied table.
 
 Both processes read the same log. The rebuild's transaction holds the write lock
 throughout, and both stop at the head it read. Each decodes only the events its
@@ -43,14 +42,15 @@ from erp.store import EventStore, load_sqlite_rows, scan_cursor_pages
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
-SIDE_PARTS = ("gl", "subledgers", "statement")
-"""The projectors the second process folds: the GL lines and subledger movements depend
-on one event each; the statement lines' state is their rows, read back at the end."""
-SIDE_TABLES = ("gl_lines", "subledger", "statement_lines")
+SIDE_PARTS = ("gl", "subledgers")
+"""The projectors the second process folds: the GL lines and subledger movements, each a
+function of one event."""
+SIDE_TABLES = ("gl_lines", "subledger")
 """Their tables, copied in from the side file."""
-HERE_PARTS = ("documents",)
-"""The projector this process folds: the documents, whose state (approvals, say) is more
-than their rows."""
+HERE_PARTS = ("documents", "statement")
+"""The projectors this process folds: the documents, whose state (approvals, say) is more
+than their rows, and the statement lines, whose events the documents read as well (their
+state goes on in the books: folded here, it needs no reading back)."""
 
 PARALLEL_MIN_EVENTS = 20_000
 """Below this many events in the log, ``workers=None`` rebuilds in one process: forking
@@ -183,9 +183,6 @@ def _two_processes(store: EventStore, conn: Connection, side: str) -> Rebuilt:
         db.execute("ATTACH DATABASE ? AS rebuild_side", (side,))
         for table in SIDE_TABLES:  # emptied above: SQLite copies the records whole
             db.execute(f"INSERT INTO main.{table} SELECT * FROM rebuild_side.{table}")
-        # The statement lines' state is their rows: read back what the child wrote.
-        projections.statement.restore(db.execute(
-            f"SELECT {projections.statement.COLUMNS} FROM main.statement_lines"))
     finally:
         receive.close()
         if child.is_alive():
