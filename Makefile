@@ -1,5 +1,7 @@
 # erpsim: set-up, demo and tests. `make demo` and `make test` do all set-up on a fresh machine.
-PYTHON ?= python3
+# the interpreter .venv is built with: Python 3.12 (or 3.13) where one is installed, else
+# python3 (3.11 or later); see .ci/python
+PYTHON ?= $(shell .ci/python)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
@@ -26,14 +28,16 @@ demo: $(STAMP) bytecode
 
 ## test: the whole suite (SQLite and PostgreSQL, LibreOffice, docker, the agent CLIs), lint,
 ##       type check and layering, with coverage (subprocesses included; a floor per package,
-##       tests/coverage/floors.toml) and the mutation gate on the gated modules the last
-##       commit changed; .ci/setup first installs and starts what it needs
+##       tests/coverage/floors.toml; through sys.monitoring on Python 3.12 and later) and the
+##       mutation gate on the gated modules the last commit changed; .ci/setup first installs
+##       and starts what it needs
 test: $(STAMP) bytecode
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	rm -f .coverage .coverage.*
 	@setup_env=$$(.ci/setup) && eval "$$setup_env" && \
-	  echo "$(BIN)/python -m pytest -n 2 --dist loadgroup --cov --cov-report= $(PYTEST_ARGS)" && \
+	  export COVERAGE_CORE=$$($(BIN)/python -c 'import sys; print("sysmon" if sys.version_info >= (3, 12) else "ctrace")') && \
+	  echo "COVERAGE_CORE=$$COVERAGE_CORE $(BIN)/python -m pytest -n 2 --dist loadgroup --cov --cov-report= $(PYTEST_ARGS)" && \
 	  $(BIN)/python -m pytest -n 2 --dist loadgroup --cov --cov-report= $(PYTEST_ARGS)
 	$(BIN)/python tests/coverage/floors.py
 	$(BIN)/python tests/mutation/gate.py --changed

@@ -89,7 +89,11 @@ def test_nothing_of_an_external_agents_attempt_stays_alive(tmp_path: Path) -> No
 def test_generating_desk_tasks_one_after_another_keeps_one_simulation_at_most(
         tmp_path: Path) -> None:
     # each generation runs the company on an engine that freezes the heap at every turn;
-    # a frozen heap is never collected, so each generation's world stayed for good
+    # a frozen heap is never collected, so each generation's world stayed for good.
+    # "frozen" against "after_unfreeze": what the generations left in the permanent
+    # generation, against what is there once everything is handed back and collected
+    # (none on Python 3.11; on 3.12 a collection itself puts the immortal objects it meets
+    # there, a few hundred)
     probe = textwrap.dedent("""
         import json
         import gc
@@ -97,12 +101,16 @@ def test_generating_desk_tasks_one_after_another_keeps_one_simulation_at_most(
         from sim.world import World
         for name in ("ar-aging-workbook", "cash-forecast-13-week", "ar-aging-workbook"):
             generate_task(load_task(name))
-        print(json.dumps({"World": sum(isinstance(o, World) for o in gc.get_objects()),
-                          "frozen": gc.get_freeze_count()}))
+        frozen = gc.get_freeze_count()
+        worlds = sum(isinstance(o, World) for o in gc.get_objects())
+        gc.unfreeze()
+        gc.collect()
+        print(json.dumps({"World": worlds, "frozen": frozen,
+                          "after_unfreeze": gc.get_freeze_count()}))
     """)
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     counts = json.loads(done.stdout.strip().splitlines()[-1])
-    assert counts["frozen"] == 0
+    assert counts["frozen"] == counts["after_unfreeze"] < 1000
     assert counts["World"] <= 1  # the last one's, freed with its caller's last reference
