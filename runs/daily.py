@@ -316,9 +316,10 @@ class ChecksBeside:
         self._take(block=False)
         try:
             self._conn.send(message)
-        except OSError:  # it ended: say how
-            self._ended = True
-            self._take(block=False)
+        except OSError:  # it ended; what it sent before its end says how (it may have
+            # sent it after the look above: read on to its end, never just give up)
+            while not self._ended:
+                self._take(block=True)
 
     def _take(self, *, block: bool) -> None:
         """Read one message (``block``), or every message already sent, and act on it.

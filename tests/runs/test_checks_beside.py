@@ -201,6 +201,48 @@ def test_an_environment_fault_beside_is_an_infrastructure_error(
     assert not (out / "verdict.json").exists() and not (out / "summary.json").exists()
 
 
+class _SentJustAfterTheLook:
+    """The checks process's pipe as the attempt sees it when the second process sends
+    its last message and ends just after the attempt looked for one: that look (the first
+    that would have found a message) finds none, and the next send meets a closed pipe."""
+
+    def __init__(self, conn: Any, child: Any) -> None:
+        self._conn, self._child, self._armed = conn, child, True
+
+    def poll(self, timeout: float = 0.0) -> bool:
+        found = bool(self._conn.poll(timeout))
+        if found and self._armed:
+            self._armed = False
+            self._child.join()  # it has sent its message and ended ...
+            return False  # ... a moment after this look
+        return found
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+@pytest.mark.parametrize("error", [_disk_full(), KeyError("no-such-account")],
+                         ids=["fault", "bug"])
+def test_a_failure_beside_sent_just_after_a_look_is_still_the_one_reported(
+        error: BaseException, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second process's message is read even when the attempt finds its pipe closed
+    first (it sent the message and ended between the attempt's look and its next send):
+    the failure reported is the one it sent, never a bare "ended before its verdict"."""
+    _fails_on_second_date(error, monkeypatch)
+    start = runs.daily.ChecksBeside.__init__
+
+    def late(self: runs.daily.ChecksBeside, *args: Any) -> None:
+        start(self, *args)
+        self._conn = _SentJustAfterTheLook(self._conn, self._child)  # type: ignore[assignment]
+
+    monkeypatch.setattr(runs.daily.ChecksBeside, "__init__", late)
+    expected = ((InfrastructureError, "disk I/O error") if isinstance(error, sa.exc.DBAPIError)
+                else (BesideFailed, "checks process failed: KeyError"))
+    with pytest.raises(expected[0], match=expected[1]):
+        run_attempt(_loaded("month-end-close"), 0, "reference", tmp_path / "a",
+                    checks_beside=True)
+
+
 def test_a_bug_beside_names_itself_and_where(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     _fails_on_second_date(KeyError("no-such-account"), monkeypatch)
