@@ -203,19 +203,29 @@ def test_an_environment_fault_beside_is_an_infrastructure_error(
 
 class _SentJustAfterTheLook:
     """The checks process's pipe as the attempt sees it when the second process sends
-    its last message and ends just after the attempt looked for one: that look (the first
-    that would have found a message) finds none, and the next send meets a closed pipe."""
+    its failure and ends just after the attempt looked for a message: the look that
+    would have found the failure finds none (the second process has ended by then), and
+    the attempt's next send meets a closed pipe. Other messages pass as they come."""
 
     def __init__(self, conn: Any, child: Any) -> None:
-        self._conn, self._child, self._armed = conn, child, True
+        self._conn, self._child = conn, child
+        self._read: list[Any] = []  # taken from the pipe, not yet handed over
+        self._armed = True
 
     def poll(self, timeout: float = 0.0) -> bool:
-        found = bool(self._conn.poll(timeout))
-        if found and self._armed:
+        if self._read:
+            return True
+        if not self._conn.poll(timeout):
+            return False
+        self._read.append(self._conn.recv())
+        if self._armed and self._read[0][0] in ("fault", "error"):
             self._armed = False
-            self._child.join()  # it has sent its message and ended ...
+            self._child.join()  # it has sent its failure and ended ...
             return False  # ... a moment after this look
-        return found
+        return True
+
+    def recv(self) -> Any:
+        return self._read.pop(0) if self._read else self._conn.recv()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._conn, name)
