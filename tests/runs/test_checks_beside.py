@@ -231,10 +231,13 @@ class _SentJustAfterTheLook:
         return getattr(self._conn, name)
 
 
-@pytest.mark.parametrize("error", [_disk_full(), KeyError("no-such-account")],
-                         ids=["fault", "bug"])
+@pytest.mark.parametrize(("error", "reported", "says"), [
+    (_disk_full(), InfrastructureError, "disk I/O error"),
+    (KeyError("no-such-account"), BesideFailed, "checks process failed: KeyError"),
+], ids=["fault", "bug"])
 def test_a_failure_beside_sent_just_after_a_look_is_still_the_one_reported(
-        error: BaseException, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        error: BaseException, reported: type[Exception], says: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The second process's message is read even when the attempt finds its pipe closed
     first (it sent the message and ended between the attempt's look and its next send):
     the failure reported is the one it sent, never a bare "ended before its verdict"."""
@@ -246,9 +249,7 @@ def test_a_failure_beside_sent_just_after_a_look_is_still_the_one_reported(
         self._conn = _SentJustAfterTheLook(self._conn, self._child)  # type: ignore[assignment]
 
     monkeypatch.setattr(runs.daily.ChecksBeside, "__init__", late)
-    expected = ((InfrastructureError, "disk I/O error") if isinstance(error, sa.exc.DBAPIError)
-                else (BesideFailed, "checks process failed: KeyError"))
-    with pytest.raises(expected[0], match=expected[1]):
+    with pytest.raises(reported, match=says):
         run_attempt(_loaded("month-end-close"), 0, "reference", tmp_path / "a",
                     checks_beside=True)
 
