@@ -15,6 +15,7 @@ from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from scenarios.spec import CompanySpec, InjectionSpec, OutputPath, PopulationSpec, Strict
 from sim.automation import Options
+from sim.rng import MAX_SEED
 
 TaskId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)]
 CATEGORIES = ("reports", "drafting", "reformatting", "tooling", "reconciliation", "analysis",
@@ -34,7 +35,7 @@ class GeneratorSpec(Strict):
 
     module: ModuleName
     """A module of ``desk.generators`` defining ``generate(ctx) -> dict[str, bytes]``."""
-    seed: Annotated[int, Field(ge=0, le=2**63 - 1)]
+    seed: Annotated[int, Field(ge=0, le=MAX_SEED)]
     """The task's seed: the generator's, and the books' when the task has books."""
     params: dict[str, Any] = Field(default_factory=dict)
 
@@ -52,7 +53,7 @@ class BooksSpec(Strict):
     company: CompanySpec | None = None
     population: PopulationSpec | None = None
     injections: tuple[InjectionSpec, ...] | None = None
-    seed: Annotated[int, Field(ge=0, le=2**63 - 1)] | None = None
+    seed: Annotated[int, Field(ge=0, le=MAX_SEED)] | None = None
     """The books' seed when the task has no generator (else the generator's seed)."""
 
 

@@ -31,6 +31,10 @@ from erp.errors import ConcurrencyConflict, ErpError, IntegrityError, StoreBusy,
 if TYPE_CHECKING:
     import psycopg
 
+MAX_POSITION = 2**63 - 1
+"""The largest log position (and row count) a store holds: a signed 64-bit integer, SQLite's
+INTEGER and PostgreSQL's BIGINT; a larger one asked of a read is refused at the edge."""
+
 GENESIS = "0" * 64
 """The ``prev_hash`` of the first event of every log."""
 

@@ -60,7 +60,7 @@ from runs.output_mutants import (
 from runs.policy_table import POLICY_FILE, load_policy
 from scenarios.loader import LoadedScenario, load_scenario
 from scenarios.turn import TurnContext
-from sim.rng import text_random
+from sim.rng import MAX_SEED, text_random
 
 CONTROLS = ("reference", "oracle", "null")
 EXPECTED = {"reference": True, "oracle": True, "null": False}
@@ -100,10 +100,18 @@ MAX_SEEDS = 10_000
 """The most seeds one ``--seeds`` may name (a campaign's matrix must fit in memory)."""
 
 
+def _bounded(seed: int, part: str) -> int:
+    if seed > MAX_SEED:
+        raise OverflowError(f"--seeds: {part!r} goes beyond the largest seed, {MAX_SEED} "
+                            "(2**63 - 1: the results ledger holds seeds as 64-bit integers)")
+    return seed
+
+
 def parse_seeds(text: str) -> list[int]:
     """``0-19``, ``3``, ``1,4,7`` or ``0-4,10`` into a sorted list of distinct seeds.
 
-    At most :data:`MAX_SEEDS` seeds; the size of a range is checked before it is made.
+    At most :data:`MAX_SEEDS` seeds, each at most ``MAX_SEED``; the size of a range is
+    checked before it is made.
     """
     seeds: set[int] = set()
     for part in text.split(","):
@@ -118,9 +126,10 @@ def parse_seeds(text: str) -> list[int]:
                     raise OverflowError(f"--seeds: {text!r} names more than {MAX_SEEDS:,} "
                                         f"seeds ({part} alone is {b - a + 1:,}; expected at "
                                         f"most {MAX_SEEDS:,}: split the campaign into labels)")
+                _bounded(b, part)
                 seeds.update(range(a, b + 1))
             else:
-                seeds.add(int(part))
+                seeds.add(_bounded(int(part), part))
         except OverflowError as e:
             raise ValueError(str(e)) from None
         except ValueError:

@@ -31,6 +31,10 @@ from typing import Any
 import numpy as np
 from faker import Faker
 
+MAX_SEED = 2**63 - 1
+"""The largest seed: a signed 64-bit integer, as the stores, the results ledger and the
+summaries hold it (a larger one would be accepted here and refused by SQLite later)."""
+
 
 def name_key(name: str) -> tuple[int, ...]:
     """A stream name as spawn-key integers (four 32-bit words of its sha256)."""

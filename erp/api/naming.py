@@ -17,6 +17,15 @@ from pydantic import BaseModel, BeforeValidator
 
 from erp import money
 
+MONEY_KEYS = frozenset({"amount", "total", "subtotal", "tax", "unit_price", "opening_balance",
+                        "credit_limit", "clerk_write_off_limit", "clerk_fee_allowance_fixed",
+                        "open_amount", "debit", "credit", "balance",
+                        "salvage", "proceeds", "cost", "accumulated", "gain",
+                        "net_income",
+                        "gross", "withheld", "employer_taxes", "net", "gross_sales",
+                        "taxable_sales", "exempt_sales", "tax_due", "gross_total", "net_total"})
+"""Integer-cent keys of event payloads and rows, rendered as decimal strings."""
+
 
 def kebab(name: str) -> str:
     """``ApplyReceipt`` -> ``apply-receipt``."""

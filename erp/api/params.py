@@ -18,6 +18,7 @@ from pydantic import BeforeValidator
 from erp.api.context import ApiContext, api_context
 from erp.api.tokens import Grant, current_grant
 from erp.api.wire import ID_PATTERN, STATUS_PATTERN, Format, iso_date_text
+from erp.store import MAX_POSITION
 
 Id = Annotated[str, PathParam(pattern=ID_PATTERN, description="an id such as INV-0000001")]
 Status = Annotated[str | None, Query(pattern=STATUS_PATTERN,
@@ -31,7 +32,8 @@ Unmatched = Annotated[bool, Query(description="only statement lines not yet matc
 Since = Annotated[date | None, BeforeValidator(iso_date_text),
                   Query(description="first date to list (earlier lines form the opening "
                                     "balance)")]
-After = Annotated[int, Query(ge=0, description="only events after this log position")]
+After = Annotated[int, Query(ge=0, le=MAX_POSITION,
+                             description="only events after this log position")]
 Limit = Annotated[int, Query(ge=1, le=100_000, description="at most this many rows")]
 AccountCode = Annotated[str, PathParam(pattern=r"^[A-Za-z0-9.-]{1,16}$",
                                        description="an account code such as 1200")]

@@ -23,7 +23,13 @@ from pydantic import BaseModel
 from starlette.routing import Match
 
 from erp import queries
-from erp.api.naming import PARTY_NAME, REFERENCE_NAME, is_money_annotation, nested_model
+from erp.api.naming import (
+    MONEY_KEYS,
+    PARTY_NAME,
+    REFERENCE_NAME,
+    is_money_annotation,
+    nested_model,
+)
 from erp.errors import ApiError
 from erp.money import format_cents
 
@@ -51,15 +57,6 @@ DocKind = Literal["invoice", "receipt", "credit_memo", "refund", "bill", "vendor
                   "dunning_letter", "dispute", "promise", "credit_hold"]
 Format = Literal["json", "csv"]
 Subledger = Literal["ar", "ap", "unapplied_cash"]
-
-MONEY_KEYS = frozenset({"amount", "total", "subtotal", "tax", "unit_price", "opening_balance",
-                        "credit_limit", "clerk_write_off_limit", "clerk_fee_allowance_fixed",
-                        "open_amount", "debit", "credit", "balance",
-                        "salvage", "proceeds", "cost", "accumulated", "gain",
-                        "net_income",
-                        "gross", "withheld", "employer_taxes", "net", "gross_sales",
-                        "taxable_sales", "exempt_sales", "tax_due", "gross_total", "net_total"})
-"""Integer-cent keys of event payloads and rows, rendered as decimal strings."""
 
 CONFLICT_CODES = frozenset({"duplicate_id", "duplicate_vendor_invoice", "not_pending",
                             "target_already_matched", "customer_already_assigned"})

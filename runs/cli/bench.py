@@ -36,9 +36,9 @@ def bench() -> None:
 
 
 @bench.command("ledger")
-@click.option("--events", type=click.IntRange(min=1000), default=200_000, show_default=True,
+@click.option("--events", type=click.IntRange(1000, 10_000_000), default=200_000, show_default=True,
               help="Events pushed through the command path.")
-@click.option("--single", type=click.IntRange(min=100), default=20_000, show_default=True,
+@click.option("--single", type=click.IntRange(100, 1_000_000), default=20_000, show_default=True,
               help="Commands run each in its own transaction.")
 @click.option("--seed", type=SEED, default=1, show_default=True)
 @REPEAT
@@ -67,11 +67,11 @@ def bench_ledger(events: int, single: int, seed: int, repeat: int) -> None:
 @bench.command("engine")
 @click.option("--scenario", default="month-end-close", show_default=True,
               help="Library scenario to run.")
-@click.option("--customers", type=click.IntRange(min=1), default=None,
+@click.option("--customers", type=click.IntRange(1, 100_000), default=None,
               help="Customers (default: 2,000 for a run of one month; over --months above "
                    "1 or a scenario whose calendar is longer, such as fiscal-year, the "
                    "scenario's own population).")
-@click.option("--vendors", type=click.IntRange(min=0), default=None,
+@click.option("--vendors", type=click.IntRange(0, 100_000), default=None,
               help="Vendors (default: 200 for a run of one month; over more months, the "
                    "scenario's own).")
 @click.option("--agent", "agent_name", type=click.Choice(["oracle", "reference", "null"]),

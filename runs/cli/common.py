@@ -31,6 +31,7 @@ from erp.store import POSTGRES_PREFIXES, EventStore
 from runs.errors import BadInput, InfrastructureError, Refused, RunsError
 from runs.execution.contract import MEMORY_LIMIT, NETWORK_MODE
 from scenarios.errors import ScenarioError
+from sim.rng import MAX_SEED
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -185,7 +186,7 @@ NETWORK = Matching("NAME", NETWORK_MODE, "a docker network name (expected letter
                    "and _ . : -, such as bridge or host)")
 """``--network-mode``: a docker network's name, as a systems file's ``network_mode``."""
 
-SEED = click.IntRange(min=0)
+SEED = click.IntRange(0, MAX_SEED)
 
 CHECKS_PROCESS = {"auto": None, "beside": True, "attempt": False}
 """``--checks-process``: its values and ``run_attempt``'s ``checks_beside`` for each."""
@@ -197,8 +198,8 @@ checks_process_option = click.option(
          "attempt's (beside), in the attempt's own (attempt), or chosen (auto: beside when "
          "the process runs alone, may use two CPUs and the scenario has more than one "
          "date). The results are the same; summary.json records which ran.")
-"""A ``--seed`` value: a whole number, 0 or more (as ``--seeds`` ranges are), for every
-command that takes one."""
+"""A ``--seed`` value: a whole number from 0 to 2**63 - 1 (``MAX_SEED``, as ``--seeds``
+ranges are), for every command that takes one."""
 
 
 def unwritable(path: Path, *, folder: bool) -> str | None:

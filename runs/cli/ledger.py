@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from erp.store import MAX_POSITION
 from runs.cli.common import DATE, EXIT_FAILED, errors, fail, open_store, open_verified
 
 
@@ -183,7 +184,8 @@ def trial_balance_command(store: str, as_of: date | None, schema: str | None) ->
 @click.option("--stream", default=None, help="Only events of this stream (invoice:INV-000001).")
 @click.option("--realm", type=click.Choice(["erp", "world"]), default=None,
               help="Only events of this realm.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most N events.")
+@click.option("--limit", type=click.IntRange(1, MAX_POSITION), default=None,
+              help="At most N events.")
 @click.option("--format", "fmt", type=click.Choice(["table", "jsonl"]), default="table",
               show_default=True)
 @_schema_opt

@@ -81,7 +81,7 @@ from runs.campaigns.rescoring import (
     rescore_campaign,
     resolve_scorer,
 )
-from runs.cli.common import EXIT_FAILED, EXIT_GRADER_ERROR, OUT_FILE, cannot_write, fail
+from runs.cli.common import EXIT_FAILED, EXIT_GRADER_ERROR, OUT_FILE, SEED, cannot_write, fail
 from runs.errors import BadInput, Refused
 
 LABELS = ("accepted", "rejected", "ungraded", "no verdict")
@@ -495,9 +495,9 @@ def print_comparison(con: Any, cmp: Comparison) -> None:
 @click.argument("label")
 @click.option("--a", "sys_a", required=True, help="System A (the difference is A - B).")
 @click.option("--b", "sys_b", required=True, help="System B.")
-@click.option("--resamples", type=click.IntRange(min=1), default=DEFAULT_RESAMPLES,
+@click.option("--resamples", type=click.IntRange(1, 1_000_000), default=DEFAULT_RESAMPLES,
               show_default=True, help="Bootstrap resamples.")
-@click.option("--seed", type=click.IntRange(min=0), default=DEFAULT_BOOTSTRAP_SEED,
+@click.option("--seed", type=SEED, default=DEFAULT_BOOTSTRAP_SEED,
               show_default=True, help="Seed of the bootstrap's random draws (printed).")
 @_RESULTS_DIR
 @_SCORER

@@ -150,6 +150,15 @@ def test_parse_seeds_refuses_nonsense(text: str) -> None:
         parse_seeds(text)
 
 
+def test_parse_seeds_takes_the_largest_seed_and_refuses_beyond_it() -> None:
+    top = 2**63 - 1
+    assert parse_seeds(f"{top - 1}-{top}") == [top - 1, top]
+    for text in (str(top + 1), f"{top}-{top + 1}", "0,99999999999999999999"):
+        with pytest.raises(ValueError, match=r"goes beyond the largest seed, "
+                                             r"9223372036854775807 \(2\*\*63 - 1"):
+            parse_seeds(text)
+
+
 def test_an_unmutated_replay_reproduces_the_reference_log(tmp_path: Path) -> None:
     loaded = load_scenario(small_scenario(tmp_path, [FILE_CHECK]))
     rec = Recording()

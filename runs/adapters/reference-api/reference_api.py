@@ -59,8 +59,7 @@ from typing import Any
 import scenarios.solvers
 from erp import queries as erp_queries
 from erp.api.client import Client, find_connection
-from erp.api.naming import PARTY_NAME, REFERENCE_NAME, kebab, money_fields
-from erp.api.wire import MONEY_KEYS
+from erp.api.naming import MONEY_KEYS, PARTY_NAME, REFERENCE_NAME, kebab, money_fields
 from erp.books import (
     AccrualState,
     AssetState,

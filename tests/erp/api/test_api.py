@@ -395,6 +395,19 @@ def test_path_traversal_is_422_naming_the_parameter(api: Running, path: str,
     assert_error(status, json.loads(body), 422, "invalid_parameter", field)
 
 
+@pytest.mark.parametrize("path", ["/v1/audit?after=9223372036854775808",
+                                  "/v1/audit?after=100000000000000000000000"])
+def test_a_position_beyond_what_a_store_holds_is_422_naming_it(api: Running, path: str) -> None:
+    """A log position is a 64-bit integer in both stores: a larger one is refused at the
+    edge (SQLite would raise on it, a 500)."""
+    status, _, body = request(api.url, "GET", path, token=api.clerk)
+    assert_error(status, json.loads(body), 422, "invalid_parameter", "after")
+
+
+def test_the_largest_position_is_a_read_after_everything(api: Running) -> None:
+    assert get_json(api, "/v1/audit?after=9223372036854775807")["items"] == []
+
+
 # --- auth -------------------------------------------------------------------------
 
 

@@ -23,20 +23,62 @@ from runs.cli.common import OUT_FILE, unwritable
 from runs.validate import MAX_SEEDS, parse_seeds
 
 
-@pytest.mark.parametrize("command", [
-    ["run", "cash-application", "--out", "{tmp}/a", "--seed", "-1"],
-    ["validate", "cash-application", "--mutants", "--seed", "-1"],
-    ["demo", "--out", "{tmp}/d.db", "--seed", "-1"],
-    ["bench", "turn", "--seed", "-1"],
-    ["bench", "engine", "--seed", "-1"],
-    ["bench", "ledger", "--seed", "-1"],
-])
-def test_a_negative_seed_is_refused_by_every_command(tmp_path: Path,
-                                                     command: list[str]) -> None:
-    args = [a.replace("{tmp}", str(tmp_path)) for a in command]
+SEEDED = [
+    ["run", "cash-application", "--out", "{tmp}/a", "--seed", "{seed}"],
+    ["validate", "cash-application", "--mutants", "--seed", "{seed}"],
+    ["demo", "--out", "{tmp}/d.db", "--seed", "{seed}"],
+    ["bench", "turn", "--seed", "{seed}"],
+    ["bench", "engine", "--seed", "{seed}"],
+    ["bench", "ledger", "--seed", "{seed}"],
+    ["compare", "{tmp}/r", "--a", "x", "--b", "y", "--seed", "{seed}"],
+]
+
+
+@pytest.mark.parametrize("seed", ["-1", "9223372036854775808", "100000000000000000000"])
+@pytest.mark.parametrize("command", SEEDED)
+def test_a_seed_outside_0_to_2_63_is_refused_by_every_command(
+        tmp_path: Path, command: list[str], seed: str) -> None:
+    """Seeds are 64-bit integers in the summaries and the results ledger: a larger one would
+    be taken here and refused by SQLite at the end of an attempt (a traceback)."""
+    args = [a.replace("{tmp}", str(tmp_path)).replace("{seed}", seed) for a in command]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2, result.output
-    assert "Invalid value for '--seed': -1 is not in the range x>=0." in result.output
+    assert (f"Invalid value for '--seed': {seed} is not in the range "
+            "0<=x<=9223372036854775807.") in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_seed_beyond_the_largest_is_refused_by_a_sweep_before_its_label(
+        tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["sweep", "cash-application", "--seeds",
+                                       "0,9223372036854775808", "--systems", "null",
+                                       "--label", "big", "--results-dir",
+                                       str(tmp_path / "results")])
+    assert result.exit_code == 2, result.output
+    assert ("Invalid value for --seeds: '9223372036854775808' goes beyond the largest seed, "
+            "9223372036854775807") in flat(result.output)
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(("command", "option", "value", "bounds"), [
+    (["ledger", "events", "{tmp}/books.db"], "--limit", "9223372036854775808",
+     "1<=x<=9223372036854775807"),
+    (["bench", "ledger"], "--events", "10000001", "1000<=x<=10000000"),
+    (["bench", "ledger"], "--single", "1000001", "100<=x<=1000000"),
+    (["bench", "engine"], "--customers", "100001", "1<=x<=100000"),
+    (["bench", "engine"], "--vendors", "100001", "0<=x<=100000"),
+    (["compare", "{tmp}/r", "--a", "x", "--b", "y"], "--resamples", "1000001",
+     "1<=x<=1000000"),
+])
+def test_a_count_beyond_its_bound_is_refused_before_anything_runs(
+        tmp_path: Path, command: list[str], option: str, value: str, bounds: str) -> None:
+    """Counts that size a run or a read have an upper bound too: beyond it a run would take
+    hours or all the memory, or a read would reach SQLite with a number it cannot hold."""
+    args = [a.replace("{tmp}", str(tmp_path)) for a in command] + [option, value]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '{option}': {value} is not in the range {bounds}." in (
+        result.output)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -10,7 +10,7 @@ the next command; a solver loaded by the solver (fiscal-year's month-end-close) 
 API too; a command over the API writes what it writes in process, and a refusal comes
 back as the same ``CommandRejected``; and (slow) each library scenario run with the
 adapter (a real server, a real subprocess per turn) ends with the in-process reference's
-``final_hash``.
+``final_hash`` (the golden one, which ``test_golden_hashes`` checks).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from erp.api.server import ApiServer, TokenRegistry, create_app
 from erp.errors import CommandRejected
 from erp.ledger import Ledger
 from tests.erp.helpers import BANK, DAY, SYS, set_up_company
+from tests.scenarios.library.test_golden_hashes import GOLDEN
 
 ROOT = Path(__file__).resolve().parents[3]
 ADAPTER = ROOT / "runs" / "adapters" / "reference-api" / "reference-api"
@@ -447,19 +448,21 @@ def _final_hash(out: Path, *agent: str, name: str, seed: int) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # a whole attempt twice, one adapter process per turn (22 turns)
+@pytest.mark.timeout(900)  # a whole attempt, one adapter process per turn (37 in fiscal-year)
 @pytest.mark.parametrize("name", ["cash-application", "procure-to-pay", "month-end-close",
                                   "payment-run", "three-way-match", "accruals-and-prepaids",
                                   "fixed-assets", "payroll-and-sales-tax", "collections",
                                   "bank-reconciliation-multi", "fiscal-year"])
 def test_the_reference_over_the_api_ends_with_the_in_process_final_hash(
         name: str, tmp_path: Path) -> None:
-    seed = 3
-    in_process = _final_hash(tmp_path / "in-process", "--agent", "reference", name=name,
-                             seed=seed)
+    """The in-process reference's final hash at seed 1 is the golden one
+    (``test_golden_hashes`` runs it, in a process of its own as here)."""
+    seed = 1
     over_api = _final_hash(tmp_path / "over-api", "--agent-cmd", str(ADAPTER), "--agent-env",
                            f"ERPSIM_SOLVER={name}", name=name, seed=seed)
-    assert over_api == in_process
+    assert over_api == GOLDEN[name, seed], (
+        f"{name} seed {seed}: over the API {over_api}, the in-process reference's golden "
+        f"hash {GOLDEN[name, seed]}")
     for turn in sorted((tmp_path / "over-api" / "turns").iterdir()):
         log = (turn / "agent" / "stderr.log").read_text()
         assert f"reference-api: turn {int(turn.name)} as agent:turn-{int(turn.name)}" in log
