@@ -66,9 +66,10 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class PriceSpec(BaseModel):
-    """A system's token prices, in dollars per million tokens (strict)."""
+    """A system's token prices, in dollars per million tokens (strict; finite: a YAML
+    ``.inf`` or ``.nan`` would make every cost and the report's JSON unreadable)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     input: float = Field(ge=0)
     """Uncached input tokens."""
@@ -81,9 +82,10 @@ class PriceSpec(BaseModel):
 
 
 class SystemSpec(BaseModel):
-    """One declared system in a systems file (strict: unknown fields are errors)."""
+    """One declared system in a systems file (strict: unknown fields are errors; numbers
+    finite)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     adapter: str = Field(min_length=1)
     """The adapter executable, relative to the systems file's folder (or absolute)."""

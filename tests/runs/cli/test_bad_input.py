@@ -22,7 +22,6 @@ from runs.cli import main
 from runs.cli.common import OUT_FILE, unwritable
 from runs.validate import MAX_SEEDS, parse_seeds
 
-
 SEEDED = [
     ["run", "cash-application", "--out", "{tmp}/a", "--seed", "{seed}"],
     ["validate", "cash-application", "--mutants", "--seed", "{seed}"],
