@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 from runs.cli.common import (
     CHECKS_PROCESS,
+    CPUS,
     DATE,
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -32,6 +33,7 @@ from runs.cli.common import (
     NETWORK,
     OUT_DIR,
     OUT_FILE,
+    SECONDS,
     SEED,
     VERDICT_EXIT,
     cannot_write,
@@ -63,13 +65,13 @@ TIERS = ("easy", "medium", "hard")
 @click.option("--agent-env", "agent_env", multiple=True, metavar="NAME[=VALUE]",
               help="Pass a variable to --agent-cmd (repeatable): NAME copies it from this "
                    "environment, NAME=VALUE sets it. Nothing else passes but PATH and LANG.")
-@click.option("--turn-timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--turn-timeout", type=SECONDS, default=None,
               help="Seconds per turn for --agent-cmd (default: the scenario's, 1200).")
 @click.option("--home-template", type=click.Path(file_okay=False, path_type=Path),
               default=None, metavar="DIR",
               help="Copy DIR into each turn's fresh HOME for --agent-cmd (CLI config such "
                    "as .codex/config.toml or .claude/settings.json).")
-@click.option("--cpus", type=click.FloatRange(min=0, min_open=True), default=2.0,
+@click.option("--cpus", type=CPUS, default=2.0,
               show_default=True, help="Docker mode: CPU limit.")
 @click.option("--memory", type=MEMORY, default="6g", show_default=True,
               help="Docker mode: memory limit (a whole number with an optional unit b, k, m "

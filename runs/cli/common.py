@@ -10,6 +10,7 @@ crashed) or an infrastructure fault.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import signal
@@ -187,6 +188,26 @@ NETWORK = Matching("NAME", NETWORK_MODE, "a docker network name (expected letter
 """``--network-mode``: a docker network's name, as a systems file's ``network_mode``."""
 
 SEED = click.IntRange(0, MAX_SEED)
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click's ``FloatRange`` that also refuses ``nan`` and ``inf`` (click's own takes them:
+    ``nan`` compares false with every bound), so a non-number never reaches a run."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        """The float, or the usage error naming the value."""
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+SECONDS = FiniteFloatRange(min=0, min_open=True)
+"""A duration in seconds: a finite number above 0 (``--turn-timeout``)."""
+
+CPUS = FiniteFloatRange(min=0, min_open=True, max=256)
+"""A docker CPU limit: above 0, at most 256 (as a systems file's ``cpus``)."""
 
 CHECKS_PROCESS = {"auto": None, "beside": True, "attempt": False}
 """``--checks-process``: its values and ``run_attempt``'s ``checks_beside`` for each."""

@@ -47,6 +47,26 @@ def test_a_seed_outside_0_to_2_63_is_refused_by_every_command(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(("option", "value", "says"), [
+    ("--turn-timeout", "nan", "'nan' is not a finite number"),
+    ("--turn-timeout", "inf", "'inf' is not a finite number"),
+    ("--turn-timeout", "0", "0.0 is not in the range x>0"),
+    ("--cpus", "nan", "'nan' is not a finite number"),
+    ("--cpus", "inf", "inf is not in the range 0<x<=256"),
+    ("--cpus", "300", "300.0 is not in the range 0<x<=256"),
+])
+def test_a_duration_or_a_cpu_limit_that_is_no_finite_number_is_refused(
+        tmp_path: Path, option: str, value: str, says: str) -> None:
+    """``--turn-timeout nan`` used to reach every turn, which then counted as the agent's
+    crash; now the command is refused before anything runs."""
+    result = CliRunner().invoke(main, ["run", "cash-application", "--out",
+                                       str(tmp_path / "a"), "--agent-cmd", "/bin/true",
+                                       option, value])
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '{option}': {says}" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_seed_beyond_the_largest_is_refused_by_a_sweep_before_its_label(
         tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["sweep", "cash-application", "--seeds",
