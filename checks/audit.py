@@ -189,7 +189,7 @@ class EventFilter(BaseModel):
     first part of every field are checked against the realm's event classes.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     realm: Realm = "erp"
     event: str = Field(min_length=1)
@@ -290,7 +290,7 @@ def describe_event(e: LogEvent, extra: Sequence[str] = ()) -> str:
 class CountBounds(BaseModel):
     """How many matching events ``event_present`` wants."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     min: int = Field(default=1, ge=0)
     max: int | None = Field(default=None, ge=0)
@@ -348,7 +348,7 @@ def event_absent(spec: EventAbsent, ctx: CheckContext) -> CheckResult:
 class OrderKey(BaseModel):
     """The payload fields that join the two sides (each a dotted path or a list of them)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     first: tuple[str, ...] = Field(min_length=1)
     then: tuple[str, ...] = Field(min_length=1)

@@ -50,7 +50,7 @@ class CheckSpec(BaseModel):
     file. Not with ``daily``.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     family: ClassVar[str] = "state"
     type: str

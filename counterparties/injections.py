@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class Params(BaseModel):
     """Base of injection parameters (strict)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class NoParams(Params):

@@ -37,7 +37,7 @@ Share = Annotated[float, Field(ge=0, le=1)]
 class DocumentNoise(BaseModel):
     """How messy the outside world's documents are: a share (0 to 1) per kind of mess."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     references: Share = 0.0
     payer_names: Share = 0.0

@@ -20,7 +20,7 @@ D = Annotated[Distribution, BeforeValidator(dist)]
 class Profile(BaseModel):
     """Base of every behaviour profile."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class CustomerProfile(Profile):

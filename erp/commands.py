@@ -33,7 +33,7 @@ Text = Annotated[str, StringConstraints(max_length=500)]
 class Command(BaseModel):
     """Base of every command."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 # --- master data -----------------------------------------------------------------

@@ -22,7 +22,7 @@ POLICY_FILE = "policy.yaml"
 class Rule(BaseModel):
     """One rule the agent is given."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     id: int = Field(ge=1)
     rule: str = Field(min_length=1, max_length=400)
@@ -34,7 +34,7 @@ class Rule(BaseModel):
 class PolicyTable(BaseModel):
     """A scenario's rules, numbered."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     rules: tuple[Rule, ...] = Field(min_length=1)
 

@@ -85,7 +85,7 @@ def _strict(model: type[BaseModel], data: Any) -> None:
 class Strict(BaseModel):
     """Base of every spec model: unknown fields are errors."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class CalendarSpec(Strict):

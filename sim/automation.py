@@ -50,7 +50,7 @@ BANK_GL = "1000"
 class Options(BaseModel):
     """Which company processes run (a scenario's ``company.automation``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     order_intake: bool = True
     auto_invoicing: bool = True

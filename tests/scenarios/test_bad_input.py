@@ -138,6 +138,21 @@ def test_a_check_date_out_of_range_is_refused(tmp_path: Path) -> None:
     assert "checks[1].as_of: 9999-12-31 is out of range" in _error(tmp_path, text)
 
 
+@pytest.mark.parametrize(("old", "new", "field", "value"), [
+    ("on_time: 0.45", "on_time: .inf", "population.customers.profiles.on_time", "inf"),
+    ("on_time: 0.45", "on_time: .nan", "population.customers.profiles.on_time", "nan"),
+    ("on_time: {orders_per_month: 0.5}", "on_time: {orders_per_month: .inf}",
+     "population.customers.params.on_time.orders_per_month", "inf"),
+])
+def test_an_infinite_or_undefined_number_is_refused(tmp_path: Path, old: str, new: str,
+                                                     field: str, value: str) -> None:
+    """YAML's ``.inf`` and ``.nan`` are floats: a weight of ``.inf`` used to load and
+    make every customer that behaviour, and a rate of ``.inf`` ran."""
+    assert old in LIBRARY_YAML
+    message = _error(tmp_path, LIBRARY_YAML.replace(old, new, 1))
+    assert f"{field}: {value} is not a number" in message
+
+
 def test_show_is_bounded_for_huge_and_deep_values() -> None:
     huge: list[object] = ["x" * 100]
     for _ in range(30):
