@@ -10,11 +10,15 @@ come from :mod:`runs.cli.common`.
 
 from __future__ import annotations
 
+import errno
+from typing import Any
+
 import click
 
 from runs.cli.attempts import check_command, reconcile_command, run, validate
 from runs.cli.bench import bench
 from runs.cli.campaign import sweep
+from runs.cli.common import EXIT_BAD_INPUT, PATH_MAX, fail
 from runs.cli.demo import demo
 from runs.cli.desk import desk
 from runs.cli.export import export_group
@@ -24,7 +28,26 @@ from runs.cli.report import compare, report, rescore
 from runs.cli.view import bench_view, view_command
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The ``erpsim`` group. A path longer than the filesystem holds, met anywhere under
+    a command (a scenario, a store, an attempt folder given as an argument), is the user's
+    input: refused in one line naming it (exit 2), never a traceback. Output paths are
+    refused earlier, by their option (:func:`runs.cli.common.unwritable`)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a name too long becomes a usage error."""
+        try:
+            return super().invoke(ctx)
+        except OSError as e:
+            if e.errno != errno.ENAMETOOLONG:
+                raise
+            name = str(e.filename)
+            shown = name if len(name) <= 80 else name[:77] + "..."
+            fail(f"{shown}: {e.strerror} (expected no part of a path over 255 bytes and "
+                 f"the whole under {PATH_MAX:,})", code=EXIT_BAD_INPUT)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="erpsim")
 def main() -> None:
     """erpsim: ERP process simulation with event-sourced books, for evaluating agents.

@@ -223,15 +223,45 @@ checks_process_option = click.option(
 ranges are), for every command that takes one."""
 
 
+PATH_MAX = 4096
+"""Linux's longest path, in bytes with its final NUL (``PATH_MAX`` of ``limits.h``)."""
+
+
+def _too_long(target: Path) -> str | None:
+    """Why ``target`` (absolute) is a name the filesystem cannot hold, or None: a part
+    longer than its folder's ``NAME_MAX`` (255 bytes on ext4) or the whole longer than
+    ``PATH_MAX`` (``os.stat`` would raise ENAMETOOLONG)."""
+    size = len(os.fsencode(str(target)))
+    if size >= PATH_MAX:
+        return f"the path is {size:,} bytes long (expected fewer than {PATH_MAX:,})"
+    existing = target
+    while existing != existing.parent and not os.path.lexists(existing):
+        existing = existing.parent  # lexists is False (never raises) for a name too long
+    try:
+        name_max = os.pathconf(existing, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    for part in target.parts[1:]:
+        if len(os.fsencode(part)) > name_max:
+            shown = part if len(part) <= 40 else part[:37] + "..."
+            return (f"the name {shown!r} is {len(os.fsencode(part)):,} bytes long (expected "
+                    f"at most {name_max}, this filesystem's longest)")
+    return None
+
+
 def unwritable(path: Path, *, folder: bool) -> str | None:
     """Why ``path`` (a file, or with ``folder`` a folder) cannot be written, or None.
 
-    Walks up to the nearest part of the path that exists: that must be a folder (not a
+    A name the filesystem cannot hold (:func:`_too_long`) is refused first. Then it walks
+    up to the nearest part of the path that exists: that must be a folder (not a
     file), and a file must be creatable in it (tried with a temporary file, removed at
     once: ``/proc``, ``/sys`` or a read-only filesystem refuse it). Nothing is left
     behind; the folders still missing are not created.
     """
     target = Path(os.path.abspath(path))
+    too_long = _too_long(target)
+    if too_long is not None:
+        return too_long
     if target.exists() and not folder and target.is_dir():
         return "is a folder (expected a file)"
     if target.exists() and folder and not target.is_dir():

@@ -186,14 +186,15 @@ def test_every_path_option_is_a_checked_output_or_only_read() -> None:
         "a path option that is neither OUT_FILE/OUT_DIR nor known to be only read")
 
 
-@pytest.mark.parametrize("where", ["under-a-file", "in-proc"])
+@pytest.mark.parametrize("where", ["under-a-file", "in-proc", "name-too-long"])
 @pytest.mark.parametrize("key", list(WRITERS), ids=[" ".join(k) for k in WRITERS])
 def test_an_output_path_that_cannot_be_written_is_refused_before_anything_runs(
         tmp_path: Path, attempt: Path, key: tuple[str, str], where: str) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder\n")
-    target = (blocker / "sub" / "x" if where == "under-a-file"
-              else Path("/proc") / f"erpsim-test-{os.getpid()}" / "x")
+    target = {"under-a-file": blocker / "sub" / "x",
+              "in-proc": Path("/proc") / f"erpsim-test-{os.getpid()}" / "x",
+              "name-too-long": tmp_path / ("n" * 300) / "x"}[where]
     attempt_files = sorted(p.relative_to(attempt) for p in attempt.rglob("*"))
     args = [a.replace("{p}", str(target)).replace("{attempt}", str(attempt))
             for a in WRITERS[key]]
@@ -201,15 +202,44 @@ def test_an_output_path_that_cannot_be_written_is_refused_before_anything_runs(
     assert result.exit_code == 2, result.output
     text = flat(result.output)
     assert f"Invalid value for '{key[1]}': {target}:" in text
-    why = (f"{blocker} is a file, not a folder" if where == "under-a-file"
-           else "nothing can be created in /proc (No such file or directory)")
+    why = {"under-a-file": f"{blocker} is a file, not a folder",
+           "in-proc": "nothing can be created in /proc (No such file or directory)",
+           "name-too-long": f"the name '{'n' * 37}...' is 300 bytes long (expected at most "
+                            "255, this filesystem's longest)"}[where]
     assert f"{why}; nothing was written" in text
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
     assert blocker.read_text() == "not a folder\n"
-    assert not target.parent.exists()
+    assert not os.path.lexists(target.parent)
     assert sorted(p.relative_to(attempt) for p in attempt.rglob("*")) == attempt_files
     assert not list(Path.cwd().glob(".erpsim-probe-*"))
+
+
+LONG = "/tmp/" + "d" * 300
+"""A path with a part longer than any Linux filesystem's names (255 bytes)."""
+
+
+@pytest.mark.parametrize("command", [
+    ["run", LONG, "--agent", "null", "--out", "{tmp}/a"],
+    ["check", LONG],
+    ["reconcile", LONG],
+    ["ledger", "verify", LONG],
+    ["ledger", "trial-balance", LONG],
+    ["ledger", "events", LONG],
+    ["view", LONG, "--out", "{tmp}/v.html"],
+    ["export", "beancount", LONG, "--out", "{tmp}/b.beancount"],
+])
+def test_an_input_path_too_long_for_the_filesystem_is_refused_in_a_line(
+        tmp_path: Path, command: list[str]) -> None:
+    """Path.is_file() and friends raise on such a name (ENAMETOOLONG is not "missing"):
+    every command refuses it in one line naming it, exit 2, never a traceback."""
+    args = [a.replace("{tmp}", str(tmp_path)) for a in command]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "/tmp/ddd" in result.output
+    assert isinstance(result.exception, SystemExit)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_existing_path_of_the_other_kind_is_refused(tmp_path: Path, attempt: Path) -> None:
