@@ -188,6 +188,8 @@ NETWORK = Matching("NAME", NETWORK_MODE, "a docker network name (expected letter
 """``--network-mode``: a docker network's name, as a systems file's ``network_mode``."""
 
 SEED = click.IntRange(0, MAX_SEED)
+"""A ``--seed`` value: a whole number from 0 to 2**63 - 1 (``MAX_SEED``, as ``--seeds``
+ranges are), for every command that takes one."""
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -219,8 +221,6 @@ checks_process_option = click.option(
          "attempt's (beside), in the attempt's own (attempt), or chosen (auto: beside when "
          "the process runs alone, may use two CPUs and the scenario has more than one "
          "date). The results are the same; summary.json records which ran.")
-"""A ``--seed`` value: a whole number from 0 to 2**63 - 1 (``MAX_SEED``, as ``--seeds``
-ranges are), for every command that takes one."""
 
 
 PATH_MAX = 4096
